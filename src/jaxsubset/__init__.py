@@ -1,0 +1,32 @@
+"""jaxsubset: jit-, vmap- and grad-safe subsets of large 1-D ``(x, y)`` datasets in JAX.
+
+Every subset (index range, x-range, chunk, sliding or x-width window, bin, segment) is a
+contiguous index range ``(start, count)`` of sorted ``x``; one gather turns the ranges and a static
+capacity into a padded :class:`Subsets` pytree with a validity mask and overflow flags.
+"""
+
+from importlib.metadata import PackageNotFoundError, version as _version
+
+from ._capacity import (
+    check_overflow as check_overflow,
+    check_sorted as check_sorted,
+    required_capacity as required_capacity,
+)
+from ._pack import pack as pack
+from ._ranges import (
+    bins as bins,
+    chunks as chunks,
+    from_ranges as from_ranges,
+    isolate as isolate,
+    nearest as nearest,
+    rolling as rolling,
+    select as select,
+    sliding as sliding,
+)
+from ._subsets import Subsets as Subsets
+
+
+try:
+    __version__ = _version("jaxsubset")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0+unknown"

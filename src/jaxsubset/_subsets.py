@@ -1,0 +1,309 @@
+"""The ``Subsets`` pytree: K subsets padded to a static capacity, and the one gather that builds it."""
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from ._typing import Array, Bool, Int, Shaped
+
+from ._validate import index_dtype, static_int
+
+
+@functools.partial(jax.tree_util.register_dataclass)
+@dataclasses.dataclass(frozen=True)
+class Subsets:
+    """K subsets of an ``(x, y)`` dataset, each padded to the same static capacity ``L``.
+
+    Every field is an array, so a ``Subsets`` passes through ``jit``, ``vmap``, ``grad`` and
+    ``lax.map`` like any pytree. Subset ``k`` holds the points ``start[k] .. start[k] +
+    count[k] - 1`` of the original arrays; slots past the held points are padding (zeros)
+    and ``mask`` is False there. Padding never contributes to a reduction.
+
+    Attributes:
+        x: ``(*batch, L)`` the subsets' x values (padding: 0).
+        y: ``(*batch, L, *channels)`` the subsets' y values (padding: 0).
+        mask: ``(*batch, L)`` bool, True exactly at the real points held.
+        start: ``(*batch)`` int, index in the original arrays of each subset's first point.
+        count: ``(*batch)`` int, each subset's TRUE number of points, also when it exceeds
+            ``L``; then ``x``/``y`` hold the first ``L`` points and ``overflow`` is True.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.arange(10.0)
+        >>> s = jaxsubset.isolate(x, 2 * x, jnp.array([0, 7]), jnp.array([3, 12]), capacity=4)
+        >>> s.count.tolist(), s.mask.tolist()[1], s.overflow.tolist()
+        ([3, 3], [True, True, True, False], [False, False])
+        >>> s.mean().tolist()
+        [2.0, 16.0]
+    """
+
+    x: Shaped[Array, "*batch L"]
+    y: Shaped[Array, "..."]
+    mask: Bool[Array, "*batch L"]
+    start: Int[Array, "*batch"]
+    count: Int[Array, "*batch"]
+
+    # ------------------------------------------------------------------ shape information
+    @property
+    def capacity(self) -> int:
+        """The static capacity ``L``: how many points each subset can hold."""
+        return self.mask.shape[-1]
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """The shape of the batch of subsets, ``()`` for a single subset."""
+        return tuple(self.count.shape)
+
+    @property
+    def overflow(self) -> Bool[Array, "*batch"]:
+        """``(*batch)`` bool: True where a subset has more points than the capacity holds."""
+        return self.count > self.capacity
+
+    @property
+    def n_held(self) -> Int[Array, "*batch"]:
+        """``(*batch)`` int: points actually held, ``minimum(count, capacity)``."""
+        return jnp.minimum(self.count, self.capacity)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def _axis(self) -> int:
+        return self.count.ndim
+
+    def _point_mask(self) -> Array:
+        """``mask`` broadcastable against ``y`` (trailing channel axes of size 1)."""
+        return self.mask.reshape(self.mask.shape + (1,) * (self.y.ndim - self.mask.ndim))
+
+    def _per_channel(self, a: Array) -> Array:
+        """Broadcast a ``(*batch)`` array against per-subset results ``(*batch, *channels)``."""
+        return a.reshape(a.shape + (1,) * (self.y.ndim - self.mask.ndim))
+
+    def _float_y(self) -> Array:
+        y = self.y
+        if not jnp.issubdtype(y.dtype, jnp.inexact):
+            y = y.astype(jnp.result_type(float))
+        return y
+
+    def _n(self) -> Array:
+        """Number of held points, broadcastable against per-subset results."""
+        return self._per_channel(self.n_held)
+
+    # ------------------------------------------------------------------ reductions
+    def sum(self) -> Shaped[Array, "..."]:
+        """Sum of each subset's ``y``; 0 for an empty subset.
+
+        Returns:
+            ``(*batch, *channels)``.
+        """
+        return jnp.sum(jnp.where(self._point_mask(), self.y, 0), axis=self._axis)
+
+    def mean(self) -> Shaped[Array, "..."]:
+        """Mean of each subset's ``y``; NaN for an empty subset.
+
+        Returns:
+            ``(*batch, *channels)`` float.
+        """
+        y = self._float_y()
+        n = self._n()
+        total = jnp.sum(jnp.where(self._point_mask(), y, 0), axis=self._axis)
+        return jnp.where(n > 0, total / jnp.where(n > 0, n, 1).astype(y.dtype), jnp.nan)
+
+    def var(self, ddof: int = 0) -> Shaped[Array, "..."]:
+        """Variance of each subset's ``y`` (two-pass, so a large offset loses no digits).
+
+        Args:
+            ddof: delta degrees of freedom; the divisor is ``n - ddof``.
+
+        Returns:
+            ``(*batch, *channels)`` float; NaN where ``n - ddof <= 0``.
+        """
+        ddof = static_int(ddof, "ddof", "Subsets.var", minimum=0)
+        y = self._float_y()
+        m = self._point_mask()
+        mu = jnp.expand_dims(self.mean(), self._axis)
+        dev = jnp.where(m, y - jnp.where(jnp.isnan(mu), 0, mu), 0)
+        ss = jnp.sum(dev * dev, axis=self._axis)
+        denom = self._n() - ddof
+        return jnp.where(denom > 0, ss / jnp.where(denom > 0, denom, 1).astype(y.dtype), jnp.nan)
+
+    def std(self, ddof: int = 0) -> Shaped[Array, "..."]:
+        """Standard deviation of each subset's ``y``; NaN where ``n - ddof <= 0``.
+
+        Returns:
+            ``(*batch, *channels)`` float.
+        """
+        return jnp.sqrt(self.var(ddof=ddof))
+
+    def _extreme(self, which: str) -> Array:
+        y = self._float_y()
+        fill = jnp.inf if which == "min" else -jnp.inf
+        masked = jnp.where(self._point_mask(), y, fill)
+        red = jnp.min(masked, axis=self._axis) if which == "min" else jnp.max(masked, axis=self._axis)
+        return jnp.where(self._n() > 0, red, jnp.nan)
+
+    def min(self) -> Shaped[Array, "..."]:
+        """Minimum of each subset's ``y``; NaN for an empty subset.
+
+        Returns:
+            ``(*batch, *channels)`` float.
+        """
+        return self._extreme("min")
+
+    def max(self) -> Shaped[Array, "..."]:
+        """Maximum of each subset's ``y``; NaN for an empty subset.
+
+        Returns:
+            ``(*batch, *channels)`` float.
+        """
+        return self._extreme("max")
+
+    def median(self) -> Shaped[Array, "..."]:
+        """Median of each subset's ``y`` (mean of the two middle values for an even count).
+
+        NaN for an empty subset, and NaN where the subset holds a NaN (as ``numpy.median``).
+
+        Returns:
+            ``(*batch, *channels)`` float.
+        """
+        y = self._float_y()
+        m = self._point_mask()
+        ordered = jnp.sort(jnp.where(m, y, jnp.inf), axis=self._axis)
+        n = self._n()
+        lo = jnp.expand_dims(jnp.maximum(n - 1, 0) // 2, self._axis)
+        hi = jnp.expand_dims(n // 2, self._axis)
+        lo = jnp.broadcast_to(lo, lo.shape[: self._axis] + (1,) + ordered.shape[self._axis + 1 :])
+        hi = jnp.broadcast_to(hi, lo.shape)
+        a = jnp.take_along_axis(ordered, lo, axis=self._axis).squeeze(self._axis)
+        b = jnp.take_along_axis(ordered, hi, axis=self._axis).squeeze(self._axis)
+        med = (a + b) / 2
+        has_nan = jnp.any(m & jnp.isnan(y), axis=self._axis)
+        return jnp.where((n > 0) & ~has_nan, med, jnp.nan)
+
+    def _arg(self, which: str) -> Array:
+        y = self._float_y()
+        fill = jnp.inf if which == "min" else -jnp.inf
+        masked = jnp.where(self._point_mask(), y, fill)
+        fn = jnp.argmin if which == "min" else jnp.argmax
+        i = fn(masked, axis=self._axis).astype(self.start.dtype)
+        return jnp.where(self._n() > 0, self._per_channel(self.start) + i, -1)
+
+    def argmin(self) -> Int[Array, "..."]:
+        """Index into the ORIGINAL arrays of each subset's minimum ``y`` (first on ties).
+
+        Returns:
+            ``(*batch, *channels)`` int; -1 for an empty subset.
+        """
+        return self._arg("min")
+
+    def argmax(self) -> Int[Array, "..."]:
+        """Index into the ORIGINAL arrays of each subset's maximum ``y`` (first on ties).
+
+        Returns:
+            ``(*batch, *channels)`` int; -1 for an empty subset.
+        """
+        return self._arg("max")
+
+    # ------------------------------------------------------------------ user functions
+    def apply(self, fn: Callable[..., Any], *, batch_size: int | None = None) -> Any:
+        """Run ``fn(x, y, mask)`` on every subset and stack the results.
+
+        Args:
+            fn: called with one subset's ``x`` ``(L,)``, ``y`` ``(L, *channels)`` and
+                ``mask`` ``(L,)``; must return a pytree of arrays of fixed shapes. Padding
+                slots hold zeros: use ``mask`` to ignore them.
+            batch_size: ``None`` runs all subsets at once with ``vmap`` (fastest); a positive
+                int runs them ``batch_size`` at a time with ``lax.map`` (bounded memory).
+
+        Returns:
+            The pytree ``fn`` returns, each leaf with the batch shape prepended.
+
+        Example:
+            >>> import jax.numpy as jnp, jaxsubset
+            >>> x = jnp.arange(8.0)
+            >>> s = jaxsubset.chunks(x, x**2, 2)
+            >>> s.apply(lambda x, y, m: jnp.sum(jnp.where(m, y, 0))).tolist()
+            [14.0, 126.0]
+        """
+        if batch_size is not None:
+            batch_size = static_int(batch_size, "batch_size", "Subsets.apply")
+        if not callable(fn):
+            raise TypeError(f"Subsets.apply: `fn` must be callable, got {type(fn).__name__}")
+        bshape = self.batch_shape
+        k = int(np.prod(bshape, dtype=np.int64))
+
+        def flat(a: Array) -> Array:
+            return a.reshape((k,) + a.shape[len(bshape) :])
+
+        args = (flat(self.x), flat(self.y), flat(self.mask))
+        if batch_size is None:
+            out = jax.vmap(fn)(*args)
+        else:
+            out = jax.lax.map(lambda a: fn(*a), args, batch_size=batch_size)
+        return jax.tree_util.tree_map(lambda o: o.reshape(bshape + o.shape[1:]), out)
+
+    def scatter(self, values: Any, *, size: int, reduce: str = "mean") -> Array:
+        """Put per-point results back onto a length-``size`` array.
+
+        Args:
+            values: ``(*batch, L, *rest)``: one value per slot of every subset (padding slots
+                are ignored).
+            size: static length of the output, usually ``len(x)`` of the original data.
+            reduce: ``"mean"`` or ``"sum"`` of the values landing on one point when subsets
+                overlap.
+
+        Returns:
+            ``(size, *rest)`` float; NaN at points that are in no subset.
+
+        Example:
+            >>> import jax.numpy as jnp, jaxsubset
+            >>> x = jnp.arange(5.0)
+            >>> s = jaxsubset.sliding(x, x, 2)
+            >>> s.scatter(s.y, size=5).tolist()
+            [0.0, 1.0, 2.0, 3.0, 4.0]
+        """
+        size = static_int(size, "size", "Subsets.scatter", minimum=0)
+        if reduce not in ("mean", "sum"):
+            raise ValueError(f"Subsets.scatter: `reduce` must be 'mean' or 'sum', got {reduce!r}")
+        values = jnp.asarray(values)
+        if tuple(values.shape[: self.mask.ndim]) != tuple(self.mask.shape):
+            raise ValueError(
+                "Subsets.scatter: `values` must have shape (*batch, L, ...) = "
+                f"{tuple(self.mask.shape)} + (...), got {tuple(values.shape)}"
+            )
+        if not jnp.issubdtype(values.dtype, jnp.inexact):
+            values = values.astype(jnp.result_type(float))
+        rest = values.shape[self.mask.ndim :]
+        offsets = jnp.arange(self.capacity, dtype=self.start.dtype)
+        idx = jnp.where(self.mask, self.start[..., None] + offsets, size).reshape(-1)
+        vals = values.reshape((-1,) + rest)
+        total = jnp.zeros((size,) + rest, values.dtype).at[idx].add(vals, mode="drop")
+        hits = jnp.zeros((size,), values.dtype).at[idx].add(1, mode="drop")
+        hits = hits.reshape((size,) + (1,) * len(rest))
+        out = total / jnp.where(hits > 0, hits, 1) if reduce == "mean" else total
+        return jnp.where(hits > 0, out, jnp.nan)
+
+
+@functools.partial(jax.jit, static_argnames=("capacity",))
+def _gather(x: Array, y: Array, start: Array, count: Array, capacity: int) -> Subsets:
+    """Read ``count`` points from ``start`` into ``capacity`` slots; never a shifted window."""
+    idt = index_dtype()
+    start = jnp.asarray(start, idt)
+    count = jnp.asarray(count, idt)
+    start, count = jnp.broadcast_arrays(start, count)
+    offsets = jnp.arange(capacity, dtype=idt)
+    mask = offsets < jnp.minimum(count, capacity)[..., None]
+    n = x.shape[0]
+    if n == 0:
+        xs = jnp.zeros(mask.shape, x.dtype)
+        ys = jnp.zeros(mask.shape + y.shape[1:], y.dtype)
+        return Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
+    # Masked-out slots read index 0 and are then zeroed: the window is never moved.
+    idx = jnp.where(mask, start[..., None] + offsets, 0)
+    xs = jnp.take(x, idx, axis=0, mode="clip")
+    ys = jnp.take(y, idx, axis=0, mode="clip")
+    xs = jnp.where(mask, xs, 0)
+    ys = jnp.where(mask.reshape(mask.shape + (1,) * (y.ndim - 1)), ys, 0)
+    return Subsets(x=xs, y=ys, mask=mask, start=start, count=count)

@@ -1,0 +1,129 @@
+"""Argument checks shared by every public function.
+
+Static arguments (capacity, n, size, step, batch_size) are Python ints checked here in plain
+Python, before tracing, with messages that name the function, the argument and the value.
+Data-dependent facts (x sorted, no NaN) are checked eagerly when the data is concrete; under
+``jit`` they cannot be, and the public functions document what happens instead.
+"""
+
+import operator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+CLOSED_VALUES = ("left", "right", "both", "neither")
+
+
+def is_traced(value: Any) -> bool:
+    """True when ``value`` is (or contains) a JAX tracer, i.e. not known at trace time."""
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
+
+
+def static_int(value: Any, name: str, func: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as a Python int >= ``minimum`` or raise naming ``func`` and ``name``."""
+    if isinstance(value, jax.core.Tracer):
+        raise TypeError(
+            f"{func}: `{name}` must be a static Python int, got a traced value; it sets an array "
+            f"shape, so pass it as a Python int (or mark it static with `static_argnames`)"
+        )
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"{func}: `{name}` must be a Python int, got {value!r}")
+    try:
+        as_int = operator.index(value)
+    except TypeError:
+        raise TypeError(
+            f"{func}: `{name}` must be a Python int, got {value!r} of type {type(value).__name__}"
+        ) from None
+    if as_int < minimum:
+        kind = "positive" if minimum == 1 else f">= {minimum}"
+        raise ValueError(f"{func}: `{name}` must be a {kind} int, got {as_int}")
+    return as_int
+
+
+def check_closed(closed: Any, func: str) -> str:
+    """Validate a ``closed`` argument against the pandas names."""
+    if closed not in CLOSED_VALUES:
+        raise ValueError(
+            f"{func}: `closed` must be one of {', '.join(map(repr, CLOSED_VALUES))}, "
+            f"got {closed!r}"
+        )
+    return closed
+
+
+def as_x(x: Any, func: str) -> jax.Array:
+    """Return ``x`` as a 1-D JAX array (numeric), raising a clear error otherwise."""
+    if is_traced(x):
+        arr = x
+    else:
+        np_x = np.asarray(x)
+        if np_x.dtype.kind in "mM":
+            raise TypeError(
+                f"{func}: `x` holds {np_x.dtype} values; convert time axes to integer "
+                f"nanoseconds first, e.g. `x.astype('datetime64[ns]').astype('int64')`"
+            )
+        if np_x.dtype.kind not in "biuf":
+            raise TypeError(f"{func}: `x` must be numeric, got dtype {np_x.dtype}")
+        arr = jnp.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{func}: `x` must be 1-D, got shape {tuple(arr.shape)}")
+    return arr
+
+
+def as_xy(x: Any, y: Any, func: str) -> tuple[jax.Array, jax.Array]:
+    """Return ``(x, y)`` as JAX arrays with ``len(y) == len(x)`` or raise."""
+    x = as_x(x, func)
+    if not is_traced(y):
+        np_y = np.asarray(y)
+        if np_y.dtype.kind not in "biufc":
+            raise TypeError(f"{func}: `y` must be numeric, got dtype {np_y.dtype}")
+        y = jnp.asarray(y)
+    if y.ndim < 1:
+        raise ValueError(f"{func}: `y` must have a leading axis of length len(x), got a scalar")
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"{func}: `x` and `y` must have the same length along the first axis, "
+            f"got len(x)={x.shape[0]} and y.shape={tuple(y.shape)}"
+        )
+    return x, y
+
+
+def check_sorted_x(x: jax.Array, func: str) -> None:
+    """Raise ``ValueError`` if concrete ``x`` holds NaN or is not sorted ascending.
+
+    A traced ``x`` is not checked (its values are unknown at trace time); see
+    :func:`jaxsubset.check_sorted` for a check that runs inside ``jit``.
+    """
+    if is_traced(x):
+        return
+    np_x = np.asarray(x)
+    if np_x.dtype.kind == "f":
+        nan = np.isnan(np_x)
+        if nan.any():
+            raise ValueError(
+                f"{func}: `x` holds NaN at index {int(np.argmax(nan))} "
+                f"({int(nan.sum())} NaN in total); a point with no position cannot be placed"
+            )
+    if np_x.size > 1:
+        bad = np_x[1:] < np_x[:-1]
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"{func}: `x` must be sorted ascending, but x[{i}]={np_x[i]!r} > "
+                f"x[{i + 1}]={np_x[i + 1]!r}; sort (x, y) by x first, e.g. with np.argsort(x)"
+            )
+
+
+def as_int_bounds(value: Any, name: str, func: str) -> jax.Array:
+    """Return an index bound as an integer JAX array (``None`` is handled by the caller)."""
+    arr = value if is_traced(value) else jnp.asarray(value)
+    if not jnp.issubdtype(arr.dtype, jnp.integer):
+        raise TypeError(f"{func}: `{name}` must hold integers, got dtype {arr.dtype}")
+    return arr
+
+
+def index_dtype():
+    """The integer dtype used for start/count: int64 when x64 is enabled, else int32."""
+    return jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
