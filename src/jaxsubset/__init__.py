@@ -7,6 +7,7 @@ capacity into a padded :class:`Subsets` pytree with a validity mask and overflow
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
+from . import ranges as ranges
 from ._capacity import (
     check_overflow as check_overflow,
     check_sorted as check_sorted,
@@ -14,9 +15,11 @@ from ._capacity import (
 )
 from ._pack import pack as pack
 from ._ranges import (
+    Ranges as Ranges,
     bins as bins,
     chunks as chunks,
     from_ranges as from_ranges,
+    gather as gather,
     isolate as isolate,
     nearest as nearest,
     rolling as rolling,

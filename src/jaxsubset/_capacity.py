@@ -6,9 +6,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ._typing import Array, ArrayLike
 
 from ._subsets import Subsets
+from ._typing import Array, ArrayLike
 from ._validate import as_x, index_dtype, is_traced
 
 
@@ -18,8 +18,9 @@ def next_power_of_two(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-def required_capacity(request: Callable[..., Subsets] | Subsets | ArrayLike, *args: Any,
-                      **kwargs: Any) -> int:
+def required_capacity(
+    request: Callable[..., Subsets] | Subsets | ArrayLike, *args: Any, **kwargs: Any
+) -> int:
     """The capacity a request needs, from concrete data, rounded up to a power of two.
 
     Rounding to powers of two means that changing data rarely changes the capacity, and so
@@ -102,7 +103,7 @@ def check_overflow(subsets: Subsets) -> Subsets:
         >>> jaxsubset.check_overflow(s)
         Traceback (most recent call last):
         ...
-        ValueError: 1 subset(s) overflow the capacity 4; the largest holds 8 points. Pass capacity=8 or more (see jaxsubset.required_capacity).
+        ValueError: 1 subset(s) overflow the capacity 4; the largest holds 8 points. Pass ...
     """
     if not isinstance(subsets, Subsets):
         raise TypeError(f"check_overflow: expected Subsets, got {type(subsets).__name__}")
@@ -140,7 +141,7 @@ def check_sorted(x: ArrayLike) -> Array:
         >>> jaxsubset.check_sorted(jnp.array([0.0, 2.0, 1.0]))
         Traceback (most recent call last):
         ...
-        ValueError: `x` must be sorted ascending, but 1 descending step(s) found, the first at index 1
+        ValueError: `x` must be sorted ascending, but 1 descending step(s) found, the first ...
     """
     x = as_x(x, "check_sorted")
     if x.shape[0] == 0:

@@ -5,8 +5,8 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ._typing import ArrayLike
 
+from ._typing import ArrayLike
 from ._validate import as_xy, check_sorted_x, index_dtype, static_int
 
 
@@ -59,7 +59,9 @@ def pack(
         length = longest
     length = static_int(length, "length", func, minimum=0)
     if length < longest:
-        raise ValueError(f"{func}: `length` must be >= the longest dataset ({longest}), got {length}")
+        raise ValueError(
+            f"{func}: `length` must be >= the longest dataset ({longest}), got {length}"
+        )
     pad_x = np.inf if x_dtype.kind == "f" else np.iinfo(x_dtype).max
     (ch,) = channels
     xs = np.full((len(pairs), length), pad_x, dtype=x_dtype)

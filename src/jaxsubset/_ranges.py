@@ -8,15 +8,16 @@ All constructors accept ``length``: the number of real points when a dataset was
 common length by :func:`jaxsubset.pack` (points at and past ``length`` are never selected).
 """
 
+import dataclasses
 import functools
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ._typing import Array, ArrayLike, Int
 
 from ._subsets import Subsets, _gather
+from ._typing import Array, ArrayLike, Int
 from ._validate import (
     as_int_bounds,
     as_x,
@@ -27,6 +28,76 @@ from ._validate import (
     is_traced,
     static_int,
 )
+
+
+@functools.partial(jax.tree_util.register_dataclass)
+@dataclasses.dataclass(frozen=True)
+class Ranges:
+    """Contiguous index ranges ``[start, start + count)``: what every subset request reduces to.
+
+    The functions of :mod:`jaxsubset.ranges` return it; :func:`jaxsubset.gather` turns it into
+    padded :class:`Subsets`, and the O(N) statistics consume it without padding.
+
+    Attributes:
+        start: ``(*batch)`` int, first index of each range, in ``[0, N]``.
+        count: ``(*batch)`` int, number of points of each range (``start + count <= N``).
+        max_count: static Python int or None: an upper bound on every ``count`` known without
+            looking at data (chunks, sliding windows), used as the default capacity.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> r = jaxsubset.ranges.chunks(jnp.arange(7.0), 3)
+        >>> r.start.tolist(), r.count.tolist(), r.max_count
+        ([0, 3, 5], [3, 2, 2], 3)
+    """
+
+    start: Int[Array, "*batch"]
+    count: Int[Array, "*batch"]
+    max_count: int | None = dataclasses.field(default=None, metadata=dict(static=True))
+
+    @property
+    def stop(self) -> Int[Array, "*batch"]:
+        """``(*batch)`` int, one past the last index of each range."""
+        return self.start + self.count
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """The shape of the batch of ranges, ``()`` for a single range."""
+        return tuple(self.count.shape)
+
+
+def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None = None) -> Subsets:
+    """Read index ranges into padded :class:`Subsets` (one gather, never a shifted window).
+
+    Args:
+        x: ``(N,)`` sample positions.
+        y: ``(N, *channels)`` values.
+        ranges: :class:`Ranges` on these arrays (from :mod:`jaxsubset.ranges`).
+        capacity: static Python int, the padded length; default ``ranges.max_count``.
+
+    Returns:
+        :class:`Subsets` with the ranges' batch shape.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.arange(10.0)
+        >>> r = jaxsubset.ranges.select(x, jnp.array([1.0, 7.5]), jnp.array([3.0, 20.0]))
+        >>> jaxsubset.gather(x, x, r, capacity=4).x.tolist()
+        [[1.0, 2.0, 0.0, 0.0], [8.0, 9.0, 0.0, 0.0]]
+    """
+    func = "gather"
+    if not isinstance(ranges, Ranges):
+        raise TypeError(f"{func}: `ranges` must be a jaxsubset.Ranges, got {type(ranges).__name__}")
+    if capacity is None:
+        if ranges.max_count is None:
+            raise TypeError(
+                f"{func}: `capacity` is required for ranges whose size depends on data "
+                "(see jaxsubset.required_capacity)"
+            )
+        capacity = max(ranges.max_count, 1)
+    capacity = static_int(capacity, "capacity", func)
+    x, y = as_xy(x, y, func)
+    return _gather(x, y, ranges.start, ranges.count, capacity)
 
 
 # ---------------------------------------------------------------------------- shared pieces
@@ -107,7 +178,42 @@ def from_ranges(
     return _gather(x, y, start, count, capacity)
 
 
+def _to_subsets(x: Array, y: Array, r: Ranges, capacity: int) -> Subsets:
+    return _gather(x, y, r.start, r.count, capacity)
+
+
 # ---------------------------------------------------------------------------- index ranges
+def isolate_ranges(
+    x: ArrayLike,
+    start: ArrayLike | None,
+    stop: ArrayLike | None,
+    *,
+    length: ArrayLike | None = None,
+    _func: str = "ranges.isolate",
+) -> Ranges:
+    """Index ranges ``[start:stop]`` with Python slice semantics (see :func:`jaxsubset.isolate`).
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> r = jaxsubset.ranges.isolate(jnp.arange(10.0), -3, None)
+        >>> r.start.tolist(), r.count.tolist()
+        (7, 3)
+    """
+    x = as_x(x, _func)
+    n_real = _length(length, x.shape[0], _func)
+
+    def norm(bound: Any, name: str, default: Array) -> Array:
+        if bound is None:
+            return default
+        b = as_int_bounds(bound, name, _func).astype(index_dtype())
+        return jnp.clip(jnp.where(b < 0, b + n_real, b), 0, n_real)
+
+    i0 = norm(start, "start", jnp.zeros((), index_dtype()))
+    i1 = norm(stop, "stop", n_real)
+    i0, i1 = jnp.broadcast_arrays(i0, i1)
+    return Ranges(i0, jnp.maximum(i1 - i0, 0))
+
+
 def isolate(
     x: ArrayLike,
     y: ArrayLike,
@@ -143,21 +249,53 @@ def isolate(
         >>> f(-2, 100).tolist()  # the last two points; not a window shifted back
         [0.9, 1.0, 0.0, 0.0]
     """
-    func = "isolate"
-    capacity = static_int(capacity, "capacity", func)
-    x, y = as_xy(x, y, func)
-    n_real = _length(length, x.shape[0], func)
+    capacity = static_int(capacity, "capacity", "isolate")
+    x, y = as_xy(x, y, "isolate")
+    r = isolate_ranges(x, start, stop, length=length, _func="isolate")
+    return _to_subsets(x, y, r, capacity)
 
-    def norm(bound: Any, name: str, default: Array) -> Array:
-        if bound is None:
-            return default
-        b = as_int_bounds(bound, name, func).astype(index_dtype())
-        return jnp.clip(jnp.where(b < 0, b + n_real, b), 0, n_real)
 
-    i0 = norm(start, "start", jnp.zeros((), index_dtype()))
-    i1 = norm(stop, "stop", n_real)
-    i0, i1 = jnp.broadcast_arrays(i0, i1)
-    return _gather(x, y, i0, jnp.maximum(i1 - i0, 0), capacity)
+def chunk_ranges(
+    x: ArrayLike,
+    n: int | None = None,
+    *,
+    size: int | None = None,
+    length: ArrayLike | None = None,
+    _func: str = "ranges.chunks",
+) -> Ranges:
+    """Index ranges of ``n`` ``array_split`` pieces or pieces of ``size`` (see :func:`chunks`).
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> jaxsubset.ranges.chunks(jnp.arange(7.0), size=3).count.tolist()
+        [3, 3, 1]
+    """
+    if (n is None) == (size is None):
+        raise TypeError(
+            f"{_func}: pass exactly one of `n` (number of pieces) and `size`, got "
+            f"n={n!r}, size={size!r}"
+        )
+    x = as_x(x, _func)
+    big_n = x.shape[0]
+    idt = index_dtype()
+    if n is not None:
+        n = static_int(n, "n", _func)
+        bound = -(-big_n // n)
+        if length is None:
+            q, r = divmod(big_n, n)
+            i = np.arange(n)
+            return Ranges(
+                jnp.asarray(i * q + np.minimum(i, r), idt), jnp.asarray(q + (i < r), idt), bound
+            )
+        m = _length(length, big_n, _func)
+        q, r = m // n, m % n
+        i = jnp.arange(n, dtype=idt)
+        return Ranges(i * q + jnp.minimum(i, r), q + (i < r).astype(idt), bound)
+    size = static_int(size, "size", _func)
+    k = -(-big_n // size)
+    m = _length(length, big_n, _func)
+    start = jnp.arange(k, dtype=idt) * size
+    return Ranges(start, jnp.clip(m - start, 0, size), size)
 
 
 def chunks(
@@ -192,35 +330,41 @@ def chunks(
         >>> s.count.tolist(), s.start.tolist(), s.capacity
         ([3, 2, 2], [0, 3, 5], 3)
     """
-    func = "chunks"
-    if (n is None) == (size is None):
-        raise TypeError(f"{func}: pass exactly one of `n` (number of pieces) and `size`, got "
-                        f"n={n!r}, size={size!r}")
-    x, y = as_xy(x, y, func)
+    x, y = as_xy(x, y, "chunks")
+    r = chunk_ranges(x, n, size=size, length=length, _func="chunks")
+    return _to_subsets(x, y, r, max(r.max_count, 1))
+
+
+def sliding_ranges(
+    x: ArrayLike,
+    size: int,
+    *,
+    step: int = 1,
+    length: ArrayLike | None = None,
+    _func: str = "ranges.sliding",
+) -> Ranges:
+    """Index ranges of fixed-size sliding windows (see :func:`jaxsubset.sliding`).
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> jaxsubset.ranges.sliding(jnp.arange(6.0), 4).start.tolist()
+        [0, 1, 2]
+    """
+    x = as_x(x, _func)
+    size = static_int(size, "size", _func)
+    step = static_int(step, "step", _func)
     big_n = x.shape[0]
+    if size > big_n:
+        raise ValueError(f"{_func}: `size` must be <= len(x)={big_n}, got {size}")
+    k = (big_n - size) // step + 1
     idt = index_dtype()
-    if n is not None:
-        n = static_int(n, "n", func)
-        capacity = max(-(-big_n // n), 1)
-        if length is None:
-            q, r = divmod(big_n, n)
-            i = np.arange(n)
-            start = jnp.asarray(i * q + np.minimum(i, r), idt)
-            count = jnp.asarray(q + (i < r), idt)
-        else:
-            m = _length(length, big_n, func)
-            q, r = m // n, m % n
-            i = jnp.arange(n, dtype=idt)
-            start = i * q + jnp.minimum(i, r)
-            count = q + (i < r).astype(idt)
+    start = jnp.arange(k, dtype=idt) * step
+    if length is None:
+        count = jnp.full((k,), size, idt)
     else:
-        size = static_int(size, "size", func)
-        k = -(-big_n // size)
-        capacity = size
-        m = _length(length, big_n, func)
-        start = jnp.arange(k, dtype=idt) * size
-        count = jnp.clip(m - start, 0, size)
-    return _gather(x, y, start, count, capacity)
+        m = _length(length, big_n, _func)
+        count = jnp.where(start + size <= m, size, 0).astype(idt)
+    return Ranges(start, count, size)
 
 
 def sliding(
@@ -252,32 +396,43 @@ def sliding(
         >>> s.start.tolist(), s.mean().tolist()
         ([0, 2], [1.0, 3.0])
     """
-    func = "sliding"
-    x, y = as_xy(x, y, func)
-    size = static_int(size, "size", func)
-    step = static_int(step, "step", func)
-    big_n = x.shape[0]
-    if size > big_n:
-        raise ValueError(f"{func}: `size` must be <= len(x)={big_n}, got {size}")
-    k = (big_n - size) // step + 1
-    idt = index_dtype()
-    start = jnp.arange(k, dtype=idt) * step
-    if length is None:
-        count = jnp.full((k,), size, idt)
-    else:
-        m = _length(length, big_n, func)
-        count = jnp.where(start + size <= m, size, 0).astype(idt)
-    return _gather(x, y, start, count, size)
+    x, y = as_xy(x, y, "sliding")
+    r = sliding_ranges(x, size, step=step, length=length, _func="sliding")
+    return _to_subsets(x, y, r, r.max_count)
 
 
 # ---------------------------------------------------------------------------- x-value ranges
-def _xrange_start_count(
-    x: Array, lo: Array, hi: Array, closed: str, n_real: Array
-) -> tuple[Array, Array]:
+def _xrange(x: Array, lo: Array, hi: Array, closed: str, n_real: Array) -> Ranges:
     lo_side, hi_side = _sides(closed)
     i0 = _search(x, lo, lo_side, n_real)
     i1 = _search(x, hi, hi_side, n_real)
-    return i0, jnp.maximum(i1 - i0, 0)
+    return Ranges(i0, jnp.maximum(i1 - i0, 0))
+
+
+def select_ranges(
+    x: ArrayLike,
+    lo: ArrayLike,
+    hi: ArrayLike,
+    *,
+    closed: str = "left",
+    length: ArrayLike | None = None,
+    _func: str = "ranges.select",
+) -> Ranges:
+    """Index ranges of the points with ``lo <= x < hi`` (by default; see :func:`select`).
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> r = jaxsubset.ranges.select(jnp.arange(10.0), 2.0, 5.0, closed="both")
+        >>> r.start.tolist(), r.count.tolist()
+        (2, 4)
+    """
+    closed = check_closed(closed, _func)
+    x = as_x(x, _func)
+    check_sorted_x(x, _func)
+    lo = _bound_array(lo, "lo", x, _func)
+    hi = _bound_array(hi, "hi", x, _func)
+    lo, hi = jnp.broadcast_arrays(lo, hi)
+    return _xrange(x, lo, hi, closed, _length(length, x.shape[0], _func))
 
 
 def select(
@@ -319,17 +474,39 @@ def select(
         >>> jaxsubset.select(x, x, 2.0, 5.0, capacity=4, closed="both").count.tolist()
         4
     """
-    func = "select"
-    capacity = static_int(capacity, "capacity", func)
-    closed = check_closed(closed, func)
-    x, y = as_xy(x, y, func)
-    check_sorted_x(x, func)
-    lo = _bound_array(lo, "lo", x, func)
-    hi = _bound_array(hi, "hi", x, func)
-    lo, hi = jnp.broadcast_arrays(lo, hi)
-    n_real = _length(length, x.shape[0], func)
-    start, count = _xrange_start_count(x, lo, hi, closed, n_real)
-    return _gather(x, y, start, count, capacity)
+    capacity = static_int(capacity, "capacity", "select")
+    x, y = as_xy(x, y, "select")
+    r = select_ranges(x, lo, hi, closed=closed, length=length, _func="select")
+    return _to_subsets(x, y, r, capacity)
+
+
+def rolling_ranges(
+    x: ArrayLike,
+    width: ArrayLike,
+    *,
+    at: ArrayLike | None = None,
+    closed: str = "right",
+    length: ArrayLike | None = None,
+    _func: str = "ranges.rolling",
+) -> Ranges:
+    """Index ranges of x-width windows ending at each anchor (see :func:`jaxsubset.rolling`).
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.array([0.0, 1.0, 1.5, 4.0])
+        >>> jaxsubset.ranges.rolling(x, 2.0).start.tolist()
+        [0, 0, 0, 3]
+    """
+    closed = check_closed(closed, _func)
+    x = as_x(x, _func)
+    check_sorted_x(x, _func)
+    anchors = x if at is None else _bound_array(at, "at", x, _func)
+    width = _bound_array(width, "width", x, _func)
+    if not is_traced(width) and bool(jnp.any(width < 0)):
+        raise ValueError(f"{_func}: `width` must be >= 0, got {np.asarray(width)!r}")
+    hi = anchors.astype(jnp.promote_types(anchors.dtype, width.dtype))
+    lo, hi = jnp.broadcast_arrays(hi - width, hi)
+    return _xrange(x, lo, hi, closed, _length(length, x.shape[0], _func))
 
 
 def rolling(
@@ -371,29 +548,10 @@ def rolling(
         >>> jaxsubset.rolling(x, x, 2.0, capacity=4).count.tolist()
         [1, 2, 3, 1]
     """
-    func = "rolling"
-    capacity = static_int(capacity, "capacity", func)
-    closed = check_closed(closed, func)
-    x, y = as_xy(x, y, func)
-    check_sorted_x(x, func)
-    anchors = x if at is None else _bound_array(at, "at", x, func)
-    width = _bound_array(width, "width", x, func)
-    if not is_traced(width) and bool(jnp.any(width < 0)):
-        raise ValueError(f"{func}: `width` must be >= 0, got {np.asarray(width)!r}")
-    hi = anchors.astype(jnp.promote_types(anchors.dtype, width.dtype))
-    lo = hi - width
-    lo, hi = jnp.broadcast_arrays(lo, hi)
-    n_real = _length(length, x.shape[0], func)
-    start, count = _xrange_start_count(x, lo, hi, closed, n_real)
-    return _gather(x, y, start, count, capacity)
-
-
-def _bin_start_count(x: Array, edges: Array, n_real: Array) -> tuple[Array, Array]:
-    """numpy.histogram bins: half-open ``[e_i, e_{i+1})``, the last one closed."""
-    left = _search(x, edges[:-1], "left", n_real)
-    right = _search(x, edges[1:], "left", n_real)
-    right = right.at[-1].set(_search(x, edges[-1], "right", n_real))
-    return left, jnp.maximum(right - left, 0)
+    capacity = static_int(capacity, "capacity", "rolling")
+    x, y = as_xy(x, y, "rolling")
+    r = rolling_ranges(x, width, at=at, closed=closed, length=length, _func="rolling")
+    return _to_subsets(x, y, r, capacity)
 
 
 def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
@@ -401,8 +559,7 @@ def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
     arr = edges if is_traced(edges) else jnp.asarray(edges)
     if arr.ndim != 1 or arr.shape[0] < 2:
         raise ValueError(
-            f"{func}: `edges` must be a 1-D array of at least 2 edges, got shape "
-            f"{tuple(arr.shape)}"
+            f"{func}: `edges` must be a 1-D array of at least 2 edges, got shape {tuple(arr.shape)}"
         )
     if not is_traced(edges):
         np_e = np.asarray(edges)
@@ -420,6 +577,31 @@ def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
     if x is not None:
         arr = arr.astype(jnp.promote_types(x.dtype, arr.dtype))
     return arr
+
+
+def bin_ranges(
+    x: ArrayLike,
+    edges: ArrayLike,
+    *,
+    length: ArrayLike | None = None,
+    _func: str = "ranges.bins",
+) -> Ranges:
+    """Index ranges of ``numpy.histogram`` bins (see :func:`jaxsubset.bins`).
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.array([0.0, 1.0, 1.0, 2.0, 3.0])
+        >>> jaxsubset.ranges.bins(x, jnp.array([0.0, 1.0, 3.0])).count.tolist()
+        [1, 4]
+    """
+    x = as_x(x, _func)
+    check_sorted_x(x, _func)
+    edges = check_edges(edges, _func, x)
+    n_real = _length(length, x.shape[0], _func)
+    left = _search(x, edges[:-1], "left", n_real)
+    right = _search(x, edges[1:], "left", n_real)
+    right = right.at[-1].set(_search(x, edges[-1], "right", n_real))
+    return Ranges(left, jnp.maximum(right - left, 0))
 
 
 def bins(
@@ -451,17 +633,13 @@ def bins(
         >>> jaxsubset.bins(x, x, jnp.array([0.0, 1.0, 3.0]), capacity=4).count.tolist()
         [1, 4]
     """
-    func = "bins"
-    capacity = static_int(capacity, "capacity", func)
-    x, y = as_xy(x, y, func)
-    check_sorted_x(x, func)
-    edges = check_edges(edges, func, x)
-    n_real = _length(length, x.shape[0], func)
-    start, count = _bin_start_count(x, edges, n_real)
-    return _gather(x, y, start, count, capacity)
+    capacity = static_int(capacity, "capacity", "bins")
+    x, y = as_xy(x, y, "bins")
+    r = bin_ranges(x, edges, length=length, _func="bins")
+    return _to_subsets(x, y, r, capacity)
 
 
-@functools.partial(jax.jit, static_argnames=())
+@jax.jit
 def _nearest_impl(x: Array, values: Array, n_real: Array) -> Array:
     idt = index_dtype()
     hi = jnp.clip(jnp.searchsorted(x, values, side="left").astype(idt), 0, n_real - 1)

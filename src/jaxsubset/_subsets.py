@@ -1,4 +1,4 @@
-"""The ``Subsets`` pytree: K subsets padded to a static capacity, and the one gather that builds it."""
+"""The ``Subsets`` pytree: K subsets padded to one static capacity, and the gather building it."""
 
 import dataclasses
 import functools
@@ -8,8 +8,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ._typing import Array, Bool, Int, Shaped
 
+from ._typing import Array, Bool, Int, Shaped
 from ._validate import index_dtype, static_int
 
 
@@ -141,7 +141,9 @@ class Subsets:
         y = self._float_y()
         fill = jnp.inf if which == "min" else -jnp.inf
         masked = jnp.where(self._point_mask(), y, fill)
-        red = jnp.min(masked, axis=self._axis) if which == "min" else jnp.max(masked, axis=self._axis)
+        red = (
+            jnp.min(masked, axis=self._axis) if which == "min" else jnp.max(masked, axis=self._axis)
+        )
         return jnp.where(self._n() > 0, red, jnp.nan)
 
     def min(self) -> Shaped[Array, "..."]:

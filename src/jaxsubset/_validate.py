@@ -47,8 +47,7 @@ def check_closed(closed: Any, func: str) -> str:
     """Validate a ``closed`` argument against the pandas names."""
     if closed not in CLOSED_VALUES:
         raise ValueError(
-            f"{func}: `closed` must be one of {', '.join(map(repr, CLOSED_VALUES))}, "
-            f"got {closed!r}"
+            f"{func}: `closed` must be one of {', '.join(map(repr, CLOSED_VALUES))}, got {closed!r}"
         )
     return closed
 
