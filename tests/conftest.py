@@ -1,0 +1,16 @@
+"""Test configuration: float64 available everywhere (float32 is still tested explicitly)."""
+
+import os
+
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import jax  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+
+jax.config.update("jax_enable_x64", True)
+
+# JAX compiles on first use of every shape: keep property tests small and deadline-free.
+settings.register_profile("jaxsubset", max_examples=40, deadline=None, derandomize=True)
+settings.load_profile("jaxsubset")
