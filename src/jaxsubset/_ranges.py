@@ -126,13 +126,13 @@ def _search(x: Array, v: Array, side: str, n_real: Array) -> Array:
 
 def _bound_array(value: ArrayLike, name: str, x: Array, func: str) -> Array:
     """An x-value bound as an array in x's (float) dtype family."""
-    arr = value if is_traced(value) else jnp.asarray(value)
     if not is_traced(value):
         np_v = np.asarray(value)
         if np_v.dtype.kind not in "biuf":
             raise TypeError(f"{func}: `{name}` must be numeric, got dtype {np_v.dtype}")
         if np_v.dtype.kind == "f" and np.isnan(np_v).any():
             raise ValueError(f"{func}: `{name}` holds NaN; a bound must be a number")
+    arr = value if is_traced(value) else jnp.asarray(value)
     dtype = jnp.promote_types(x.dtype, arr.dtype)
     return arr.astype(dtype)
 
@@ -503,7 +503,7 @@ def rolling_ranges(
     anchors = x if at is None else _bound_array(at, "at", x, _func)
     width = _bound_array(width, "width", x, _func)
     if not is_traced(width) and bool(jnp.any(width < 0)):
-        raise ValueError(f"{_func}: `width` must be >= 0, got {np.asarray(width)!r}")
+        raise ValueError(f"{_func}: `width` must be >= 0, got {np.asarray(width).tolist()!r}")
     hi = anchors.astype(jnp.promote_types(anchors.dtype, width.dtype))
     lo, hi = jnp.broadcast_arrays(hi - width, hi)
     return _xrange(x, lo, hi, closed, _length(length, x.shape[0], _func))
@@ -571,8 +571,8 @@ def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(
-                f"{func}: `edges` must increase monotonically, but edges[{i}]={np_e[i]!r} > "
-                f"edges[{i + 1}]={np_e[i + 1]!r}"
+                f"{func}: `edges` must increase monotonically, but edges[{i}]={np_e[i].item()!r} > "
+                f"edges[{i + 1}]={np_e[i + 1].item()!r}"
             )
     if x is not None:
         arr = arr.astype(jnp.promote_types(x.dtype, arr.dtype))
@@ -646,7 +646,9 @@ def _nearest_impl(x: Array, values: Array, n_real: Array) -> Array:
     lo = jnp.clip(hi - 1, 0, n_real - 1)
     d_lo = jnp.abs(values - x[lo])
     d_hi = jnp.abs(x[hi] - values)
-    return jnp.where(d_lo <= d_hi, lo, hi)
+    best = jnp.where(d_lo <= d_hi, lo, hi)
+    # With duplicate x values, ties go to the FIRST sample holding the nearest value.
+    return jnp.searchsorted(x, x[best], side="left").astype(idt)
 
 
 def nearest(

@@ -110,13 +110,18 @@ def check_sorted_x(x: jax.Array, func: str) -> None:
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(
-                f"{func}: `x` must be sorted ascending, but x[{i}]={np_x[i]!r} > "
-                f"x[{i + 1}]={np_x[i + 1]!r}; sort (x, y) by x first, e.g. with np.argsort(x)"
+                f"{func}: `x` must be sorted ascending, but x[{i}]={np_x[i].item()!r} > "
+                f"x[{i + 1}]={np_x[i + 1].item()!r}; sort (x, y) by x first "
+                "(e.g. with np.argsort(x))"
             )
 
 
 def as_int_bounds(value: Any, name: str, func: str) -> jax.Array:
     """Return an index bound as an integer JAX array (``None`` is handled by the caller)."""
+    if not is_traced(value) and np.asarray(value).dtype.kind not in "iu":
+        raise TypeError(
+            f"{func}: `{name}` must hold integers, got dtype {np.asarray(value).dtype}"
+        )
     arr = value if is_traced(value) else jnp.asarray(value)
     if not jnp.issubdtype(arr.dtype, jnp.integer):
         raise TypeError(f"{func}: `{name}` must hold integers, got dtype {arr.dtype}")
