@@ -13,6 +13,7 @@ from ._capacity import (
     check_sorted as check_sorted,
     required_capacity as required_capacity,
 )
+from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
 from ._pack import pack as pack
 from ._ranges import (
     Ranges as Ranges,
