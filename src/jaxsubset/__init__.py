@@ -15,6 +15,7 @@ from ._capacity import (
 )
 from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
 from ._pack import pack as pack
+from ._plot import plot_subsets as plot_subsets
 from ._ranges import (
     Ranges as Ranges,
     bins as bins,

@@ -1,0 +1,143 @@
+"""Figures of data and subsets (matplotlib, the optional ``plot`` extra; imported lazily)."""
+
+from typing import Any
+
+import numpy as np
+
+from ._ranges import Ranges
+from ._subsets import Subsets
+from ._typing import ArrayLike
+
+
+def _starts_counts(subsets_or_ranges: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if not isinstance(subsets_or_ranges, Subsets | Ranges):
+        raise TypeError(
+            "plot_subsets: `subsets_or_ranges` must be jaxsubset.Subsets or jaxsubset.Ranges, "
+            f"got {type(subsets_or_ranges).__name__}"
+        )
+    start = np.asarray(subsets_or_ranges.start).reshape(-1).astype(np.int64)
+    count = np.asarray(subsets_or_ranges.count).reshape(-1).astype(np.int64)
+    start, count = np.broadcast_arrays(start, count)
+    start = np.clip(start, 0, n)
+    return start, np.clip(count, 0, n - start)
+
+
+def plot_subsets(
+    x: ArrayLike,
+    y: ArrayLike,
+    subsets_or_ranges: Subsets | Ranges,
+    *,
+    ax: Any = None,
+    values: ArrayLike | None = None,
+    value_label: str = "statistic",
+    xlabel: str = "x",
+    ylabel: str = "y",
+    title: str | None = None,
+    max_shaded: int = 40,
+) -> Any:
+    """Draw the data dashed black and each subset in colour over its shaded x extent.
+
+    With few subsets (at most ``max_shaded``) every subset's points are drawn in their own
+    colour over a lightly shaded span, and ``values`` (one per subset, e.g. a mean) as a
+    dotted horizontal bar of the same colour across the subset. With more (sliding or rolling
+    windows, one per point) the shading would hide the data, so ``values`` are drawn as a line
+    through the subsets' centres instead. Needs matplotlib (``pip install 'jaxsubset[plot]'``),
+    imported only here.
+
+    Args:
+        x: ``(N,)`` sorted sample positions.
+        y: ``(N,)`` or ``(N, C)`` values (each channel drawn dashed).
+        subsets_or_ranges: :class:`Subsets` or :class:`Ranges` on these arrays; any batch
+            shape (flattened, ``K`` subsets).
+        ax: a matplotlib ``Axes`` to draw into; default a new ``pyplot`` figure.
+        values: optional ``(K,)`` statistic per subset, overlaid (NaN ones skipped).
+        value_label: legend label of ``values``.
+        xlabel: x axis label.
+        ylabel: y axis label.
+        title: optional axes title.
+        max_shaded: the most subsets drawn one by one.
+
+    Returns:
+        The matplotlib ``Axes`` drawn into.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> from matplotlib.figure import Figure
+        >>> x = jnp.linspace(0.0, 1.0, 50)
+        >>> r = jaxsubset.ranges.chunks(x, 3)
+        >>> ax = jaxsubset.plot_subsets(x, x**2, r, ax=Figure().subplots(), values=[0, 0.2, 0.7])
+        >>> ax.get_xlabel(), [t.get_text() for t in ax.get_legend().get_texts()]
+        ('x', ['data', 'subset 0', 'subset 1', 'subset 2', 'statistic'])
+    """
+    x_np = np.asarray(x)
+    y_np = np.asarray(y)
+    if x_np.ndim != 1:
+        raise ValueError(f"plot_subsets: `x` must be 1-D, got shape {x_np.shape}")
+    if y_np.ndim not in (1, 2) or y_np.shape[0] != x_np.shape[0]:
+        raise ValueError(
+            f"plot_subsets: `y` must have shape (N,) or (N, C) with N = len(x) = "
+            f"{x_np.shape[0]}, got {y_np.shape}"
+        )
+    start, count = _starts_counts(subsets_or_ranges, x_np.shape[0])
+    k = start.shape[0]
+    vals = None
+    if values is not None:
+        vals = np.asarray(values, dtype=np.float64).reshape(-1)
+        if vals.shape[0] != k:
+            raise ValueError(
+                f"plot_subsets: `values` must hold one value per subset ({k}), got {vals.shape[0]}"
+            )
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(8, 4.5))
+    else:
+        import matplotlib  # noqa: F401  (a clear ImportError here if it is missing)
+
+    y2 = y_np.reshape(x_np.shape[0], -1)
+    for c in range(y2.shape[1]):
+        ax.plot(x_np, y2[:, c], "--", color="black", lw=1.0, label="data" if c == 0 else None)
+
+    nonempty = count > 0
+    first = np.where(nonempty, x_np[np.minimum(start, max(len(x_np) - 1, 0))], np.nan)
+    last = np.where(nonempty, x_np[np.maximum(start + count - 1, 0)], np.nan)
+    if k <= max_shaded:
+        for i in range(k):
+            colour = f"C{i % 10}"
+            if count[i] > 0:
+                sl = slice(start[i], start[i] + count[i])
+                ax.axvspan(first[i], last[i], color=colour, alpha=0.12, lw=0)
+                for c in range(y2.shape[1]):
+                    ax.plot(
+                        x_np[sl],
+                        y2[sl, c],
+                        "-",
+                        color=colour,
+                        lw=2.0,
+                        label=f"subset {i}" if c == 0 and k <= 10 else None,
+                    )
+        if k > 10:  # one legend entry for all of them
+            ax.plot([], [], "-", color="C0", lw=2.0, label=f"{k} subsets")
+        if vals is not None:
+            ok = nonempty & np.isfinite(vals)
+            colours = [f"C{i % 10}" for i in np.flatnonzero(ok)]
+            ax.hlines(vals[ok], first[ok], last[ok], colors=colours, linestyles=":", lw=2.5)
+            ax.plot([], [], ":", color="dimgray", lw=2.5, label=value_label)
+    else:
+        if vals is not None:
+            centre = (first + last) / 2
+            ok = nonempty & np.isfinite(vals)
+            ax.plot(
+                centre[ok],
+                vals[ok],
+                "-",
+                color="crimson",
+                lw=1.5,
+                label=f"{value_label} ({k} subsets)",
+            )
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="upper right", fontsize="small")
+    return ax
