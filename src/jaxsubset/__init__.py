@@ -5,7 +5,7 @@ contiguous index range ``(start, count)`` of sorted ``x``; one gather turns the 
 capacity into a padded :class:`Subsets` pytree with a validity mask and overflow flags.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version
 
 from . import ranges as ranges
 from ._capacity import (
@@ -28,10 +28,11 @@ from ._ranges import (
     select as select,
     sliding as sliding,
 )
+from ._stream import stream as stream
 from ._subsets import Subsets as Subsets
 
 
 try:
     __version__ = _version("jaxsubset")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
+except _PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"

@@ -1,0 +1,868 @@
+"""Larger-than-memory data streamed block by block through ONE compiled kernel, exactly.
+
+How it stays exact and bounded:
+
+1. Every subset is a global index range ``[start, start + count)`` (the library's invariant).
+   Chunks and sliding windows get theirs by arithmetic; x-ranges, bins and x-width (rolling)
+   windows by counting, in one x-only pass, how many points lie below each bound
+   (``searchsorted`` block by block, a pointer sweep over sorted bounds). Rolling windows anchored
+   at every point use two lagging x cursors instead, so no bound array of length N is built.
+2. The data pass cuts the points into windows ``[g0, g0 + B + L)``: a block of ``B`` points
+   plus a look-ahead halo of ``L = capacity`` points (from as many following source pieces as
+   needed, so blocks may be smaller than a window). Each subset is computed in the block holding
+   its start; it is held in full (or, if it overflows, its first ``L`` points, exactly as in
+   memory) because ``start - g0 < B`` and ``L <= halo``.
+3. Blocks have one shape (the last one padded with zeros that no range reads) and the ranges
+   go in groups of one static size, so one compiled kernel serves the whole stream. A
+   background thread reads and transfers the next block while the device computes this one.
+"""
+
+import math
+import os
+import queue
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._subsets import Subsets, _gather
+from ._validate import check_closed, index_dtype, static_int
+
+
+STATISTICS = ("sum", "mean", "var", "std", "min", "max", "median", "argmin", "argmax")
+KINDS = ("chunks", "sliding", "rolling", "bins", "select")
+_KIND_ARGS = {
+    "chunks": {"n", "size"},
+    "sliding": {"size", "step"},
+    "rolling": {"width", "at", "closed"},
+    "bins": {"edges"},
+    "select": {"lo", "hi", "closed"},
+}
+#: Kernel traces so far (tests use it to check that one compilation serves all blocks).
+TRACES = [0]
+_GATHER_BUDGET = 1 << 21  # ranges per kernel call * capacity: bounds the gathered slab
+
+
+# ---------------------------------------------------------------------------- sources
+def _canon(dtype: Any) -> np.dtype:
+    """The dtype JAX would give an array of ``dtype`` (float64 -> float32 without x64)."""
+    return np.dtype(jax.dtypes.canonicalize_dtype(np.dtype(dtype)))
+
+
+class _Source:
+    """Where blocks come from: ``pieces()`` yields ``(x, y)`` NumPy pieces of any size."""
+
+    length: int | None = None
+    reiterable: bool = True
+    name = "source"
+
+    def pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        raise NotImplementedError
+
+    def x_pieces(self) -> Iterator[np.ndarray]:
+        for x, _ in self.pieces():
+            yield x
+
+
+class _ArraySource(_Source):
+    """Random-access arrays: in memory, or memory-mapped ``.npy`` files."""
+
+    def __init__(self, x: Any, y: Any, read_size: int, func: str, name: str) -> None:
+        self.x, self.y, self.read_size, self.name = x, y, read_size, name
+        if x.ndim != 1:
+            raise ValueError(f"{func}: `x` must be 1-D, got shape {tuple(x.shape)}")
+        if y.ndim < 1 or y.shape[0] != x.shape[0]:
+            raise ValueError(
+                f"{func}: `x` and `y` must have the same length, got len(x)={x.shape[0]} and "
+                f"y.shape={tuple(y.shape)}"
+            )
+        _check_numeric(x.dtype, "x", func)
+        _check_numeric(y.dtype, "y", func)
+        self.length = int(x.shape[0])
+        self.xdt, self.ydt = _canon(x.dtype), _canon(y.dtype)
+
+    def pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for a in range(0, self.length, self.read_size):
+            b = a + self.read_size
+            yield (
+                np.asarray(self.x[a:b], dtype=self.xdt),
+                np.asarray(self.y[a:b], dtype=self.ydt),
+            )
+
+    def x_pieces(self) -> Iterator[np.ndarray]:
+        for a in range(0, self.length, self.read_size):
+            yield np.asarray(self.x[a : a + self.read_size], dtype=self.xdt)
+
+
+class _ParquetSource(_Source):
+    """A Parquet file read in record batches (row groups), two columns."""
+
+    def __init__(self, path: str, columns: Sequence[str], read_size: int, func: str) -> None:
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                f"{func}: reading Parquet needs pyarrow; install the `parquet` extra "
+                "(pip install 'jaxsubset[parquet]')"
+            ) from None
+        self.pq, self.path, self.read_size, self.name = pq, path, read_size, str(path)
+        if len(columns) != 2 or not all(isinstance(c, str) for c in columns):
+            raise TypeError(f"{func}: `columns` must be two column names, got {columns!r}")
+        self.columns = list(columns)
+        meta = pq.ParquetFile(path)
+        names = meta.schema_arrow.names
+        for c in self.columns:
+            if c not in names:
+                raise ValueError(f"{func}: column {c!r} not in {path} (columns: {names})")
+        self.length = int(meta.metadata.num_rows)
+
+    def _batches(self, cols: list[str]) -> Iterator[list[np.ndarray]]:
+        pf = self.pq.ParquetFile(self.path)
+        for batch in pf.iter_batches(batch_size=self.read_size, columns=cols):
+            arrays = []
+            for c in cols:
+                a = batch.column(batch.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
+                arrays.append(np.asarray(a, dtype=_canon(a.dtype)))
+            yield arrays
+
+    def pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for cols in self._batches(self.columns):
+            yield cols[0], cols[1]
+
+    def x_pieces(self) -> Iterator[np.ndarray]:
+        for (x,) in self._batches(self.columns[:1]):
+            yield x
+
+
+class _IterSource(_Source):
+    """Any iterable of ``(x, y)`` blocks, or a callable returning a fresh one."""
+
+    def __init__(self, source: Any, func: str) -> None:
+        self.source, self.func = source, func
+        self.reiterable = callable(source) or isinstance(source, Sequence)
+        self.used = False
+        self.name = "iterable"
+
+    def pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        func = self.func
+        if not self.reiterable:
+            if self.used:
+                raise TypeError(
+                    f"{func}: this analysis reads the data twice (x first, to find the ranges), "
+                    "but `source` is a one-shot iterator; pass a list of blocks or a function "
+                    "returning a fresh iterator"
+                )
+            self.used = True
+        it = self.source() if callable(self.source) else self.source
+        for i, block in enumerate(it):
+            if not isinstance(block, tuple | list) or len(block) != 2:
+                raise TypeError(f"{func}: block {i} of `source` must be an (x, y) pair")
+            x, y = np.asarray(block[0]), np.asarray(block[1])
+            if x.ndim != 1 or y.ndim < 1 or y.shape[0] != x.shape[0]:
+                raise ValueError(
+                    f"{func}: block {i} must hold 1-D x and y of the same length, got "
+                    f"x.shape={x.shape}, y.shape={y.shape}"
+                )
+            _check_numeric(x.dtype, "x", func)
+            _check_numeric(y.dtype, "y", func)
+            yield np.asarray(x, _canon(x.dtype)), np.asarray(y, _canon(y.dtype))
+
+
+def _check_numeric(dtype: np.dtype, name: str, func: str) -> None:
+    if np.dtype(dtype).kind not in "biuf":
+        raise TypeError(f"{func}: `{name}` must be numeric, got dtype {dtype}")
+
+
+def _is_path(v: Any) -> bool:
+    return isinstance(v, str | os.PathLike)
+
+
+def _open_npy(path: Any, func: str) -> np.ndarray:
+    try:
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{func}: cannot memory-map {os.fspath(path)!r} as .npy: {e}") from None
+
+
+def open_source(source: Any, *, columns: Sequence[str], read_size: int, func: str) -> _Source:
+    """Turn a user ``source`` into a :class:`_Source` (see :func:`stream` for the forms)."""
+    if _is_path(source):
+        path = os.fspath(source)
+        if path.endswith((".parquet", ".pq")):
+            return _ParquetSource(path, columns, read_size, func)
+        arr = _open_npy(path, func)
+        if arr.ndim != 2 or arr.shape[1] != 2:
+            raise ValueError(
+                f"{func}: {path!r} must hold an (N, 2) array of (x, y) columns, got shape "
+                f"{arr.shape}; pass a pair of paths for separate x and y files"
+            )
+        return _ArraySource(arr[:, 0], arr[:, 1], read_size, func, path)
+    if isinstance(source, tuple | list) and len(source) == 2:
+        a, b = source
+        if _is_path(a) and _is_path(b):
+            return _ArraySource(_open_npy(a, func), _open_npy(b, func), read_size, func, str(a))
+        if isinstance(a, np.ndarray | jax.Array) and isinstance(b, np.ndarray | jax.Array):
+            a = a if isinstance(a, np.ndarray) else np.asarray(a)
+            b = b if isinstance(b, np.ndarray) else np.asarray(b)
+            return _ArraySource(a, b, read_size, func, "arrays")
+    if callable(source) or isinstance(source, Iterable):
+        return _IterSource(source, func)
+    raise TypeError(
+        f"{func}: `source` must be a .npy/.parquet path, a pair of .npy paths, a pair of arrays, "
+        f"or an iterable of (x, y) blocks, got {type(source).__name__}"
+    )
+
+
+# ---------------------------------------------------------------------------- ranges by counting
+def _checked_x(pieces: Iterator[np.ndarray], func: str) -> Iterator[np.ndarray]:
+    """Pass x pieces through, raising if x holds NaN or is not sorted across the stream."""
+    prev = None
+    g = 0
+    for xp in pieces:
+        if xp.dtype.kind == "f":
+            nan = np.isnan(xp)
+            if nan.any():
+                raise ValueError(f"{func}: `x` holds NaN at index {g + int(np.argmax(nan))}")
+        if xp.size:
+            if prev is not None and xp[0] < prev:
+                raise ValueError(
+                    f"{func}: `x` must be sorted ascending, but x[{g - 1}]={prev!r} > "
+                    f"x[{g}]={xp[0].item()!r}"
+                )
+            bad = xp[1:] < xp[:-1]
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(
+                    f"{func}: `x` must be sorted ascending, but x[{g + i}]={xp[i].item()!r} > "
+                    f"x[{g + i + 1}]={xp[i + 1].item()!r}"
+                )
+            prev = xp[-1].item()
+        g += xp.size
+        yield xp
+
+
+class _Counter:
+    """``C(v) = #{x < v}`` (side "left") or ``#{x <= v}`` (side "right") over x pieces.
+
+    Bounds must arrive non-decreasing; pieces are consumed lazily from an own x iterator, so
+    several counters can lag behind one another over the same source (bounded memory).
+    """
+
+    def __init__(self, pieces: Iterator[np.ndarray], side: str) -> None:
+        self.it, self.side = pieces, side
+        self.cur: np.ndarray | None = None
+        self.g0 = 0
+        self.done = False
+        self.other = "right" if side == "left" else "left"
+
+    def resolve(self, v: np.ndarray) -> np.ndarray:
+        out = np.empty(v.shape[0], np.int64)
+        i = 0
+        while i < v.shape[0]:
+            if self.cur is None:
+                if self.done:
+                    out[i:] = self.g0
+                    break
+                try:
+                    self.cur = next(self.it)
+                except StopIteration:
+                    self.done = True
+                    continue
+                if self.cur.size == 0:
+                    self.cur = None
+                    continue
+            cur = self.cur
+            # the bounds resolved inside this piece: those some point of it is not counted for
+            j = i + int(np.searchsorted(v[i:], cur[-1], side=self.other))
+            out[i:j] = self.g0 + np.searchsorted(cur, v[i:j], side=self.side)
+            i = j
+            if i < v.shape[0]:
+                self.g0 += cur.size
+                self.cur = None
+        return out
+
+    def finish(self) -> int:
+        """Consume the rest; return the total number of points."""
+        if self.cur is not None:
+            self.g0 += self.cur.size
+            self.cur = None
+        for xp in self.it:
+            self.g0 += xp.size
+        return self.g0
+
+
+class _Sweep:
+    """``C(v)`` for a fixed set of bounds (any order), fed the x pieces in order."""
+
+    def __init__(self, bounds: np.ndarray, side: str) -> None:
+        flat = np.ravel(bounds)
+        self.order = np.argsort(flat, kind="stable")
+        self.v = flat[self.order]
+        self.side, self.other = side, ("right" if side == "left" else "left")
+        self.out = np.empty(self.v.shape[0], np.int64)
+        self.done = 0
+
+    def feed(self, g0: int, xp: np.ndarray) -> None:
+        if xp.size == 0 or self.done == self.v.shape[0]:
+            return
+        i = self.done
+        j = i + int(np.searchsorted(self.v[i:], xp[-1], side=self.other))
+        self.out[i:j] = g0 + np.searchsorted(xp, self.v[i:j], side=self.side)
+        self.done = j
+
+    def finish(self, n: int, shape: tuple[int, ...]) -> np.ndarray:
+        self.out[self.done :] = n
+        vals = np.empty_like(self.out)
+        vals[self.order] = self.out
+        return vals.reshape(shape)
+
+
+def _count_bounds(
+    source: _Source, jobs: list[tuple[np.ndarray, str]], func: str
+) -> tuple[list[np.ndarray], int]:
+    """``C(bounds, side)`` for several bound arrays (any order) in ONE x pass; also N."""
+    sweeps = [_Sweep(b, side) for b, side in jobs]
+    n = 0
+    for xp in _checked_x(source.x_pieces(), func):
+        for sw in sweeps:
+            sw.feed(n, xp)
+        n += xp.size
+    return [sw.finish(n, np.shape(b)) for sw, (b, _) in zip(sweeps, jobs, strict=True)], n
+
+
+# ---------------------------------------------------------------------------- range providers
+class _Regular:
+    """Ranges ``k * step .. k * step + size`` by arithmetic: chunks of ``size``, sliding windows.
+
+    ``full_only``: only windows entirely inside the data (sliding); else the last is shorter.
+    """
+
+    def __init__(self, step: int, size: int, full_only: bool) -> None:
+        self.step, self.size, self.full_only, self.k = step, size, full_only, 0
+
+    def take(self, hi: float, n_end: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k1 = math.ceil(hi / self.step) if math.isfinite(hi) else None
+        if n_end is not None:
+            if self.full_only:
+                kmax = (n_end - self.size) // self.step + 1 if n_end >= self.size else 0
+            else:
+                kmax = -(-n_end // self.step)
+            k1 = kmax if k1 is None else min(k1, kmax)
+        k = np.arange(self.k, max(self.k, k1), dtype=np.int64)
+        self.k = max(self.k, k1)
+        start = k * self.step
+        if n_end is None:
+            count = np.full(k.shape, self.size, np.int64)
+        else:
+            count = np.clip(n_end - start, 0, self.size)
+        return start, count, k
+
+
+class _Sorted:
+    """Ranges from an iterator of ``(start, count, index)`` chunks, starts non-decreasing."""
+
+    def __init__(self, chunks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        self.chunks = chunks
+        self.buf: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.exhausted = False
+
+    def take(self, hi: float, n_end: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        while not self.exhausted and (not self.buf or self.buf[-1][0][-1] < hi):
+            try:
+                chunk = next(self.chunks)
+            except StopIteration:
+                self.exhausted = True
+                break
+            if chunk[0].size:
+                self.buf.append(chunk)
+        if not self.buf:
+            e = np.empty(0, np.int64)
+            return e, e, e
+        start, count, idx = (np.concatenate(a) for a in zip(*self.buf, strict=True))
+        cut = int(np.searchsorted(start, hi, side="left"))
+        self.buf = [(start[cut:], count[cut:], idx[cut:])] if cut < start.size else []
+        return start[:cut], count[:cut], idx[:cut]
+
+
+def _sorted_once(start: np.ndarray, count: np.ndarray) -> _Sorted:
+    start, count = np.ravel(start).astype(np.int64), np.ravel(count).astype(np.int64)
+    order = np.argsort(start, kind="stable")
+    return _Sorted(iter([(start[order], count[order], order.astype(np.int64))]))
+
+
+def _rolling_chunks(
+    source: _Source, width: Any, dt: np.dtype, sides: tuple[str, str], func: str
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Windows anchored at every point: two lagging x cursors find the starts and stops."""
+    lo_c = _Counter(source.x_pieces(), sides[0])
+    hi_c = _Counter(source.x_pieces(), sides[1])
+    g = 0
+    for xp in _checked_x(source.x_pieces(), func):
+        a = xp.astype(dt, copy=False)
+        start = lo_c.resolve(a - width)
+        stop = hi_c.resolve(a)
+        yield start, np.maximum(stop - start, 0), np.arange(g, g + xp.size, dtype=np.int64)
+        g += xp.size
+
+
+def _sides(closed: str) -> tuple[str, str]:
+    lo_side = "left" if closed in ("left", "both") else "right"
+    hi_side = "right" if closed in ("right", "both") else "left"
+    return lo_side, hi_side
+
+
+def _bounds(value: Any, name: str, xdt: np.dtype, func: str) -> tuple[np.ndarray, np.dtype]:
+    """A bound array and the dtype the in-memory path compares in (``promote(x, bound)``)."""
+    arr = np.asarray(value)
+    _check_numeric(arr.dtype, name, func)
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise ValueError(f"{func}: `{name}` holds NaN; a bound must be a number")
+    bdt = _canon(jnp.asarray(value).dtype)
+    dt = _canon(jnp.promote_types(xdt, bdt))
+    return arr.astype(dt), dt
+
+
+def _x_dtype(source: _Source) -> np.dtype:
+    if isinstance(source, _ArraySource):
+        return source.xdt
+    for xp in source.x_pieces():
+        return xp.dtype
+    return _canon(np.float64)
+
+
+class _Plan:
+    """What to compute: capacity ``L``, a range provider, the batch shape of the result."""
+
+    def __init__(self, capacity: int, provider: Any, shape: tuple[int, ...] | None, per: int):
+        self.capacity, self.provider, self.shape, self.per_block = capacity, provider, shape, per
+
+
+def plan(
+    source: _Source, kind: str, kind_args: dict[str, Any], capacity: int | None, block: int
+) -> _Plan:
+    """Ranges for ``kind`` over a stream (an x pass for the x-value kinds)."""
+    func = f"stream({kind!r})"
+    if kind not in KINDS:
+        raise ValueError(
+            f"stream: `kind` must be one of {', '.join(map(repr, KINDS))}, got {kind!r}"
+        )
+    extra = set(kind_args) - _KIND_ARGS[kind]
+    if extra:
+        raise TypeError(
+            f"{func}: unexpected argument(s) {sorted(extra)}; {kind} takes "
+            f"{sorted(_KIND_ARGS[kind])}"
+        )
+    if kind in ("chunks", "sliding"):
+        if capacity is not None:
+            raise TypeError(f"{func}: `capacity` is derived for {kind}; do not pass it")
+        if kind == "sliding":
+            if "size" not in kind_args:
+                raise TypeError(f"{func}: missing the window `size`")
+            size = static_int(kind_args["size"], "size", func)
+            step = static_int(kind_args.get("step", 1), "step", func)
+            return _Plan(size, _Regular(step, size, True), None, -(-block // step))
+        n, size = kind_args.get("n"), kind_args.get("size")
+        if (n is None) == (size is None):
+            raise TypeError(
+                f"{func}: pass exactly one of `n` (number of pieces) and `size`, got "
+                f"n={n!r}, size={size!r}"
+            )
+        if size is not None:
+            size = static_int(size, "size", func)
+            return _Plan(size, _Regular(size, size, False), None, -(-block // size))
+        n = static_int(n, "n", func)
+        big_n = source.length
+        if big_n is None:
+            big_n = sum(xp.size for xp in source.x_pieces())
+        q, r = divmod(big_n, n)
+        i = np.arange(n, dtype=np.int64)
+        prov = _sorted_once(i * q + np.minimum(i, r), q + (i < r))
+        return _Plan(max(-(-big_n // n), 1), prov, (n,), max(1, -(-block // max(q, 1))))
+    if capacity is None:
+        raise TypeError(
+            f"{func}: `capacity` is required for {kind} (subset sizes depend on the data); "
+            "see jaxsubset.grow_capacity to find it automatically"
+        )
+    capacity = static_int(capacity, "capacity", func)
+    xdt = _x_dtype(source)
+    per = max(1, min(block, _GATHER_BUDGET // capacity))
+    if kind == "bins":
+        if "edges" not in kind_args:
+            raise TypeError(f"{func}: missing the bin `edges`")
+        edges, _ = _bounds(kind_args["edges"], "edges", xdt, func)
+        if edges.ndim != 1 or edges.shape[0] < 2:
+            raise ValueError(
+                f"{func}: `edges` must be 1-D with at least 2 edges, got {edges.shape}"
+            )
+        if np.any(edges[1:] < edges[:-1]):
+            raise ValueError(f"{func}: `edges` must increase monotonically")
+        (left, last), _ = _count_bounds(source, [(edges, "left"), (edges[-1:], "right")], func)
+        right = np.concatenate([left[1:-1], last])
+        return _Plan(
+            capacity,
+            _sorted_once(left[:-1], np.maximum(right - left[:-1], 0)),
+            (edges.shape[0] - 1,),
+            per,
+        )
+    closed = check_closed(kind_args.get("closed", "left" if kind == "select" else "right"), func)
+    lo_side, hi_side = _sides(closed)
+    if kind == "select":
+        if "lo" not in kind_args or "hi" not in kind_args:
+            raise TypeError(f"{func}: missing the x bounds `lo` and `hi`")
+        lo, dlo = _bounds(kind_args["lo"], "lo", xdt, func)
+        hi, dhi = _bounds(kind_args["hi"], "hi", xdt, func)
+        lo, hi = np.broadcast_arrays(lo, hi)
+        (start, stop), _ = _count_bounds(source, [(lo, lo_side), (hi, hi_side)], func)
+        return _Plan(capacity, _sorted_once(start, np.maximum(stop - start, 0)), lo.shape, per)
+    # rolling
+    if "width" not in kind_args:
+        raise TypeError(f"{func}: missing the window `width`")
+    width, wdt = _bounds(kind_args["width"], "width", xdt, func)
+    if np.any(width < 0):
+        raise ValueError(f"{func}: `width` must be >= 0, got {width!r}")
+    at = kind_args.get("at")
+    if at is None:
+        if width.ndim != 0:
+            raise ValueError(
+                f"{func}: streaming windows at every point needs a scalar `width`, got shape "
+                f"{width.shape}; pass explicit anchors `at` for per-window widths"
+            )
+        if not source.reiterable:
+            source.pieces()  # raises the one-shot error
+        chunks = _rolling_chunks(source, width[()], wdt, (lo_side, hi_side), func)
+        return _Plan(capacity, _Sorted(chunks), None, per)
+    anchors, adt = _bounds(at, "at", xdt, func)
+    dt = _canon(np.promote_types(adt, wdt))
+    hi = anchors.astype(dt)
+    hi, w = np.broadcast_arrays(hi, width.astype(dt))
+    lo = hi - w
+    (start, stop), _ = _count_bounds(source, [(lo, lo_side), (hi, hi_side)], func)
+    return _Plan(capacity, _sorted_once(start, np.maximum(stop - start, 0)), hi.shape, per)
+
+
+# ---------------------------------------------------------------------------- blocks with halos
+def _windows(
+    pieces: Iterator[tuple[np.ndarray, np.ndarray]], block: int, halo: int
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, int]]:
+    """``(g0, x, y, n_valid)``: points ``[g0, g0 + block + halo)``, zero-padded, step ``block``."""
+    width = block + halo
+    it = iter(pieces)
+    first = next(it, None)
+    if first is None:
+        return
+    xdt, ydt, tail = first[0].dtype, first[1].dtype, first[1].shape[1:]
+    pend: list[tuple[np.ndarray, np.ndarray]] = [first]
+    carry_x, carry_y = np.empty(0, xdt), np.empty((0,) + tail, ydt)
+    g0, done = 0, False
+    while True:
+        bx = np.zeros(width, xdt)
+        by = np.zeros((width,) + tail, ydt)
+        n = carry_x.shape[0]
+        bx[:n], by[:n] = carry_x, carry_y
+        while n < width:
+            if not pend:
+                if done:
+                    break
+                nxt = next(it, None)
+                if nxt is None:
+                    done = True
+                    break
+                if nxt[1].shape[1:] != tail:
+                    raise ValueError(
+                        f"stream: every block's y must have channel shape {tail}, got "
+                        f"{nxt[1].shape[1:]}"
+                    )
+                pend.append(nxt)
+                continue
+            px, py = pend[0]
+            take = min(width - n, px.shape[0])
+            bx[n : n + take], by[n : n + take] = px[:take], py[:take]
+            n += take
+            if take == px.shape[0]:
+                pend.pop(0)
+            else:
+                pend[0] = (px[take:], py[take:])
+        if n == 0:
+            return
+        yield g0, bx, by, n
+        if n <= block:
+            return
+        carry_x, carry_y = bx[block:n], by[block:n]
+        g0 += block
+
+
+class _End:
+    pass
+
+
+class _Failed:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def _prefetch(items: Iterator[Any], depth: int) -> Iterator[Any]:
+    """Run ``items`` in a background thread, ``depth`` ahead (double buffering for depth 2)."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(v: Any) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(v, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    return
+            put(_End())
+        except BaseException as e:  # noqa: BLE001 - re-raised in the consumer
+            put(_Failed(e))
+
+    t = threading.Thread(target=work, name="jaxsubset-prefetch", daemon=True)
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if isinstance(item, _End):
+                return
+            if isinstance(item, _Failed):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()
+        t.join(timeout=5)
+
+
+# ---------------------------------------------------------------------------- the kernel
+def compute(s: Subsets, statistics: tuple[str, ...], fn: Callable | None, batch_size: int | None):
+    """The per-subset results of one call: the named reductions and/or ``fn``'s output."""
+    out: dict[str, Any] = {name: getattr(s, name)() for name in statistics}
+    if fn is not None:
+        out["result"] = s.apply(fn, batch_size=batch_size)
+    return out
+
+
+_KERNELS: dict[Any, Any] = {}
+
+
+def _kernel(
+    capacity: int, statistics: tuple[str, ...], fn: Callable | None, batch_size: int | None
+):
+    key = (capacity, statistics, fn, batch_size)
+    if key not in _KERNELS:
+
+        @jax.jit
+        def kernel(xb, yb, lstart, count, g0):
+            TRACES[0] += 1
+            s = _gather(xb, yb, lstart, count, capacity)
+            s = Subsets(x=s.x, y=s.y, mask=s.mask, start=s.start + g0, count=s.count)
+            return compute(s, statistics, fn, batch_size)
+
+        _KERNELS[key] = kernel
+    return _KERNELS[key]
+
+
+def check_compute(statistic: Any, fn: Any, batch_size: Any, func: str):
+    """Validate ``statistic`` / ``fn`` / ``batch_size``; return ``(statistics, fn, batch_size)``."""
+    if statistic is None and fn is None:
+        raise TypeError(f"{func}: pass `statistic` (e.g. 'mean' or ('mean', 'std')) and/or `fn`")
+    stats: tuple[str, ...] = ()
+    if statistic is not None:
+        stats = (statistic,) if isinstance(statistic, str) else tuple(statistic)
+        for s in stats:
+            if s not in STATISTICS:
+                raise ValueError(
+                    f"{func}: unknown statistic {s!r}; choose from {', '.join(STATISTICS)}"
+                )
+    if fn is not None and not callable(fn):
+        raise TypeError(f"{func}: `fn` must be callable, got {type(fn).__name__}")
+    if batch_size is not None:
+        batch_size = static_int(batch_size, "batch_size", func)
+    return stats, fn, batch_size
+
+
+def assemble(parts: list[tuple[np.ndarray, Any]], n_out: int, shape: tuple[int, ...] | None) -> Any:
+    """Scatter per-call results ``(index, pytree of (R, ...) arrays)`` into ``(K, ...)`` arrays."""
+    if not parts:
+        return None
+    idx = np.concatenate([p[0] for p in parts])
+    shape = (n_out,) if shape is None else shape
+
+    def join(*leaves: Any) -> np.ndarray:
+        vals = np.concatenate([np.asarray(v) for v in leaves])
+        out = np.zeros((n_out,) + vals.shape[1:], vals.dtype)
+        out[idx] = vals
+        return out.reshape(shape + vals.shape[1:])
+
+    return jax.tree_util.tree_map(join, *[p[1] for p in parts])
+
+
+def _progress(done: int, total: int | None, points: int, end: bool = False) -> None:
+    tot = f"/{total}" if total else ""
+    sys.stderr.write(f"\rjaxsubset.stream: block {done}{tot}, {points:,} points")
+    if end:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def _home(entry: tuple[np.ndarray, Any, int]) -> tuple[np.ndarray, Any, int]:
+    """A kernel call's results as NumPy arrays, without the padding ranges."""
+    idx, out, m = entry
+    return idx, jax.tree_util.tree_map(lambda a: np.asarray(a)[:m], out), m
+
+
+def _run(
+    source: _Source,
+    pl: _Plan,
+    stats: tuple[str, ...],
+    fn: Callable | None,
+    batch_size: int | None,
+    block: int,
+    progress: bool,
+    prefetch: int,
+) -> tuple[dict[str, Any], int]:
+    """The data pass: every block + halo through one kernel; returns (results, N)."""
+    cap = pl.capacity
+    width = block + cap
+    per = pl.per_block
+    kernel = _kernel(cap, stats, fn, batch_size)
+    idt = index_dtype()
+    total = -(-source.length // block) if source.length else None
+
+    def transferred() -> Iterator[tuple[int, Any, Any, int]]:
+        for g0, bx, by, n in _windows(source.pieces(), block, cap):
+            yield g0, jax.device_put(bx), jax.device_put(by), n
+
+    host: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    device: list[tuple[np.ndarray, Any]] = []
+    done = 0
+    big_n = 0
+    for b, (g0, bx, by, n) in enumerate(_prefetch(transferred(), prefetch)):
+        last = n <= block
+        n_end = g0 + n if n < width else source.length
+        start, count, idx = pl.provider.take(math.inf if last else g0 + block, n_end)
+        host.append((start, count, idx))
+        lstart = start - g0
+        mark = len(device)
+        for i in range(0, start.shape[0], per):
+            m = min(per, start.shape[0] - i)
+            ls = np.zeros(per, idt)
+            ct = np.zeros(per, idt)
+            ls[:m], ct[:m] = lstart[i : i + m], count[i : i + m]
+            out = kernel(bx, by, ls, ct, jnp.asarray(g0, idt))
+            device.append((idx[i : i + m], out, m))
+        # bring the previous blocks' results home while this block computes (bounded memory)
+        while done < mark:
+            device[done] = _home(device[done])
+            done += 1
+        big_n = g0 + n
+        if progress:
+            _progress(b + 1, total, min(g0 + block, big_n))
+    if progress:
+        _progress(len(host), total, big_n, end=True)
+    if not host:
+        raise ValueError(f"stream: `source` ({source.name}) holds no points")
+    parts = [_home(d)[:2] for d in device]
+    start, count, idx = (np.concatenate(a) for a in zip(*host, strict=True))
+    n_out = int(np.prod(pl.shape)) if pl.shape is not None else start.shape[0]
+    result = {
+        "start": assemble([(idx, start)], n_out, pl.shape),
+        "count": assemble([(idx, count)], n_out, pl.shape),
+    }
+    result["overflow"] = result["count"] > cap
+    if parts:
+        result.update(assemble(parts, n_out, pl.shape))
+    return result, big_n
+
+
+def stream(
+    source: Any,
+    kind: str,
+    *,
+    statistic: str | Sequence[str] | None = None,
+    fn: Callable[..., Any] | None = None,
+    capacity: int | None = None,
+    block_size: int = 1 << 20,
+    batch_size: int | None = None,
+    columns: Sequence[str] = ("x", "y"),
+    progress: bool = False,
+    prefetch: int = 2,
+    **kind_args: Any,
+) -> dict[str, Any]:
+    """Run a subset analysis over data larger than memory, block by block, exactly.
+
+    The points are read in blocks of ``block_size`` plus a halo of ``capacity`` points, so
+    subsets crossing block boundaries are exact; all blocks go through ONE compiled kernel (the
+    last one padded), and a background thread reads the next block while this one computes.
+    Results equal the in-memory path (``jaxsubset.<kind>(x, y, ...)`` then the reductions or
+    ``Subsets.apply(fn)``), also for overflowing subsets (their first ``capacity`` points).
+    Memory: a few blocks, plus the ``K`` results (and, for ``select``/``bins``/``rolling`` with
+    ``at``, their ``K`` ranges).
+
+    The x-value kinds (``select``, ``bins``, ``rolling``) first read ``x`` once to find their
+    index ranges, so they need a source that can be read twice (not a one-shot iterator).
+
+    Args:
+        source: ``(N, 2)`` ``.npy`` path (memory-mapped), a pair of ``.npy`` paths ``(x, y)``,
+            a ``.parquet`` path (read in record batches; pyarrow needed), a pair of arrays
+            (memory-mapped or not), or an iterable of ``(x, y)`` NumPy blocks of any sizes (a
+            list, or a function returning a fresh iterator, to allow two reads). ``x`` is
+            ``(N,)`` sorted; ``y`` is ``(N, *channels)``.
+        kind: ``"chunks"`` (``size=`` or ``n=``), ``"sliding"`` (``size=``, ``step=1``),
+            ``"rolling"`` (``width=``, ``at=None``, ``closed="right"``), ``"bins"``
+            (``edges=``) or ``"select"`` (``lo=``, ``hi=``, ``closed="left"``); the arguments
+            mean what they mean for :func:`jaxsubset.chunks` etc. (``n``, ``size``, ``step``
+            static ints; ``at=None`` streams one window per point and needs a scalar width).
+        statistic: one name or a sequence of names among ``sum mean var std min max median
+            argmin argmax`` (the :class:`Subsets` reductions; ``argmin``/``argmax`` are global
+            indices).
+        fn: optional ``fn(x, y, mask)`` run on every subset, as :meth:`Subsets.apply`.
+        capacity: static Python int, points held per subset; required for ``rolling``,
+            ``bins``, ``select`` (derived for ``chunks``/``sliding``). Wrap the call in
+            :func:`jaxsubset.grow_capacity` to find it automatically.
+        block_size: static Python int, points per block (the halo comes on top).
+        batch_size: for ``fn``: ``lax.map`` batch size (see :meth:`Subsets.apply`).
+        columns: the x and y column names of a Parquet file.
+        progress: print a progress line to stderr.
+        prefetch: blocks read ahead by the background thread (2: double buffering).
+        **kind_args: the arguments of ``kind``.
+
+    Returns:
+        dict of NumPy arrays with the batch shape ``(K,)`` (or the bounds' / anchors' shape):
+        ``"start"``, ``"count"`` (global index and true size of every subset), ``"overflow"``
+        (``count > capacity``), one entry per statistic, and ``"result"`` (``fn``'s output
+        pytree, stacked).
+
+    Raises:
+        ValueError: on unsorted or NaN ``x`` (x-value kinds), bad arguments, or an empty source.
+
+    Example:
+        >>> import numpy as np, jaxsubset
+        >>> x = np.arange(10.0)
+        >>> blocks = [(x[:3], x[:3]), (x[3:], x[3:])]
+        >>> out = jaxsubset.stream(blocks, "sliding", size=4, step=3, statistic="mean")
+        >>> out["start"].tolist(), out["mean"].tolist()
+        ([0, 3, 6], [1.5, 4.5, 7.5])
+        >>> out = jaxsubset.stream(blocks, "rolling", width=2.5, capacity=4, statistic="sum")
+        >>> out["sum"].tolist()
+        [0.0, 1.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0, 24.0]
+    """
+    func = f"stream({kind!r})"
+    stats, fn, batch_size = check_compute(statistic, fn, batch_size, func)
+    block = static_int(block_size, "block_size", func)
+    prefetch = static_int(prefetch, "prefetch", func)
+    src = open_source(source, columns=columns, read_size=block, func=func)
+    pl = plan(src, kind, kind_args, capacity, block)
+    result, big_n = _run(src, pl, stats, fn, batch_size, block, progress, prefetch)
+    if kind == "sliding" and big_n < pl.capacity:
+        raise ValueError(f"{func}: `size` must be <= len(x)={big_n}, got {pl.capacity}")
+    return result

@@ -1,0 +1,186 @@
+"""stream: larger-than-memory data block by block equals the in-memory path, exactly."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsubset
+from jaxsubset import _stream
+
+
+STATS = _stream.STATISTICS
+N = 1003
+BLOCK = 64
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(5)
+    x = np.sort(np.round(rng.uniform(0.0, 100.0, N), 1))  # ties on purpose
+    y = rng.normal(3.0, 2.0, N)
+    return x, y
+
+
+def _reference(x, y, kind, capacity, kw):
+    """The in-memory path: the constructor of the same name, on the whole arrays."""
+    x, y = jnp.asarray(x), jnp.asarray(y)
+    if kind == "chunks":
+        return jaxsubset.chunks(x, y, kw.get("n"), size=kw.get("size"))
+    if kind == "sliding":
+        return jaxsubset.sliding(x, y, kw["size"], step=kw.get("step", 1))
+    if kind == "rolling":
+        return jaxsubset.rolling(
+            x, y, kw["width"], capacity=capacity, at=kw.get("at"), closed=kw.get("closed", "right")
+        )
+    if kind == "bins":
+        return jaxsubset.bins(x, y, kw["edges"], capacity=capacity)
+    return jaxsubset.select(
+        x, y, kw["lo"], kw["hi"], capacity=capacity, closed=kw.get("closed", "left")
+    )
+
+
+def _assert_same(out, ref, stats=STATS):
+    np.testing.assert_array_equal(out["start"], ref.start)
+    np.testing.assert_array_equal(out["count"], ref.count)
+    np.testing.assert_array_equal(out["overflow"], ref.overflow)
+    for name in stats:
+        want = getattr(ref, name)()
+        if name in ("sum", "mean", "var", "std"):
+            # same points, same padding; XLA may vectorise the sum differently: ~1 ulp
+            np.testing.assert_allclose(out[name], want, rtol=1e-13, atol=1e-13, err_msg=name)
+        else:  # selections are exact
+            np.testing.assert_array_equal(out[name], want, err_msg=name)
+
+
+def _cases(x):
+    rng = np.random.default_rng(1)
+    at = rng.uniform(-5.0, 105.0, 37)  # unsorted anchors, some outside the data
+    lo = rng.uniform(-10.0, 100.0, (3, 5))
+    edges = np.array([-5.0, 0.0, 0.0, 3.3, 10.0, 10.05, 50.0, 99.9, 100.0, 120.0])
+    return [
+        ("chunks", None, {"size": 50}),
+        ("chunks", None, {"n": 7}),
+        ("sliding", None, {"size": 100, "step": 7}),  # windows longer than a block
+        ("rolling", 32, {"width": 2.0}),
+        ("rolling", 4, {"width": 2.0, "closed": "both"}),  # overflowing windows
+        ("rolling", 128, {"width": np.full(37, 7.5), "at": at, "closed": "left"}),
+        ("bins", 128, {"edges": edges}),
+        ("select", 256, {"lo": lo, "hi": lo + rng.uniform(0.0, 20.0, (3, 5)), "closed": "both"}),
+    ]
+
+
+def test_stream_every_kind_equals_in_memory(data, tmp_path):
+    x, y = data
+    path = tmp_path / "xy.npy"
+    np.save(path, np.stack([x, y], axis=1))
+    for kind, cap, kw in _cases(x):
+        out = jaxsubset.stream(
+            str(path), kind, statistic=STATS, capacity=cap, block_size=BLOCK, **kw
+        )
+        ref = _reference(x, y, kind, cap, kw)
+        assert out["count"].shape == ref.count.shape, kind
+        _assert_same(out, ref)
+    # the overflow case really overflows, and the halo case really straddles blocks
+    assert _reference(x, y, "rolling", 4, {"width": 2.0, "closed": "both"}).overflow.any()
+
+
+def test_stream_sources_agree(data, tmp_path):
+    x, y = data
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"t": x, "v": y}), tmp_path / "d.parquet", row_group_size=97)
+    cuts = [0, 5, 6, 200, 201, 700, N]
+    blocks = [(x[a:b], y[a:b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    kw = dict(kind="rolling", width=3.0, capacity=64, statistic=("mean", "max", "argmin"))
+    ref = jaxsubset.rolling(jnp.asarray(x), jnp.asarray(y), 3.0, capacity=64)
+    sources = [
+        (str(tmp_path / "x.npy"), str(tmp_path / "y.npy")),
+        str(tmp_path / "d.parquet"),
+        blocks,
+        lambda: iter(blocks),
+        (np.load(tmp_path / "x.npy", mmap_mode="r"), y),
+    ]
+    for src in sources:
+        cols = ("t", "v")
+        out = jaxsubset.stream(src, block_size=50, columns=cols, **kw)
+        _assert_same(out, ref, ("mean", "max", "argmin"))
+
+
+def test_stream_fn_channels_and_one_shot_iterator(data):
+    x, y = data
+    y2 = np.stack([y, -2 * y], axis=1)
+
+    def fn(xs, ys, m):
+        return {"w": jnp.sum(jnp.where(m[:, None], ys * xs[:, None], 0), axis=0), "n": m.sum()}
+
+    gen = ((x[a : a + 30], y2[a : a + 30]) for a in range(0, N, 30))  # one-shot iterator
+    out = jaxsubset.stream(gen, "chunks", size=40, fn=fn, statistic="median", block_size=BLOCK)
+    ref = jaxsubset.chunks(jnp.asarray(x), jnp.asarray(y2), size=40)
+    want = ref.apply(fn)
+    np.testing.assert_allclose(out["result"]["w"], want["w"], rtol=1e-13)
+    np.testing.assert_array_equal(out["result"]["n"], want["n"])
+    np.testing.assert_array_equal(out["median"], ref.median())
+    # NumPy reference for one chunk
+    np.testing.assert_allclose(out["result"]["w"][3], (y2[120:160] * x[120:160, None]).sum(0))
+    # the x-value kinds need a second read: a one-shot iterator is refused clearly
+    gen = ((x[a : a + 30], y[a : a + 30]) for a in range(0, N, 30))
+    with pytest.raises(TypeError, match="one-shot iterator"):
+        jaxsubset.stream(gen, "rolling", width=1.0, capacity=8, statistic="mean")
+
+
+def test_stream_one_compiled_kernel_for_all_blocks(data):
+    x, y = data
+    before = _stream.TRACES[0]
+    out = jaxsubset.stream((x, y), "sliding", size=37, step=3, statistic="sum", block_size=32)
+    assert _stream.TRACES[0] - before == 1  # 32 blocks (padded last one), one trace
+    out2 = jaxsubset.stream((x, y), "sliding", size=37, step=3, statistic="sum", block_size=32)
+    assert _stream.TRACES[0] - before == 1  # cached across calls
+    want = np.lib.stride_tricks.sliding_window_view(y, 37)[::3].sum(axis=1)
+    np.testing.assert_allclose(out["sum"], want, rtol=1e-12)
+    np.testing.assert_array_equal(out["sum"], out2["sum"])
+
+
+def test_stream_matches_in_memory_under_jit(data):
+    x, y = data
+    edges = jnp.linspace(0.0, 100.0, 11)
+    f = jax.jit(lambda x, y, e: jaxsubset.bins(x, y, e, capacity=256).std())
+    out = jaxsubset.stream((x, y), "bins", edges=np.asarray(edges), capacity=256, statistic="std")
+    np.testing.assert_allclose(out["std"], f(jnp.asarray(x), jnp.asarray(y), edges), rtol=1e-13)
+    np.testing.assert_allclose(out["std"][0], np.std(y[(x >= 0.0) & (x < 10.0)]), rtol=1e-12)
+
+
+def test_stream_grows_its_capacity(data):
+    x, y = data
+    out, cap = jaxsubset.grow_capacity(
+        jaxsubset.stream, (x, y), "rolling", width=4.0, statistic="mean", block_size=BLOCK
+    )
+    ref = jaxsubset.rolling(jnp.asarray(x), jnp.asarray(y), 4.0, capacity=cap)
+    assert not out["overflow"].any() and cap == jaxsubset.required_capacity(ref.count)
+    np.testing.assert_allclose(out["mean"], ref.mean(), rtol=1e-13)
+
+
+def test_stream_progress_and_errors(data, capsys):
+    x, y = data
+    jaxsubset.stream((x, y), "chunks", size=100, statistic="mean", block_size=200, progress=True)
+    assert "block 6/6" in capsys.readouterr().err
+    xs = x.copy()
+    xs[500] = 1e9
+    with pytest.raises(ValueError, match=r"sorted ascending, but x\[500\]"):
+        jaxsubset.stream((xs, y), "rolling", width=1.0, capacity=8, statistic="mean")
+    with pytest.raises(ValueError, match="unknown statistic 'avg'"):
+        jaxsubset.stream((x, y), "chunks", size=10, statistic="avg")
+    with pytest.raises(TypeError, match="`capacity` is required for bins"):
+        jaxsubset.stream((x, y), "bins", edges=[0.0, 1.0], statistic="mean")
+    with pytest.raises(ValueError, match="`kind` must be one of"):
+        jaxsubset.stream((x, y), "windows", size=3, statistic="mean")
+    with pytest.raises(TypeError, match="unexpected argument"):
+        jaxsubset.stream((x, y), "sliding", size=3, width=2, statistic="mean")
+    with pytest.raises(ValueError, match="`block_size` must be a positive int, got 0"):
+        jaxsubset.stream((x, y), "chunks", size=3, statistic="mean", block_size=0)
+    with pytest.raises(ValueError, match=r"`size` must be <= len\(x\)=1003"):
+        jaxsubset.stream((x, y), "sliding", size=2000, statistic="mean")
+    with pytest.raises(TypeError, match="pass `statistic`"):
+        jaxsubset.stream((x, y), "chunks", size=3)
