@@ -440,6 +440,10 @@ def _stats_figure(xy: XY, ranges: Any, values: dict[str, np.ndarray], stats, wha
     from ._plot import plot_subsets
 
     stat = next((s for s in stats if s != "count"), stats[0])
+
+    def label(name: str) -> str:  # headerless files name their columns "0", "1", ...
+        return f"column {name}" if name.isdigit() else name
+
     v = values[stat][:, 0].astype(np.float64)
     fig, ax = _new_figure()
     plot_subsets(
@@ -449,9 +453,9 @@ def _stats_figure(xy: XY, ranges: Any, values: dict[str, np.ndarray], stats, wha
         ax=ax,
         values=v,
         value_label=stat,
-        xlabel=xy.x_name,
-        ylabel=xy.y_names[0],
-        title=f"{stat} of {xy.y_names[0]!r} over {what}",
+        xlabel=label(xy.x_name),
+        ylabel=label(xy.y_names[0]),
+        title=f"{stat} of {label(xy.y_names[0])} over {what}",
     )
     fig.tight_layout()
     return fig
