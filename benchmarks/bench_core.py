@@ -51,7 +51,7 @@ import jaxsubset  # noqa: E402
 
 
 FULL = dict(ns=(10**5, 10**6, 10**7), ks=(5, 100, 1000), repeats=5, sweep=1000, budget_s=1.5)
-QUICK = dict(ns=(10**5,), ks=(5, 100), repeats=3, sweep=200, budget_s=0.3)
+QUICK = dict(ns=(10**5,), ks=(5, 100), repeats=3, sweep=100, budget_s=0.2)
 CAPACITY = 1024  # workload 2's subset capacity
 WIDTH = 1000.0  # workload 2's x-width: 1000 +- 1 points of a jittered unit grid, under CAPACITY
 WINDOW, STEP, BATCH = 256, 64, 1024  # workload 3

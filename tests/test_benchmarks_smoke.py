@@ -1,0 +1,45 @@
+"""The core benchmark runs end to end (``--quick``), and its sweep compiles exactly once.
+
+This checks correctness of the benchmark, not speed: no timing is asserted here.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def quick_run():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_core
+
+        yield bench_core.main(["--quick"])
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_sweep_over_bounds_compiles_once(quick_run):
+    (row,) = [r for r in quick_run["results"]["compile"] if r["method"].startswith("jaxsubset")]
+    assert row["compiles"] == 1
+    assert row["traces"] == 1
+
+
+def test_every_workload_reports(quick_run):
+    assert set(quick_run["results"]) == {"chunks", "xrange", "sliding", "compile"}
+    chunks = quick_run["results"]["chunks"]
+    assert {r["method"] for r in chunks} >= {
+        "floor: np.sum(y)",
+        "jaxsubset chunks+mean/std/max",
+        "(a) python loop isclose/where",
+        "(b) jit static bounds",
+        "(c) jit full-length masking",
+        "(d) numpy reshape",
+    }
+    ours = [r for r in chunks if r["method"].startswith("jaxsubset chunks")]
+    assert all(r["compiles"] == 1 for r in ours)
+    assert any(t["status"] in ("MET", "MISSED") for t in quick_run["targets"])
