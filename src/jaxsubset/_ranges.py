@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._subsets import Subsets, _gather
+from ._time import datetime_to_ns, time_kind, timedelta_to_ns
 from ._typing import Array, ArrayLike, Int
 from ._validate import (
     as_int_bounds,
@@ -124,9 +125,30 @@ def _search(x: Array, v: Array, side: str, n_real: Array) -> Array:
     return jnp.minimum(jnp.searchsorted(x, v, side=side).astype(index_dtype()), n_real)
 
 
-def _bound_array(value: ArrayLike, name: str, x: Array, func: str) -> Array:
-    """An x-value bound as an array in x's (float) dtype family."""
+def _bound_array(
+    value: ArrayLike,
+    name: str,
+    x: Array,
+    func: str,
+    time: str | None = None,
+    width: bool = False,
+) -> Array:
+    """An x-value bound (or a width) as an array comparable with ``x``.
+
+    On a time axis (``time`` is ``"M"``/``"m"``) dates and durations become int64 nanoseconds
+    like ``x``; a plain number there is an error (it would silently mean nanoseconds). A traced
+    bound is taken as already converted.
+    """
     if not is_traced(value):
+        if time is not None:
+            if width or time == "m":
+                value = timedelta_to_ns(value, name, func)
+            else:
+                value = datetime_to_ns(value, name, func)
+        elif time_kind(value) is not None or isinstance(value, str):
+            raise TypeError(
+                f"{func}: `{name}` is a date/duration ({value!r}) but `x` is not a time axis"
+            )
         np_v = np.asarray(value)
         if np_v.dtype.kind not in "biuf":
             raise TypeError(f"{func}: `{name}` must be numeric, got dtype {np_v.dtype}")
@@ -450,6 +472,7 @@ def select_ranges(
     closed: str = "left",
     length: ArrayLike | None = None,
     _func: str = "ranges.select",
+    _time: str | None = None,
 ) -> Ranges:
     """Index ranges of the points with ``lo <= x < hi`` (by default; see :func:`select`).
 
@@ -460,10 +483,11 @@ def select_ranges(
         (2, 4)
     """
     closed = check_closed(closed, _func)
+    tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
-    lo = _bound_array(lo, "lo", x, _func)
-    hi = _bound_array(hi, "hi", x, _func)
+    lo = _bound_array(lo, "lo", x, _func, tk)
+    hi = _bound_array(hi, "hi", x, _func, tk)
     lo, hi = jnp.broadcast_arrays(lo, hi)
     return _xrange(x, lo, hi, closed, _length(length, x.shape[0], _func))
 
@@ -508,8 +532,9 @@ def select(
         4
     """
     capacity = static_int(capacity, "capacity", "select")
+    tk = time_kind(x)
     x, y = as_xy(x, y, "select")
-    r = select_ranges(x, lo, hi, closed=closed, length=length, _func="select")
+    r = select_ranges(x, lo, hi, closed=closed, length=length, _func="select", _time=tk)
     return _to_subsets(x, y, r, capacity)
 
 
@@ -521,6 +546,7 @@ def rolling_ranges(
     closed: str = "right",
     length: ArrayLike | None = None,
     _func: str = "ranges.rolling",
+    _time: str | None = None,
 ) -> Ranges:
     """Index ranges of x-width windows ending at each anchor (see :func:`jaxsubset.rolling`).
 
@@ -531,10 +557,11 @@ def rolling_ranges(
         [0, 0, 0, 3]
     """
     closed = check_closed(closed, _func)
+    tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
-    anchors = x if at is None else _bound_array(at, "at", x, _func)
-    width = _bound_array(width, "width", x, _func)
+    anchors = x if at is None else _bound_array(at, "at", x, _func, tk)
+    width = _bound_array(width, "width", x, _func, tk, width=True)
     if not is_traced(width) and bool(jnp.any(width < 0)):
         raise ValueError(f"{_func}: `width` must be >= 0, got {np.asarray(width).tolist()!r}")
     hi = anchors.astype(jnp.promote_types(anchors.dtype, width.dtype))
@@ -582,8 +609,9 @@ def rolling(
         [1, 2, 3, 1]
     """
     capacity = static_int(capacity, "capacity", "rolling")
+    tk = time_kind(x)
     x, y = as_xy(x, y, "rolling")
-    r = rolling_ranges(x, width, at=at, closed=closed, length=length, _func="rolling")
+    r = rolling_ranges(x, width, at=at, closed=closed, length=length, _func="rolling", _time=tk)
     return _to_subsets(x, y, r, capacity)
 
 
@@ -618,6 +646,7 @@ def bin_ranges(
     *,
     length: ArrayLike | None = None,
     _func: str = "ranges.bins",
+    _time: str | None = None,
 ) -> Ranges:
     """Index ranges of ``numpy.histogram`` bins (see :func:`jaxsubset.bins`).
 
@@ -627,8 +656,11 @@ def bin_ranges(
         >>> jaxsubset.ranges.bins(x, jnp.array([0.0, 1.0, 3.0])).count.tolist()
         [1, 4]
     """
+    tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
+    if tk is not None and not is_traced(edges):
+        edges = _bound_array(edges, "edges", x, _func, tk)
     edges = check_edges(edges, _func, x)
     n_real = _length(length, x.shape[0], _func)
     left = _search(x, edges[:-1], "left", n_real)
@@ -667,8 +699,9 @@ def bins(
         [1, 4]
     """
     capacity = static_int(capacity, "capacity", "bins")
+    tk = time_kind(x)
     x, y = as_xy(x, y, "bins")
-    r = bin_ranges(x, edges, length=length, _func="bins")
+    r = bin_ranges(x, edges, length=length, _func="bins", _time=tk)
     return _to_subsets(x, y, r, capacity)
 
 
@@ -708,10 +741,11 @@ def nearest(
         [0, 0, 2, 3]
     """
     func = "nearest"
+    tk = time_kind(x)
     x = as_x(x, func)
     if x.shape[0] == 0:
         raise ValueError(f"{func}: `x` must hold at least one point, got len(x)=0")
     check_sorted_x(x, func)
-    values = _bound_array(values, "values", x, func)
+    values = _bound_array(values, "values", x, func, tk)
     n_real = _length(length, x.shape[0], func)
     return _nearest_impl(x, values, jnp.maximum(n_real, 1))

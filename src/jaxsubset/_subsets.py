@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._typing import Array, Bool, Int, Shaped
-from ._validate import index_dtype, static_int
+from ._validate import check_nan_policy, index_dtype, static_int
 
 
 @functools.partial(jax.tree_util.register_dataclass)
@@ -87,129 +87,214 @@ class Subsets:
             y = y.astype(jnp.result_type(float))
         return y
 
-    def _n(self) -> Array:
-        """Number of held points, broadcastable against per-subset results."""
-        return self._per_channel(self.n_held)
+    def _nan(self) -> Array:
+        """``(*batch, L, *channels)`` bool: held values that are NaN."""
+        if not jnp.issubdtype(self.y.dtype, jnp.inexact):
+            return jnp.zeros(self.y.shape, bool)
+        return self._point_mask() & jnp.isnan(self.y)
+
+    def _values_mask(self, nan_policy: str, func: str) -> tuple[Array, Array]:
+        """Element mask ``(*batch, L, *channels)`` and per-channel counts for a NaN policy."""
+        nan_policy = check_nan_policy(nan_policy, func)
+        if nan_policy == "raise":
+            self._raise_on_nan(func)
+        if nan_policy == "omit":
+            m = self._point_mask() & ~self._nan()
+            return m, jnp.sum(m, axis=self._axis)
+        m = jnp.broadcast_to(self._point_mask(), self.y.shape)
+        return m, jnp.broadcast_to(
+            self._per_channel(self.n_held),
+            self.y.shape[: self._axis] + self.y.shape[self._axis + 1 :],
+        )
+
+    def _raise_on_nan(self, func: str) -> None:
+        from ._capacity import _raise_if
+
+        nan = self._nan()
+        count = jnp.sum(nan).astype(self.start.dtype)
+        _raise_if(
+            count > 0,
+            count[None],
+            lambda f: (
+                f"{func}: the subsets hold {int(f[0])} NaN value(s) and "
+                "nan_policy='raise'; use nan_policy='omit' to skip missing readings"
+            ),
+        )
+
+    def valid_count(self) -> Int[Array, "..."]:
+        """Number of held points whose ``y`` is not NaN, per channel.
+
+        Beside ``count`` (all points of the subset) this is the number of real readings that a
+        reduction with ``nan_policy="omit"`` uses.
+
+        Returns:
+            ``(*batch, *channels)`` int.
+
+        Example:
+            >>> import jax.numpy as jnp, jaxsubset
+            >>> y = jnp.array([1.0, jnp.nan, 3.0, 4.0])
+            >>> s = jaxsubset.chunks(jnp.arange(4.0), y, 2)
+            >>> s.count.tolist(), s.valid_count().tolist()
+            ([2, 2], [1, 2])
+        """
+        return jnp.sum(self._point_mask() & ~self._nan(), axis=self._axis).astype(self.count.dtype)
 
     # ------------------------------------------------------------------ reductions
-    def sum(self) -> Shaped[Array, "..."]:
+    def sum(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Sum of each subset's ``y``; 0 for an empty subset.
+
+        Args:
+            nan_policy: SciPy's names: ``"propagate"`` (a NaN makes the result NaN),
+                ``"omit"`` (NaN readings are skipped), ``"raise"`` (a NaN raises
+                ``ValueError``; under ``jit`` at run time).
 
         Returns:
             ``(*batch, *channels)``.
         """
-        return jnp.sum(jnp.where(self._point_mask(), self.y, 0), axis=self._axis)
+        m, _ = self._values_mask(nan_policy, "Subsets.sum")
+        return jnp.sum(jnp.where(m, self.y, 0), axis=self._axis)
 
-    def mean(self) -> Shaped[Array, "..."]:
+    def mean(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Mean of each subset's ``y``; NaN for an empty subset.
+
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
 
         Returns:
             ``(*batch, *channels)`` float.
         """
+        return self._mean(*self._values_mask(nan_policy, "Subsets.mean"))
+
+    def _mean(self, m: Array, n: Array) -> Array:
         y = self._float_y()
-        n = self._n()
-        total = jnp.sum(jnp.where(self._point_mask(), y, 0), axis=self._axis)
+        total = jnp.sum(jnp.where(m, y, 0), axis=self._axis)
         return jnp.where(n > 0, total / jnp.where(n > 0, n, 1).astype(y.dtype), jnp.nan)
 
-    def var(self, ddof: int = 0) -> Shaped[Array, "..."]:
+    def var(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Variance of each subset's ``y`` (two-pass, so a large offset loses no digits).
 
         Args:
             ddof: delta degrees of freedom; the divisor is ``n - ddof``.
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
 
         Returns:
             ``(*batch, *channels)`` float; NaN where ``n - ddof <= 0``.
         """
         ddof = static_int(ddof, "ddof", "Subsets.var", minimum=0)
+        m, n = self._values_mask(nan_policy, "Subsets.var")
         y = self._float_y()
-        m = self._point_mask()
-        mu = jnp.expand_dims(self.mean(), self._axis)
+        mu = jnp.expand_dims(self._mean(m, n), self._axis)
         dev = jnp.where(m, y - jnp.where(jnp.isnan(mu), 0, mu), 0)
         ss = jnp.sum(dev * dev, axis=self._axis)
-        denom = self._n() - ddof
+        denom = n - ddof
         return jnp.where(denom > 0, ss / jnp.where(denom > 0, denom, 1).astype(y.dtype), jnp.nan)
 
-    def std(self, ddof: int = 0) -> Shaped[Array, "..."]:
+    def std(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Standard deviation of each subset's ``y``; NaN where ``n - ddof <= 0``.
 
+        Args:
+            ddof: delta degrees of freedom; the divisor is ``n - ddof``.
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
         Returns:
             ``(*batch, *channels)`` float.
         """
-        return jnp.sqrt(self.var(ddof=ddof))
+        return jnp.sqrt(self.var(ddof=ddof, nan_policy=nan_policy))
 
-    def _extreme(self, which: str) -> Array:
-        y = self._float_y()
+    def _extreme(self, which: str, nan_policy: str) -> Array:
+        m, n = self._values_mask(nan_policy, f"Subsets.{which}")
         fill = jnp.inf if which == "min" else -jnp.inf
-        masked = jnp.where(self._point_mask(), y, fill)
-        red = (
-            jnp.min(masked, axis=self._axis) if which == "min" else jnp.max(masked, axis=self._axis)
-        )
-        return jnp.where(self._n() > 0, red, jnp.nan)
+        masked = jnp.where(m, self._float_y(), fill)
+        reduce = jnp.min if which == "min" else jnp.max
+        return jnp.where(n > 0, reduce(masked, axis=self._axis), jnp.nan)
 
-    def min(self) -> Shaped[Array, "..."]:
+    def min(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Minimum of each subset's ``y``; NaN for an empty subset.
 
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
         Returns:
             ``(*batch, *channels)`` float.
         """
-        return self._extreme("min")
+        return self._extreme("min", nan_policy)
 
-    def max(self) -> Shaped[Array, "..."]:
+    def max(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Maximum of each subset's ``y``; NaN for an empty subset.
 
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
         Returns:
             ``(*batch, *channels)`` float.
         """
-        return self._extreme("max")
+        return self._extreme("max", nan_policy)
 
-    def median(self) -> Shaped[Array, "..."]:
+    def median(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Median of each subset's ``y`` (mean of the two middle values for an even count).
 
-        NaN for an empty subset, and NaN where the subset holds a NaN (as ``numpy.median``).
+        NaN for an empty subset, and (with ``nan_policy="propagate"``) NaN where the subset
+        holds a NaN, as ``numpy.median``.
+
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
 
         Returns:
             ``(*batch, *channels)`` float.
         """
+        m, n = self._values_mask(nan_policy, "Subsets.median")
         y = self._float_y()
-        m = self._point_mask()
         ordered = jnp.sort(jnp.where(m, y, jnp.inf), axis=self._axis)
-        n = self._n()
         lo = jnp.expand_dims(jnp.maximum(n - 1, 0) // 2, self._axis)
         hi = jnp.expand_dims(n // 2, self._axis)
-        lo = jnp.broadcast_to(lo, lo.shape[: self._axis] + (1,) + ordered.shape[self._axis + 1 :])
-        hi = jnp.broadcast_to(hi, lo.shape)
         a = jnp.take_along_axis(ordered, lo, axis=self._axis).squeeze(self._axis)
         b = jnp.take_along_axis(ordered, hi, axis=self._axis).squeeze(self._axis)
         med = (a + b) / 2
         has_nan = jnp.any(m & jnp.isnan(y), axis=self._axis)
         return jnp.where((n > 0) & ~has_nan, med, jnp.nan)
 
-    def _arg(self, which: str) -> Array:
-        y = self._float_y()
+    def _arg(self, which: str, nan_policy: str) -> Array:
+        m, n = self._values_mask(nan_policy, f"Subsets.arg{which}")
         fill = jnp.inf if which == "min" else -jnp.inf
-        masked = jnp.where(self._point_mask(), y, fill)
+        masked = jnp.where(m, self._float_y(), fill)
         fn = jnp.argmin if which == "min" else jnp.argmax
         i = fn(masked, axis=self._axis).astype(self.start.dtype)
-        return jnp.where(self._n() > 0, self._per_channel(self.start) + i, -1)
+        return jnp.where(n > 0, self._per_channel(self.start) + i, -1)
 
-    def argmin(self) -> Int[Array, "..."]:
+    def argmin(self, *, nan_policy: str = "propagate") -> Int[Array, "..."]:
         """Index into the ORIGINAL arrays of each subset's minimum ``y`` (first on ties).
 
+        With ``nan_policy="propagate"`` a NaN counts as the minimum (as ``numpy.argmin``).
+
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
         Returns:
             ``(*batch, *channels)`` int; -1 for an empty subset.
         """
-        return self._arg("min")
+        return self._arg("min", nan_policy)
 
-    def argmax(self) -> Int[Array, "..."]:
+    def argmax(self, *, nan_policy: str = "propagate") -> Int[Array, "..."]:
         """Index into the ORIGINAL arrays of each subset's maximum ``y`` (first on ties).
 
+        With ``nan_policy="propagate"`` a NaN counts as the maximum (as ``numpy.argmax``).
+
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
         Returns:
             ``(*batch, *channels)`` int; -1 for an empty subset.
         """
-        return self._arg("max")
+        return self._arg("max", nan_policy)
 
     # ------------------------------------------------------------------ user functions
-    def apply(self, fn: Callable[..., Any], *, batch_size: int | None = None) -> Any:
+    def apply(
+        self,
+        fn: Callable[..., Any],
+        *,
+        batch_size: int | None = None,
+        nan_policy: str = "propagate",
+    ) -> Any:
         """Run ``fn(x, y, mask)`` on every subset and stack the results.
 
         Args:
@@ -218,6 +303,9 @@ class Subsets:
                 slots hold zeros: use ``mask`` to ignore them.
             batch_size: ``None`` runs all subsets at once with ``vmap`` (fastest); a positive
                 int runs them ``batch_size`` at a time with ``lax.map`` (bounded memory).
+            nan_policy: ``"propagate"`` passes ``mask`` as is; ``"omit"`` also clears it where
+                ``y`` is NaN (in any channel), so ``fn`` sees only real readings through
+                ``mask``; ``"raise"`` raises ``ValueError`` if a held ``y`` is NaN.
 
         Returns:
             The pytree ``fn`` returns, each leaf with the batch shape prepended.
@@ -239,7 +327,14 @@ class Subsets:
         def flat(a: Array) -> Array:
             return a.reshape((k,) + a.shape[len(bshape) :])
 
-        args = (flat(self.x), flat(self.y), flat(self.mask))
+        nan_policy = check_nan_policy(nan_policy, "Subsets.apply")
+        mask = self.mask
+        if nan_policy == "raise":
+            self._raise_on_nan("Subsets.apply")
+        elif nan_policy == "omit":
+            nan = self._nan().reshape(self.mask.shape + (-1,)).any(axis=-1)
+            mask = mask & ~nan
+        args = (flat(self.x), flat(self.y), flat(mask))
         if batch_size is None:
             out = jax.vmap(fn)(*args)
         else:

@@ -13,8 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._time import x_to_ns
+
 
 CLOSED_VALUES = ("left", "right", "both", "neither")
+NAN_POLICIES = ("propagate", "omit", "raise")
 
 
 def is_traced(value: Any) -> bool:
@@ -52,6 +55,16 @@ def check_closed(closed: Any, func: str) -> str:
     return closed
 
 
+def check_nan_policy(nan_policy: Any, func: str) -> str:
+    """Validate a ``nan_policy`` argument against SciPy's names."""
+    if nan_policy not in NAN_POLICIES:
+        raise ValueError(
+            f"{func}: `nan_policy` must be one of {', '.join(map(repr, NAN_POLICIES))}, "
+            f"got {nan_policy!r}"
+        )
+    return nan_policy
+
+
 def as_x(x: Any, func: str) -> jax.Array:
     """Return ``x`` as a 1-D JAX array (numeric), raising a clear error otherwise."""
     if is_traced(x):
@@ -59,13 +72,10 @@ def as_x(x: Any, func: str) -> jax.Array:
     else:
         np_x = np.asarray(x)
         if np_x.dtype.kind in "mM":
-            raise TypeError(
-                f"{func}: `x` holds {np_x.dtype} values; convert time axes to integer "
-                f"nanoseconds first, e.g. `x.astype('datetime64[ns]').astype('int64')`"
-            )
-        if np_x.dtype.kind not in "biuf":
+            np_x = x_to_ns(np_x, func)  # a time axis: exact int64 nanoseconds
+        elif np_x.dtype.kind not in "biuf":
             raise TypeError(f"{func}: `x` must be numeric, got dtype {np_x.dtype}")
-        arr = jnp.asarray(x)
+        arr = jnp.asarray(np_x if np_x is not x else x)
     if arr.ndim != 1:
         raise ValueError(f"{func}: `x` must be 1-D, got shape {tuple(arr.shape)}")
     return arr
@@ -119,9 +129,7 @@ def check_sorted_x(x: jax.Array, func: str) -> None:
 def as_int_bounds(value: Any, name: str, func: str) -> jax.Array:
     """Return an index bound as an integer JAX array (``None`` is handled by the caller)."""
     if not is_traced(value) and np.asarray(value).dtype.kind not in "iu":
-        raise TypeError(
-            f"{func}: `{name}` must hold integers, got dtype {np.asarray(value).dtype}"
-        )
+        raise TypeError(f"{func}: `{name}` must hold integers, got dtype {np.asarray(value).dtype}")
     arr = value if is_traced(value) else jnp.asarray(value)
     if not jnp.issubdtype(arr.dtype, jnp.integer):
         raise TypeError(f"{func}: `{name}` must hold integers, got dtype {arr.dtype}")

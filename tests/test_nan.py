@@ -1,0 +1,119 @@
+"""Missing values in y: nan_policy "propagate", "omit" and "raise" on reductions and apply."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsubset
+
+
+def data_with_nan():
+    rng = np.random.default_rng(0)
+    x = np.arange(60.0)
+    y = rng.normal(size=(60, 2))
+    y[rng.random((60, 2)) < 0.2] = np.nan
+    y[20:30, 1] = np.nan  # a whole subset of NaN in one channel
+    return x, y
+
+
+NAN_FUNCS = {
+    "sum": np.nansum,
+    "mean": np.nanmean,
+    "var": np.nanvar,
+    "std": np.nanstd,
+    "min": np.nanmin,
+    "max": np.nanmax,
+    "median": np.nanmedian,
+}
+
+
+@pytest.mark.parametrize("use_jit", [False, True])
+def test_omit_matches_numpy_nan_functions(use_jit):
+    x, y = data_with_nan()
+    s = jaxsubset.chunks(x, y, 6)  # chunk 2 is [20:30]: all NaN in channel 1
+
+    def reduce(s):
+        return {k: getattr(s, k)(nan_policy="omit") for k in NAN_FUNCS} | {
+            "argmin": s.argmin(nan_policy="omit"),
+            "valid": s.valid_count(),
+        }
+
+    got = jax.jit(reduce)(s) if use_jit else reduce(s)
+    for k, piece in enumerate(np.array_split(np.arange(60), 6)):
+        seg = y[piece]
+        for name, fn in NAN_FUNCS.items():
+            for c in range(2):
+                col = seg[:, c]
+                if np.isnan(col).all():
+                    expected = 0.0 if name == "sum" else np.nan
+                else:
+                    expected = fn(col)
+                np.testing.assert_allclose(
+                    float(got[name][k, c]),
+                    expected,
+                    rtol=1e-12,
+                    err_msg=f"{name} chunk {k} channel {c}",
+                )
+            assert got["valid"][k].tolist() == (~np.isnan(seg)).sum(0).tolist()
+        for c in range(2):
+            col = seg[:, c]
+            expected = -1 if np.isnan(col).all() else piece[0] + np.nanargmin(col)
+            assert int(got["argmin"][k, c]) == expected
+
+
+def test_propagate_gives_nan_where_numpy_does():
+    x, y = data_with_nan()
+    s = jaxsubset.chunks(x, y, 6)
+    for name in ("sum", "mean", "var", "std", "min", "max", "median"):
+        got = np.asarray(getattr(s, name)())
+        ref = np.array([getattr(np, name)(y[p], axis=0) for p in np.array_split(np.arange(60), 6)])
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref), err_msg=name)
+
+
+def test_raise_eager_and_under_jit():
+    x, y = data_with_nan()
+    s = jaxsubset.chunks(x, y, 6)
+    msg = "Subsets.mean: the subsets hold"
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        s.mean(nan_policy="raise")
+    clean = jaxsubset.chunks(x, np.nan_to_num(y), 6)
+    np.testing.assert_allclose(np.asarray(clean.mean(nan_policy="raise")), np.asarray(clean.mean()))
+    f = jax.jit(lambda s: s.mean(nan_policy="raise"))
+    jax.block_until_ready(f(clean))
+    with pytest.raises(Exception, match=re.escape(msg)):
+        jax.block_until_ready(f(s))
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Subsets.sum: `nan_policy` must be one of 'propagate', 'omit', 'raise', got 'skip'"
+        ),
+    ):
+        s.sum(nan_policy="skip")
+
+
+def test_apply_omit_passes_a_mask_without_missing_readings():
+    x, y = data_with_nan()
+    s = jaxsubset.chunks(x, y[:, 0], 4)
+    got = s.apply(lambda x, y, m: jnp.sum(jnp.where(m, y, 0)) / jnp.sum(m), nan_policy="omit")
+    ref = [np.nanmean(y[p, 0]) for p in np.array_split(np.arange(60), 4)]
+    np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-12)
+    with pytest.raises(ValueError, match="Subsets.apply: the subsets hold"):
+        s.apply(lambda x, y, m: y, nan_policy="raise")
+
+
+def test_grad_with_omit_is_finite_and_zero_at_missing_readings():
+    x, y = data_with_nan()
+    y0 = y[:, 0]
+
+    def loss(y):
+        return jnp.sum(jaxsubset.chunks(x, y, 3).mean(nan_policy="omit"))
+
+    g = np.asarray(jax.grad(loss)(y0))
+    assert np.isfinite(g).all()
+    assert (g[np.isnan(y0)] == 0).all()
+    for p in np.array_split(np.arange(60), 3):
+        n_real = (~np.isnan(y0[p])).sum()
+        np.testing.assert_allclose(g[p][~np.isnan(y0[p])], 1.0 / n_real)
