@@ -30,6 +30,7 @@ from ._ranges import (
 )
 from ._stream import stream as stream
 from ._subsets import Subsets as Subsets
+from ._time import to_datetime64 as to_datetime64, to_ns as to_ns
 
 
 try:
