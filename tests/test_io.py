@@ -65,6 +65,8 @@ def test_empty_cells_in_y_are_missing_values(tmp_path):
     ("text", "args", "message"),
     [
         ("x,y\n0,1\n1,abc\n", {}, "y column 'y' is not numeric: line 3 holds 'abc'"),
+        ("x,y\n0,1\n# note\n\n1,abc\n", {}, "not numeric: line 5 holds 'abc'"),
+        ('x,y\n0,1\n1,"2"\n2,"a,b"\n', {}, "not numeric: line 4 holds 'a,b'"),
         ("x,y\n0,\n1,\n", {}, "y column 'y' is empty"),
         ("x,y\n0,1\n1,2,3\n", {}, "line 3 has 3 field(s), expected 2"),
         ("x,y\n0,1\n,2\n", {}, "x column 'x' has 1 missing/NaN value(s), the first at line 3"),

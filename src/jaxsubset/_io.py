@@ -40,16 +40,19 @@ class Table:
         path: the file the columns came from.
         names: one name per column (from the header, the ``.npz`` keys, or ``"0"``, ``"1"``...).
         columns: one 1-D array per column (strings for text files, numbers otherwise).
-        first_line: for text files, the 1-based line number of the first data row (for
-            messages); 0 otherwise.
         header: whether the names came from the file.
+        lines: for text files, the 1-based line number of every data row (for messages).
     """
 
     path: str
     names: list[str]
     columns: list[np.ndarray]
-    first_line: int = 0
     header: bool = False
+    lines: list[int] | None = None
+
+    def where(self, row: int) -> str:
+        """Where data row ``row`` (0-based) is in the file, for messages."""
+        return f"line {self.lines[row]}" if self.lines else f"row {row}"
 
     def index_of(self, spec: str | int, role: str) -> int:
         """The position of the column named (or numbered, from 0) ``spec``."""
@@ -121,10 +124,13 @@ def _is_number(field: str) -> bool:
     return True
 
 
-def _split_fields(line: str, delimiter: str | None) -> list[str]:
+def _split_lines(texts: list[str], delimiter: str | None) -> list[list[str]]:
+    """Fields of every line: whitespace split, plain split, or the csv module for quotes."""
     if delimiter is None:
-        return line.split()
-    return next(csv.reader([line], delimiter=delimiter))
+        return [t.split() for t in texts]
+    if not any('"' in t for t in texts):
+        return [t.split(delimiter) for t in texts]  # fast path, same result without quotes
+    return list(csv.reader(texts, delimiter=delimiter))
 
 
 def _read_text(path: str, delimiter: str | None) -> Table:
@@ -148,28 +154,30 @@ def _read_text(path: str, delimiter: str | None) -> Table:
     if delimiter is None:
         first = lines[0][1]
         delimiter = next((d for d in ("\t", ",", ";") if d in first), None)
+    numbers = [n for n, _ in lines]
     try:
-        rows = [(n, [s.strip() for s in _split_fields(line, delimiter)]) for n, line in lines]
+        fields = _split_lines([line for _, line in lines], delimiter)
     except csv.Error as e:
         raise InputError(f"{path}: cannot parse the file as delimited text: {e}") from None
-    head = rows[0][1]
-    header = any(s and not _is_number(s) for s in head)
+    head = [f.strip() for f in fields[0]]
+    header = any(f and not _is_number(f) for f in head)
     width = len(head)
     if header:
-        names = [s if s else str(i) for i, s in enumerate(head)]
-        rows = rows[1:]
+        names = [f if f else str(i) for i, f in enumerate(head)]
+        fields, numbers = fields[1:], numbers[1:]
     else:
         names = [str(i) for i in range(width)]
-    for n, fields in rows:
-        if len(fields) != width:
+    if not fields:
+        raise InputError(f"{path}: the file has a header but no data rows")
+    for n, row in zip(numbers, fields, strict=True):
+        if len(row) != width:
             raise InputError(
-                f"{path}: line {n} has {len(fields)} field(s), expected {width} like the "
+                f"{path}: line {n} has {len(row)} field(s), expected {width} like the "
                 f"{'header' if header else 'first line'}"
             )
-    if not rows:
-        raise InputError(f"{path}: the file has a header but no data rows")
-    cols = [np.array([r[1][j] for r in rows], dtype=str) for j in range(width)]
-    return Table(path, names, cols, first_line=rows[0][0], header=header)
+    grid = np.char.strip(np.array(fields, dtype=str).reshape(len(fields), width))
+    cols = [grid[:, j] for j in range(width)]
+    return Table(path, names, cols, header=header, lines=numbers)
 
 
 def _load_numpy(path: str, what: str):
@@ -261,14 +269,17 @@ def to_numeric(table: Table, index: int, role: str) -> np.ndarray:
         raise InputError(f"{label} holds dates or times, which are not supported yet")
     if col.dtype.kind not in "UO":
         raise InputError(f"{label} is not numeric (dtype {col.dtype})")
-    strings = [("" if v is None else str(v).strip()) for v in col.tolist()]
-    if all(s == "" for s in strings):
+    if col.dtype.kind == "U":
+        arr = np.char.strip(col)
+    else:  # objects (e.g. Parquet strings with nulls)
+        arr = np.array([("" if v is None else str(v).strip()) for v in col.tolist()], dtype=str)
+    if not np.any(arr != ""):
         raise InputError(f"{label} is empty")
-    arr = np.array(strings, dtype=str)
     with contextlib.suppress(ValueError, OverflowError):
         return arr.astype(np.int64)
     with contextlib.suppress(ValueError):
         return arr.astype(np.float64)
+    strings = arr.tolist()
     out = np.empty(len(strings), np.float64)
     for i, s in enumerate(strings):
         if s == "":
@@ -277,8 +288,7 @@ def to_numeric(table: Table, index: int, role: str) -> np.ndarray:
         try:
             out[i] = float(s)
         except ValueError:
-            where = f"line {table.first_line + i}" if table.first_line else f"row {i}"
-            raise InputError(f"{label} is not numeric: {where} holds {s!r}") from None
+            raise InputError(f"{label} is not numeric: {table.where(i)} holds {s!r}") from None
     return out
 
 
@@ -493,10 +503,9 @@ def read_xy(
         nan = np.isnan(xv)
         if nan.any():
             k = int(np.argmax(nan))
-            where = f"line {table.first_line + k}" if table.first_line else f"row {k}"
             raise InputError(
                 f"{path}: x column {names[ix]!r} has {int(nan.sum())} missing/NaN value(s), "
-                f"the first at {where}; every point needs a position"
+                f"the first at {table.where(k)}; every point needs a position"
             )
     yv = np.stack(ys, axis=1)
     did_sort = False
@@ -505,10 +514,10 @@ def read_xy(
         if bad.any():
             if not sort:
                 k = int(np.argmax(bad))
-                where = f"line {table.first_line + k + 1}" if table.first_line else f"row {k + 1}"
                 raise InputError(
-                    f"{path}: x column {names[ix]!r} is not sorted ascending ({where}: "
-                    f"{format_value(xv[k + 1])} after {format_value(xv[k])}); "
+                    f"{path}: x column {names[ix]!r} is not sorted ascending "
+                    f"({table.where(k + 1)}: {format_value(xv[k + 1])} after "
+                    f"{format_value(xv[k])}); "
                     "pass --sort to sort the rows by x"
                 )
             order = np.argsort(xv, kind="stable")
