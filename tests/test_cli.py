@@ -406,3 +406,28 @@ def test_progress_bar_only_on_a_terminal():
     p = Progress(4, "computing", stream=quiet, enabled=False, delay=0.0)
     p.advance(4)
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("path", ["library", "padded"])
+def test_statistics_paths_against_numpy(monkeypatch, path):
+    """range_statistic (O(N + K)) when the library has it, padded gathers otherwise."""
+    import jaxsubset
+    from jaxsubset._cli import compute_statistics
+    from jaxsubset._io import XY
+
+    if path == "library" and not hasattr(jaxsubset, "range_statistic"):
+        pytest.skip("jaxsubset.range_statistic is not available")
+    if path == "padded":
+        monkeypatch.delattr(jaxsubset, "range_statistic", raising=False)
+    x, y = data(90, seed=6)
+    y2 = np.stack([y, np.sin(x)], axis=1)
+    xy = XY(x, y2, "x", ["a", "b"])
+    r = jaxsubset.ranges.rolling(x, 4.0)
+    got = compute_statistics(xy, r, STATS, ddof=1)
+    masks = [(x > a - 4.0) & (x <= a) for a in x]
+    for c in range(2):
+        want = reference(y2[:, c], masks, STATS)
+        want["std"] = [np.std(y2[m, c], ddof=1) if m.sum() > 1 else np.nan for m in masks]
+        want["var"] = [np.var(y2[m, c], ddof=1) if m.sum() > 1 else np.nan for m in masks]
+        for s in STATS:
+            assert_close(got[s][:, 0 if s == "count" else c], want[s])

@@ -239,6 +239,16 @@ def _block_stats_jit():
     return jax.jit(_block_stats_impl, static_argnames=("capacity", "stats", "ddof"))
 
 
+def _blocks(count: np.ndarray, channels: int) -> tuple[int, int, int]:
+    """Capacity, ranges per block and number of blocks for the padded gathers."""
+    import jaxsubset
+
+    k = count.shape[0]
+    capacity = jaxsubset.required_capacity(count) if k else 1
+    block = max(1, min(k, (1 << 22) // (capacity * channels)))
+    return capacity, block, -(-k // block)
+
+
 def _gather_stats(
     x: np.ndarray,
     y: np.ndarray,
@@ -253,14 +263,8 @@ def _gather_stats(
     Each block has the same static shape (the last is padded with empty ranges), so the
     whole table costs one compilation; the block size keeps memory near 2**22 values.
     """
-    import jaxsubset
-
     k = start.shape[0]
-    capacity = jaxsubset.required_capacity(count) if k else 1
-    channels = y.shape[1]
-    block = max(1, min(k, (1 << 22) // (capacity * channels)))
-    n_blocks = -(-k // block)
-    progress.total = max(n_blocks, 1)
+    capacity, block, n_blocks = _blocks(count, y.shape[1])
     fn = _block_stats_jit()
     parts: dict[str, list[np.ndarray]] = {st: [] for st in stats}
     for b in range(n_blocks):
@@ -291,13 +295,28 @@ def compute_statistics(
     Returns:
         statistic name -> ``(K, C)`` float64 (``count``: ``(K, 1)`` int64).
     """
+    import jaxsubset
+
     progress = progress or Progress(1, "", enabled=False)
     start = np.asarray(ranges.start).reshape(-1)
     count = np.asarray(ranges.count).reshape(-1)
     out: dict[str, np.ndarray] = {}
-    wanted = tuple(st for st in stats if st != "count")
-    if wanted:
-        out.update(_gather_stats(xy.x, xy.y, start, count, wanted, ddof, progress))
+    # O(N + K) prefix sums / sparse tables where the library has them (never K x capacity);
+    # the median, which sorts inside padded windows, by bounded blocks of padded gathers.
+    range_statistic = getattr(jaxsubset, "range_statistic", None)
+    fast: tuple[str, ...] = ()
+    if range_statistic is not None:
+        fast = tuple(st for st in stats if st not in ("count", "median"))
+    padded = tuple(st for st in stats if st != "count" and st not in fast)
+    n_blocks = _blocks(count, xy.y.shape[1])[2] if padded else 0
+    progress.total = max(n_blocks + bool(fast), 1)
+    if fast:
+        flat = jaxsubset.Ranges(start, count, ranges.max_count)
+        res = range_statistic(xy.y, flat, fast, ddof=ddof)
+        out.update({st: np.asarray(res[st], dtype=np.float64) for st in fast})
+        progress.advance()
+    if padded:
+        out.update(_gather_stats(xy.x, xy.y, start, count, padded, ddof, progress))
     if "count" in stats:
         out["count"] = count.astype(np.int64)[:, None]
     progress.close()
