@@ -28,6 +28,12 @@ from ._ranges import (
     select as select,
     sliding as sliding,
 )
+from ._stats import (
+    BinnedStatisticResult as BinnedStatisticResult,
+    binned_statistic as binned_statistic,
+    range_statistic as range_statistic,
+    rolling_statistic as rolling_statistic,
+)
 from ._stream import stream as stream
 from ._subsets import Subsets as Subsets
 from ._time import to_datetime64 as to_datetime64, to_ns as to_ns

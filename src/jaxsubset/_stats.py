@@ -1,0 +1,887 @@
+"""Statistics over index ranges on the O(N) road: no padded copy where one is not needed.
+
+Every subset is a contiguous index range of sorted ``x``, so sums, means and variances over any
+number of ranges come from prefix sums (``P[stop] - P[start]``), and minima/maxima from a sparse
+table of block extremes. Two roads, picked statically from ``N`` and the number of ranges ``K``
+by a cost model measured on a 2-core CPU (see BENCHMARKS.md, "Statistics"):
+
+* **few ranges** (``K * block`` much smaller than ``N``: bins, chunks, a handful of x-ranges):
+  one reshape-reduce pass over the data gives per-block sums (or extremes); each range is the
+  block prefix (or a sparse-table query over blocks) plus two partial blocks read by a small
+  gather of ``block`` points at each end. Cost ``N + K * block``, close to one ``np.sum`` pass.
+* **many ranges** (rolling windows, one per point): a full prefix sum, and for min/max a sparse
+  table of ``log2(block) + 1`` levels plus a sparse table over blocks; O(1) gathers per range.
+
+Precision: values are shifted by a reference (the mean of a strided sample) before the prefix
+sums, so ``1e8 + noise`` keeps its digits; float32 data is accumulated in float64 when x64 is on.
+Non-finite values never leak into neighbouring ranges: when any is present, NaN/+inf/-inf are
+counted per range and the results follow NumPy (a range with a NaN gives NaN, and so on).
+"""
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ._ranges import Ranges, rolling_ranges
+from ._subsets import _gather
+from ._typing import Array, ArrayLike
+from ._validate import as_x, check_closed, index_dtype, is_traced, static_int
+
+
+STATISTICS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
+
+# Per-element costs (ns) measured on the 2-core development CPU (jax 0.10, float64, N = 1e7):
+# a fused reshape-reduce pass, one step of a cumulative sum, one gathered element.
+_COST_REDUCE, _COST_CUMSUM, _COST_GATHER, _COST_SHIFT = 0.4, 8.6, 3.3, 3.0
+
+
+# ---------------------------------------------------------------------------- small helpers
+def _float_dtype(dtype: Any) -> Any:
+    """The float dtype results come in: ``dtype`` if inexact, else the default float."""
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return dtype
+    return jnp.result_type(float)
+
+
+def _acc_dtype(dtype: Any) -> Any:
+    """The dtype sums are accumulated in: float64 when x64 is enabled, else ``dtype``."""
+    return jnp.float64 if jax.config.jax_enable_x64 else _float_dtype(dtype)
+
+
+def _pow2_near(v: float, lo: int, hi: int) -> int:
+    v = min(max(v, lo), hi)
+    return 1 << int(round(np.log2(v)))
+
+
+def _floor_log2(n: Array) -> Array:
+    """``floor(log2(n))`` of positive ints (0 for ``n <= 1``), exactly, via count-leading-zeros."""
+    n = jnp.maximum(n, 1).astype(jnp.uint32)
+    return (31 - lax.clz(n)).astype(jnp.int32)
+
+
+def _reference(y: Array) -> Array:
+    """A per-channel shift: the mean of at most ~1024 strided finite samples (cheap)."""
+    n = y.shape[0]
+    stride = max(1, n // 1024)
+    sample = y[::stride].astype(_acc_dtype(y.dtype))
+    ok = jnp.isfinite(sample)
+    cnt = jnp.sum(ok, axis=0)
+    ref = jnp.sum(jnp.where(ok, sample, 0), axis=0) / jnp.maximum(cnt, 1)
+    return ref
+
+
+# ---------------------------------------------------------------------------- range sums
+def _sum_block(n: int, k: int) -> int:
+    """Static block size for range sums; 1 means a plain prefix sum (many ranges)."""
+    if n == 0 or k == 0:
+        return 1
+    b = _pow2_near(np.sqrt(_COST_CUMSUM * n / (2 * _COST_GATHER * k)), 16, 4096)
+    few = n * _COST_REDUCE + (n / b) * _COST_CUMSUM + 2 * k * b * _COST_GATHER
+    many = n * _COST_CUMSUM + 2 * k * _COST_GATHER
+    return b if few < many and b < n else 1
+
+
+def _range_sums(y: Array, f: Callable[[Array], Array], start: Array, stop: Array) -> Array:
+    """Sums of ``f(y)`` over ``[start, stop)`` for ``y`` ``(N, C)``: ``(K, C')``.
+
+    ``f`` maps raw values ``(..., C)`` to per-point quantities ``(..., C')`` elementwise; it is
+    fused into the reduction, so nothing of size ``N * C'`` is materialised on the few-ranges
+    road.
+    """
+    n = y.shape[0]
+    k = start.shape[0]
+    block = _sum_block(n, k)
+    if block == 1:
+        v = f(y)
+        p = jnp.concatenate([jnp.zeros((1,) + v.shape[1:], v.dtype), jnp.cumsum(v, axis=0)])
+        return p[stop] - p[start]
+    nb = n // block
+    full = f(y[: nb * block].reshape((nb, block) + y.shape[1:])).sum(axis=1)
+    bp = jnp.concatenate([jnp.zeros((1,) + full.shape[1:], full.dtype), jnp.cumsum(full, 0)])
+    offs = jnp.arange(block, dtype=start.dtype)
+
+    def partial(i: Array) -> tuple[Array, Array]:
+        b = i // block
+        base = b * block
+        idx = base[:, None] + offs
+        w = f(jnp.take(y, idx, axis=0, mode="clip"))
+        m = (offs < (i - base)[:, None]).reshape(idx.shape + (1,) * (w.ndim - 2))
+        return bp[b], jnp.sum(jnp.where(m, w, 0), axis=1)
+
+    b0, p0 = partial(start)
+    b1, p1 = partial(stop)
+    return (b1 - b0) + (p1 - p0)
+
+
+def _moments(y: Array, start: Array, stop: Array, order: int) -> dict[str, Array]:
+    """Per-range ``n``, shifted sums ``s1`` (and ``s2``) and the shift ``ref``; NaN/inf-safe.
+
+    ``y`` is ``(N, C)``; results are ``(K, C)`` in the accumulation dtype. ``s1 = sum(y - ref)``
+    and ``s2 = sum((y - ref)**2)`` over the finite points; ``nan``, ``pinf``, ``ninf`` count the
+    non-finite points of each range (zero unless some are present).
+    """
+    acc = _acc_dtype(y.dtype)
+    c = y.shape[1]
+    ref = _reference(y)
+    k = start.shape[0]
+
+    def finite_only(v: Array) -> Array:
+        z = v.astype(acc) - ref
+        return jnp.concatenate([z, z * z], axis=-1) if order == 2 else z
+
+    def with_counts(v: Array) -> Array:
+        v = v.astype(acc)
+        ok = jnp.isfinite(v)
+        z = jnp.where(ok, v - ref, 0)
+        parts = [z, z * z] if order == 2 else [z]
+        parts += [jnp.isnan(v).astype(acc), (v == jnp.inf).astype(acc)]
+        parts += [(v == -jnp.inf).astype(acc)]
+        return jnp.concatenate(parts, axis=-1)
+
+    if jnp.issubdtype(y.dtype, jnp.inexact):
+        width = order * c
+
+        def clean(_: None) -> Array:
+            out = _range_sums(y, finite_only, start, stop)
+            return jnp.concatenate([out, jnp.zeros((k, 3 * c), acc)], axis=-1)
+
+        def dirty(_: None) -> Array:
+            return _range_sums(y, with_counts, start, stop)
+
+        out = lax.cond(jnp.all(jnp.isfinite(y)), clean, dirty, None)
+    else:
+        width = order * c
+        out = _range_sums(y, finite_only, start, stop)
+        out = jnp.concatenate([out, jnp.zeros((k, 3 * c), acc)], axis=-1)
+    res = {"s1": out[:, :c], "ref": ref}
+    if order == 2:
+        res["s2"] = out[:, c : 2 * c]
+    res["nan"] = out[:, width : width + c]
+    res["pinf"] = out[:, width + c : width + 2 * c]
+    res["ninf"] = out[:, width + 2 * c : width + 3 * c]
+    return res
+
+
+# ---------------------------------------------------------------------------- range extremes
+def _sparse_table(a: Array, levels: int, op: Callable, ident: Any) -> Array:
+    """``(levels, M, C)``: level ``l`` holds ``op`` over ``a[i : i + 2**l]`` (identity past end)."""
+    out = [a]
+    cur = a
+    for lvl in range(1, levels):
+        s = 1 << (lvl - 1)
+        shifted = jnp.concatenate([cur[s:], jnp.full((min(s, cur.shape[0]),) + a.shape[1:], ident)])
+        cur = op(cur, shifted[: cur.shape[0]])
+        out.append(cur)
+    return jnp.stack(out)
+
+
+def _table_query(t: Array, lo: Array, hi: Array, op: Callable, ident: Any) -> Array:
+    """``op`` over ``a[lo : hi]`` (half-open) from a sparse table; identity where empty."""
+    length = hi - lo
+    lvl = jnp.minimum(_floor_log2(length), t.shape[0] - 1)
+    width = jnp.left_shift(jnp.ones_like(length), lvl.astype(length.dtype))
+    m = t.shape[1]
+    i0 = jnp.clip(lo, 0, m - 1)
+    i1 = jnp.clip(hi - width, 0, m - 1)
+    v = op(t[lvl, i0], t[lvl, i1])
+    return jnp.where((length > 0)[:, None], v, ident)
+
+
+def _range_extreme(y: Array, start: Array, stop: Array, which: str) -> Array:
+    """Min or max of ``y`` ``(N, C)`` over ``[start, stop)``: ``(K, C)``; identity where empty."""
+    op = jnp.minimum if which == "min" else jnp.maximum
+    ident = jnp.array(jnp.inf if which == "min" else -jnp.inf, y.dtype)
+    n, c = y.shape
+    k = start.shape[0]
+    if n == 0 or k == 0:
+        return jnp.full((k, c), ident, y.dtype)
+    red = jnp.min if which == "min" else jnp.max
+    # few ranges: block extremes + sparse table over blocks + two gathered partial blocks
+    b_few = _pow2_near(np.sqrt(n / (2 * k)), 16, 4096)
+    nbf = max(n // b_few, 1)
+    cost_few = n * _COST_REDUCE + 2 * k * b_few * _COST_GATHER + nbf * np.log2(nbf + 1) * 1.0
+    # many ranges: short-window sparse table of J + 1 levels + sparse table over blocks
+    j_many = 4
+    b_many = 1 << j_many
+    cost_many = j_many * n * _COST_SHIFT + 6 * k * _COST_GATHER
+    if cost_few <= cost_many and b_few < n:
+        block = b_few
+        nb = n // block
+        bext = red(y[: nb * block].reshape(nb, block, c), axis=1)
+        levels = int(np.floor(np.log2(max(nb, 1)))) + 1
+        tab = _sparse_table(bext, levels, op, ident)
+        offs = jnp.arange(block, dtype=start.dtype)
+        bs = start // block
+        be = jnp.maximum(stop - 1, start) // block
+        head_end = jnp.minimum(stop, (bs + 1) * block)
+        hidx = start[:, None] + offs
+        hv = jnp.take(y, hidx, axis=0, mode="clip")
+        hv = jnp.where((hidx < head_end[:, None])[..., None], hv, ident)
+        tidx = (be * block)[:, None] + offs
+        tv = jnp.take(y, tidx, axis=0, mode="clip")
+        tmask = (tidx < stop[:, None]) & (be > bs)[:, None]
+        tv = jnp.where(tmask[..., None], tv, ident)
+        mid = _table_query(tab, bs + 1, jnp.maximum(be, bs + 1), op, ident)
+        return op(op(red(hv, axis=1), red(tv, axis=1)), mid)
+    block = b_many
+    nb = n // block
+    short = _sparse_table(y, j_many + 1, op, ident)  # windows of 1 .. block points
+    length = stop - start
+    a = _table_query(short, start, stop, op, ident)  # exact when length <= 2 * block
+    if nb == 0:
+        return a
+    bext = red(y[: nb * block].reshape(nb, block, c), axis=1)
+    levels = int(np.floor(np.log2(nb))) + 1
+    tab = _sparse_table(bext, levels, op, ident)
+    top = short[j_many]
+    i0 = jnp.clip(start, 0, n - 1)
+    i1 = jnp.clip(stop - block, 0, n - 1)
+    b0 = -(-start // block)
+    b1 = stop // block
+    long_v = op(op(top[i0], top[i1]), _table_query(tab, b0, jnp.maximum(b1, b0), op, ident))
+    return jnp.where((length > 2 * block)[:, None], long_v, a)
+
+
+# ---------------------------------------------------------------------------- the engine
+def _finish(
+    stat: str, mom: dict[str, Array], n: Array, ddof: int, out_dtype: Any, skipna: bool = False
+) -> Array:
+    """Turn shifted sums into one statistic (NumPy's non-finite conventions).
+
+    With ``skipna`` NaN points are left out (pandas' rolling convention): ``n`` must then be
+    the number of non-NaN points.
+    """
+    nan_c, pinf, ninf = mom["nan"], mom["pinf"], mom["ninf"]
+    if skipna:
+        n_fin = n - pinf - ninf
+        nan_c = jnp.zeros_like(nan_c)
+    else:
+        n_fin = n - nan_c - pinf - ninf
+    s1 = mom["s1"]
+    ref = mom["ref"]
+    total = s1 + n_fin * ref
+    bad_nan = (nan_c > 0) | ((pinf > 0) & (ninf > 0))
+    inf_val = jnp.where(pinf > 0, jnp.inf, -jnp.inf)
+    has_inf = (pinf > 0) | (ninf > 0)
+    if stat == "sum":
+        res = jnp.where(bad_nan, jnp.nan, jnp.where(has_inf, inf_val, total))
+        return res.astype(out_dtype)
+    safe_n = jnp.where(n > 0, n, 1)
+    mean_shift = s1 / safe_n
+    if stat == "mean":
+        res = ref + mean_shift
+        res = jnp.where(bad_nan, jnp.nan, jnp.where(has_inf, inf_val, res))
+        return jnp.where(n > 0, res, jnp.nan).astype(out_dtype)
+    # one point has no spread: exactly 0, whatever the rounding of the prefix sums
+    ss = jnp.where(n_fin > 1, jnp.maximum(mom["s2"] - s1 * mean_shift, 0), 0)
+    denom = n - ddof
+    var = ss / jnp.where(denom > 0, denom, 1)
+    var = jnp.where((denom > 0) & ~bad_nan & ~has_inf, var, jnp.nan)
+    if stat == "std":
+        var = jnp.sqrt(var)
+    return var.astype(out_dtype)
+
+
+def _check_statistic(statistic: Any, func: str) -> str:
+    if statistic not in STATISTICS:
+        raise ValueError(
+            f"{func}: `statistic` must be one of {', '.join(map(repr, STATISTICS))}, "
+            f"got {statistic!r}"
+        )
+    return statistic
+
+
+def _masked_median(vals: Array, mask: Array) -> Array:
+    """Median along axis 1 of ``vals`` ``(K, L, C)`` over ``mask`` ``(K, L, C)``; NaN if empty."""
+    ordered = jnp.sort(jnp.where(mask, vals, jnp.inf), axis=1)
+    n = jnp.sum(mask, axis=1)
+    lo = jnp.maximum(n - 1, 0) // 2
+    hi = n // 2
+    a = jnp.take_along_axis(ordered, lo[:, None, :], axis=1)[:, 0]
+    b = jnp.take_along_axis(ordered, hi[:, None, :], axis=1)[:, 0]
+    return jnp.where(n > 0, (a + b) / 2, jnp.nan)
+
+
+@functools.partial(jax.jit, static_argnames=("stats", "ddof", "capacity", "skipna"))
+def _range_stats(
+    y: Array,
+    start: Array,
+    count: Array,
+    stats: tuple[str, ...],
+    ddof: int,
+    capacity: int | None,
+    skipna: bool = False,
+) -> dict[str, Array]:
+    """All requested statistics over flat ranges; ``y`` is ``(N, C)``, results ``(K, C)``.
+
+    With ``skipna`` NaN values are left out (pandas' rolling convention) and ``"count"`` counts
+    the non-NaN points; otherwise a NaN makes its range's statistic NaN (NumPy's convention).
+    """
+    idt = index_dtype()
+    n_pts = y.shape[0]
+    start = jnp.clip(start.astype(idt), 0, n_pts)
+    count = jnp.clip(count.astype(idt), 0, n_pts - start)
+    stop = start + count
+    out_dtype = _float_dtype(y.dtype)
+    k, c = start.shape[0], y.shape[1]
+    res: dict[str, Array] = {}
+    n = jnp.broadcast_to(count[:, None], (k, c))
+    need = {s for s in stats if s in ("sum", "mean", "var", "std")}
+    is_float = jnp.issubdtype(y.dtype, jnp.inexact)
+    if need or (skipna and is_float):
+        order = 2 if need & {"var", "std"} else 1
+        mom = _moments(y, start, stop, order)
+        if skipna:
+            n = n - mom["nan"].astype(idt)
+        nf = n.astype(mom["s1"].dtype)
+        for s in need:
+            res[s] = _finish(s, mom, nf, ddof, out_dtype, skipna)
+    if "count" in stats:
+        res["count"] = n
+    yf = y.astype(out_dtype)
+    for s in ("min", "max"):
+        if s in stats:
+            src = yf
+            if skipna and is_float:
+                src = jnp.where(jnp.isnan(yf), jnp.inf if s == "min" else -jnp.inf, yf)
+            v = _range_extreme(src, start, stop, s)
+            res[s] = jnp.where(n > 0, v, jnp.nan)
+    if "median" in stats:
+        sub = _gather(jnp.zeros((n_pts,), out_dtype), yf, start, count, capacity)
+        if skipna:
+            mask = sub.mask[..., None] & ~jnp.isnan(sub.y)
+            med = _masked_median(sub.y, mask)
+        else:
+            med = sub.median()
+        res["median"] = jnp.where((count > capacity)[:, None], jnp.nan, med)
+    return res
+
+
+def _static_capacity(ranges: Ranges, capacity: Any, func: str) -> int:
+    if capacity is not None:
+        return static_int(capacity, "capacity", func)
+    if ranges.max_count is not None:
+        return max(int(ranges.max_count), 1)
+    if is_traced(ranges.count):
+        raise TypeError(
+            f"{func}: the median sorts inside padded windows and needs a static `capacity` "
+            "under jit for ranges whose size depends on data; compute it outside jit with "
+            "jaxsubset.required_capacity(ranges.count) and pass capacity=..."
+        )
+    cnt = np.asarray(ranges.count)
+    big = int(cnt.max()) if cnt.size else 1
+    return 1 << (max(big, 1) - 1).bit_length()
+
+
+def _as_y(y: Any, func: str) -> Array:
+    if not is_traced(y):
+        np_y = np.asarray(y)
+        if np_y.dtype.kind not in "biuf":
+            raise TypeError(f"{func}: `y` must be real numeric, got dtype {np_y.dtype}")
+        y = jnp.asarray(y)
+    elif jnp.issubdtype(y.dtype, jnp.complexfloating):
+        raise TypeError(f"{func}: `y` must be real numeric, got dtype {y.dtype}")
+    if y.ndim < 1:
+        raise ValueError(f"{func}: `y` must have a leading axis of length N, got a scalar")
+    return y
+
+
+def range_statistic(
+    y: ArrayLike,
+    ranges: Ranges,
+    statistic: str | Sequence[str] = "mean",
+    *,
+    ddof: int = 0,
+    capacity: int | None = None,
+) -> Array | dict[str, Array]:
+    """A statistic of ``y`` over every index range, without padded copies where possible.
+
+    count/sum/mean/var/std come from shifted prefix sums and min/max from a sparse table of
+    block extremes (O(N + K) work, never ``K x capacity``); the median sorts inside padded
+    windows of ``capacity`` points. Conventions are those of :class:`jaxsubset.Subsets`: an
+    empty range gives NaN (0 for ``"sum"`` and ``"count"``), a range holding a NaN gives NaN.
+
+    Args:
+        y: ``(N, *channels)`` values, in the order of the sorted ``x`` the ranges index.
+        ranges: :class:`jaxsubset.Ranges` with batch shape ``(*batch)`` (from
+            :mod:`jaxsubset.ranges`); ranges past ``N`` are clipped.
+        statistic: one of ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``,
+            ``"min"``, ``"max"``, ``"median"``, or a tuple/list of them (computed together,
+            sharing the prefix sums).
+        ddof: static delta degrees of freedom of ``"var"``/``"std"`` (divisor ``n - ddof``;
+            NaN where ``n - ddof <= 0``).
+        capacity: static padded length for ``"median"``; default ``ranges.max_count``, or
+            (eagerly) the largest count rounded up to a power of two. A range with more points
+            than ``capacity`` gives NaN (never a median of a truncated window).
+
+    Returns:
+        ``(*batch, *channels)`` float (``"count"``: int), or a dict of them by statistic name
+        when ``statistic`` is a tuple/list.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.arange(10.0)
+        >>> r = jaxsubset.ranges.chunks(x, 3)
+        >>> jaxsubset.range_statistic(x, r, "mean").tolist()
+        [1.5, 5.0, 8.0]
+        >>> out = jaxsubset.range_statistic(x, r, ("min", "max", "std"))
+        >>> out["min"].tolist(), out["max"].tolist()
+        ([0.0, 4.0, 7.0], [3.0, 6.0, 9.0])
+    """
+    func = "range_statistic"
+    if not isinstance(ranges, Ranges):
+        raise TypeError(f"{func}: `ranges` must be a jaxsubset.Ranges, got {type(ranges).__name__}")
+    single = isinstance(statistic, str)
+    if single:
+        stats = (_check_statistic(statistic, func),)
+    elif isinstance(statistic, tuple | list) and statistic:
+        stats = tuple(_check_statistic(s, func) for s in statistic)
+    else:
+        raise TypeError(
+            f"{func}: `statistic` must be a name or a non-empty tuple/list of names, "
+            f"got {statistic!r}"
+        )
+    ddof = static_int(ddof, "ddof", func, minimum=0)
+    y = _as_y(y, func)
+    cap = _static_capacity(ranges, capacity, func) if "median" in stats else None
+    batch = ranges.batch_shape
+    ch = tuple(y.shape[1:])
+    start, count = jnp.broadcast_arrays(ranges.start, ranges.count)
+    y2 = y.reshape(y.shape[0], -1)
+    out = _range_stats(
+        y2, start.reshape(-1), count.reshape(-1), tuple(sorted(set(stats))), ddof, cap
+    )
+    res = {s: out[s].reshape(batch + ch) for s in stats}
+    return res[stats[0]] if single else res
+
+
+# ---------------------------------------------------------------------------- rolling windows
+ROLLING_STATISTICS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
+
+
+def rolling_statistic(
+    x: ArrayLike,
+    y: ArrayLike,
+    width: ArrayLike,
+    statistic: str | Sequence[str] = "mean",
+    *,
+    at: ArrayLike | None = None,
+    closed: str = "right",
+    min_periods: int = 1,
+    ddof: int = 1,
+    capacity: int | None = None,
+) -> Array | dict[str, Array]:
+    """Rolling x-width window statistics with pandas offset-window semantics, in O(N log N).
+
+    Equals ``pandas.Series(y, index=x).rolling(width, closed=closed,
+    min_periods=min_periods).<statistic>()`` for an offset (time-like) window: the window of
+    point ``i`` holds the points with ``x[i] - width < x <= x[i]`` (``closed="right"``), and
+    with ties in ``x`` only the points up to ``i`` itself (as pandas); NaN values are skipped
+    and ``count`` counts the others; fewer than ``min_periods`` of them gives NaN. With ``at``,
+    one window ends at each anchor instead (every point at the anchor included).
+
+    Args:
+        x: ``(N,)`` sorted sample positions (time axes as integer nanoseconds).
+        y: ``(N, *channels)`` values.
+        width: window width in x units (scalar, may be traced).
+        statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``, ``"min"``,
+            ``"max"``, ``"median"``, or a tuple/list of them (then a dict is returned).
+        at: optional ``(*batch)`` window end positions; default ``x`` (one window per point).
+        closed: ``"right"`` (default), ``"left"``, ``"both"`` or ``"neither"``, as pandas.
+        min_periods: static int >= 0, the fewest non-NaN points that give a result.
+        ddof: static delta degrees of freedom of ``"var"``/``"std"`` (pandas' default 1).
+        capacity: static padded window length, only for ``"median"`` (see
+            :func:`range_statistic`).
+
+    Returns:
+        ``(N, *channels)`` (or ``(*batch, *channels)`` with ``at``) float, or a dict of them.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.array([0.0, 1.0, 2.0, 5.0, 6.0])
+        >>> y = jnp.array([1.0, 2.0, 3.0, 4.0, 5.0])
+        >>> jaxsubset.rolling_statistic(x, y, 2.0, "sum").tolist()
+        [1.0, 3.0, 5.0, 4.0, 9.0]
+        >>> jaxsubset.rolling_statistic(x, y, 2.0, "std", min_periods=2).tolist()
+        [nan, 0.707..., 0.707..., nan, 0.707...]
+    """
+    func = "rolling_statistic"
+    single = isinstance(statistic, str)
+    names = (statistic,) if single else statistic
+    if not isinstance(names, tuple | list) or not names:
+        raise TypeError(
+            f"{func}: `statistic` must be a name or a non-empty tuple/list of names, "
+            f"got {statistic!r}"
+        )
+    for s in names:
+        _check_statistic(s, func)
+    stats = tuple(names)
+    closed = check_closed(closed, func)
+    min_periods = static_int(min_periods, "min_periods", func, minimum=0)
+    ddof = static_int(ddof, "ddof", func, minimum=0)
+    x = as_x(x, func)
+    y = _as_y(y, func)
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"{func}: `x` and `y` must have the same length along the first axis, "
+            f"got len(x)={x.shape[0]} and y.shape={tuple(y.shape)}"
+        )
+    if not is_traced(width) and np.ndim(width) != 0:
+        raise ValueError(f"{func}: `width` must be a scalar, got shape {np.shape(width)}")
+    r = rolling_ranges(x, width, at=at, closed=closed, _func=func)
+    start, count = r.start, r.count
+    if at is None and closed in ("right", "both"):
+        # pandas ends the window of point i at i itself, also when later points tie with it
+        own = jnp.arange(x.shape[0], dtype=start.dtype) + 1
+        count = jnp.maximum(jnp.minimum(start + count, own) - start, 0)
+    start, count = jnp.broadcast_arrays(start, count)
+    cap = None
+    if "median" in stats:
+        cap = _static_capacity(Ranges(start, count), capacity, func)
+    batch = tuple(count.shape)
+    ch = tuple(y.shape[1:])
+    want = tuple(sorted(set(stats) | {"count"}))
+    out = _range_stats(
+        y.reshape(y.shape[0], -1), start.reshape(-1), count.reshape(-1), want, ddof, cap, True
+    )
+    ok = out["count"] >= min_periods
+    # pandas' count compares min_periods with the rows of the window, NaN rows included
+    ok_rows = (count.reshape(-1) >= min_periods)[:, None]
+    res = {}
+    for s in stats:
+        v = out[s].astype(_float_dtype(y.dtype))
+        res[s] = jnp.where(ok_rows if s == "count" else ok, v, jnp.nan).reshape(batch + ch)
+    return res[stats[0]] if single else res
+
+
+# ---------------------------------------------------------------------------- binned_statistic
+BINNED_STATISTICS = ("mean", "std", "median", "count", "sum", "min", "max")
+
+
+class BinnedStatisticResult(NamedTuple):
+    """What :func:`binned_statistic` returns, as ``scipy.stats.binned_statistic``.
+
+    Attributes:
+        statistic: ``(*channels, nbins)`` the statistic of each bin.
+        bin_edges: ``(nbins + 1,)`` the bin edges.
+        binnumber: ``(N,)`` int, the bin of each point: ``1..nbins`` inside, 0 below the first
+            edge and ``nbins + 1`` above the last (scipy's numbering).
+    """
+
+    statistic: Array
+    bin_edges: Array
+    binnumber: Array
+
+
+_POW10 = np.array([10.0**k for k in range(0, 40)])
+
+
+def _around(v: Array, dec: Array) -> Array:
+    """``numpy.around(v, dec)`` for a traced integer ``dec`` (numpy's two formulas)."""
+    top = int(np.floor(np.log10(float(jnp.finfo(v.dtype).max))))
+    p = jnp.asarray(_POW10[: top + 1], v.dtype)[jnp.clip(jnp.abs(dec), 0, top)]
+    return jnp.where(dec >= 0, jnp.rint(v * p) / p, jnp.rint(v / p) * p)
+
+
+def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> tuple[Array, Array]:
+    """scipy's bin numbers (``digitize`` then the last edge closed) and the on-edge flags."""
+    nb = edges.shape[0] - 1
+    idt = index_dtype()
+    if uniform:
+        lo, hi = edges[0], edges[-1]
+        g = jnp.floor((x - lo) * (nb / (hi - lo))) + 1
+        d = jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
+        table = jnp.concatenate([jnp.array([-jnp.inf], edges.dtype), edges, jnp.array([jnp.inf])])
+        table = table.astype(edges.dtype)
+        for _ in range(2):  # the guess is off by at most one bin; two steps make it exact
+            d = jnp.where(x < table[d], d - 1, jnp.where(x >= table[d + 1], d + 1, d))
+            d = jnp.clip(d, 0, nb + 1)
+    else:
+        d = jnp.searchsorted(edges, x, side="right").astype(idt)
+    on_edge = (x >= edges[-1]) & (_around(x, dec) == _around(edges[-1], dec))
+    d = jnp.where(on_edge, d - 1, d)
+    d = jnp.where(jnp.isnan(x), nb + 1, d) if jnp.issubdtype(x.dtype, jnp.inexact) else d
+    return d, on_edge
+
+
+def _sorted_group(ids: Array, v: Array, nseg: int) -> tuple[Array, Array]:
+    """Sort ``v`` ``(N, C)`` by ``(ids, v)`` per channel; returns sorted values and starts."""
+
+    def one(col: Array) -> Array:
+        return lax.sort((ids, col), num_keys=2)[1]
+
+    sv = jax.vmap(one, in_axes=1, out_axes=1)(v)
+    counts = jnp.zeros((nseg,), ids.dtype).at[ids].add(1, mode="drop")
+    starts = jnp.concatenate([jnp.zeros((1,), ids.dtype), jnp.cumsum(counts)[:-1]])
+    return sv, starts
+
+
+@functools.partial(jax.jit, static_argnames=("statistic", "uniform", "x_sorted", "capacity", "fn"))
+def _binned_core(
+    x: Array,
+    v: Array,
+    edges: Array,
+    dec: Array,
+    statistic: str,
+    uniform: bool,
+    x_sorted: bool,
+    capacity: int | None,
+    fn: Callable | None,
+) -> tuple[Array, Array]:
+    """Statistic ``(nbins, C)`` and binnumber ``(N,)``; ``v`` is ``(N, C)``."""
+    nb = edges.shape[0] - 1
+    n_pts, c = v.shape
+    idt = index_dtype()
+    xe = x.astype(edges.dtype)
+    d, on_edge = _binnumber(xe, edges, dec, uniform)
+    out_dtype = _float_dtype(v.dtype)
+    acc = _acc_dtype(v.dtype)
+    if x_sorted:
+        left = jnp.searchsorted(xe, edges, side="left").astype(idt)
+        last = left[-1] + jnp.sum(on_edge).astype(idt)
+        bounds = left.at[-1].set(last)
+        start, stop = bounds[:-1], jnp.maximum(bounds[1:], bounds[:-1])
+        count = stop - start
+    else:
+        count = jnp.zeros((nb + 2,), idt).at[d].add(1)[1:-1]
+        start = stop = None
+    cnt = jnp.broadcast_to(count[:, None], (nb, c))
+    if statistic == "count":
+        return cnt.astype(out_dtype if out_dtype != jnp.float16 else jnp.float32), d
+    if statistic in ("sum", "mean", "std"):
+        if x_sorted:
+            mom = _moments(v, start, stop, 1)
+            total = _finish("sum", mom, cnt.astype(acc), 0, acc)
+        else:
+            total = jax.ops.segment_sum(v.astype(acc), d, nb + 2)[1:-1]
+        if statistic == "sum":
+            return total.astype(out_dtype), d
+        safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
+        mean = jnp.where(cnt > 0, total / safe, jnp.nan)
+        if statistic == "mean":
+            return mean.astype(out_dtype), d
+        # two passes, as scipy: deviations from each bin's mean, so no digits are lost
+        mean_pt = jnp.concatenate([jnp.zeros((1, c), acc), mean, jnp.zeros((1, c), acc)])[d]
+        dev = v.astype(acc) - mean_pt
+        inside = ((d >= 1) & (d <= nb))[:, None]
+        dev = jnp.where(inside, dev, 0)
+        if x_sorted:
+            sums = _range_sums(dev, lambda a: jnp.concatenate([a, a * a], -1), start, stop)
+            s1, s2 = sums[:, :c], sums[:, c:]
+        else:
+            s1 = jax.ops.segment_sum(dev, d, nb + 2)[1:-1]
+            s2 = jax.ops.segment_sum(dev * dev, d, nb + 2)[1:-1]
+        m2 = jnp.maximum(s2 - s1 * s1 / safe, 0)
+        std = jnp.sqrt(m2 / safe)
+        std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
+        return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype), d
+    vf = v.astype(out_dtype)
+    if statistic in ("min", "max"):
+        if x_sorted:
+            ext = _range_extreme(vf, start, stop, statistic)
+        elif statistic == "min":
+            ext = jax.ops.segment_min(vf, d, nb + 2)[1:-1]
+        else:
+            ext = jax.ops.segment_max(vf, d, nb + 2)[1:-1]
+        return jnp.where(cnt > 0, ext, jnp.nan), d
+    if statistic == "median":
+        sv, starts = _sorted_group(d, vf, nb + 2)
+        s0 = starts[1:-1][:, None]
+        lo = s0 + jnp.maximum(cnt - 1, 0) // 2
+        hi = s0 + cnt // 2
+        cols = jnp.arange(c)[None, :]
+        a = sv[jnp.clip(lo, 0, max(n_pts - 1, 0)), cols]
+        b = sv[jnp.clip(hi, 0, max(n_pts - 1, 0)), cols]
+        return jnp.where(cnt > 0, (a + b) / 2, jnp.nan).astype(out_dtype), d
+    # a callable: padded subsets of every bin
+    if x_sorted:
+        ys, gstart = vf, start
+    else:
+        order = jnp.argsort(d, stable=True)
+        ys = vf[order]
+        counts_all = jnp.zeros((nb + 2,), idt).at[d].add(1)
+        gstart = jnp.concatenate([jnp.zeros((1,), idt), jnp.cumsum(counts_all)[:-1]])[1:-1]
+    sub = _gather(jnp.zeros((n_pts,), out_dtype), ys, gstart, count, capacity)
+
+    def per_bin(yb: Array, mb: Array) -> Array:
+        return jax.vmap(lambda col: jnp.asarray(fn(col, mb)), in_axes=1)(yb)
+
+    res = jax.vmap(per_bin)(sub.y, sub.mask)
+    res = jnp.asarray(res)
+    if res.shape != (nb, c):
+        raise ValueError(
+            "binned_statistic: a callable `statistic` must return a scalar per bin, got shape "
+            f"{res.shape[2:] if res.ndim > 2 else ()}"
+        )
+    res = res.astype(jnp.promote_types(res.dtype, out_dtype))
+    return jnp.where((count > capacity)[:, None], jnp.nan, res), d
+
+
+def _edges_dtype(x: Array) -> Any:
+    return x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.result_type(float)
+
+
+def binned_statistic(
+    x: ArrayLike,
+    values: ArrayLike,
+    statistic: str | Callable = "mean",
+    bins: int | ArrayLike = 10,
+    range: tuple[Any, Any] | None = None,  # noqa: A002 - scipy's name
+    *,
+    capacity: int | None = None,
+    x_sorted: bool | None = None,
+) -> BinnedStatisticResult:
+    """``scipy.stats.binned_statistic`` for 1-D ``x``: jit-, vmap- and grad-safe, in O(N).
+
+    Same bins as scipy (``numpy.histogram`` edges, every bin half-open but the last, which
+    is closed), same ``binnumber`` (0 below the range, ``nbins + 1`` above it), same results:
+    NaN for empty bins (0 for ``"sum"`` and ``"count"``), ``"std"`` with ``ddof=0``, float
+    ``"count"``. ``x`` need not be sorted: unsorted ``x`` is reduced with one scatter per
+    statistic; sorted ``x`` (detected eagerly, or promised with ``x_sorted=True``) takes the
+    prefix-sum road, close to one pass over ``values``.
+
+    Args:
+        x: ``(N,)`` sample positions (any order; NaN raises eagerly).
+        values: ``(N,)`` or ``(*channels, N)`` values, channels leading as in scipy.
+        statistic: ``"mean"``, ``"std"``, ``"median"``, ``"count"``, ``"sum"``, ``"min"``,
+            ``"max"`` or a callable ``fn(values, mask) -> scalar`` applied to every bin's
+            values padded to ``capacity`` (``mask`` marks the real ones).
+        bins: static int, the number of equal-width bins, or ``(nbins + 1,)`` increasing edges
+            (values may be traced; ``nbins`` is static).
+        range: ``(lo, hi)`` (or ``[(lo, hi)]``) for int ``bins``; default ``(min(x), max(x))``.
+            May be traced. Ignored with explicit edges.
+        capacity: static padded bin size for a callable ``statistic``; eagerly it defaults to
+            the largest bin rounded up to a power of two, under jit it is required. Bins with
+            more points give NaN.
+        x_sorted: ``True`` promises ascending ``x`` (fast road under jit); ``None`` checks
+            concrete ``x`` and assumes unsorted under jit; ``False`` forces the scatter road.
+
+    Returns:
+        :class:`BinnedStatisticResult` ``(statistic, bin_edges, binnumber)``.
+
+    Raises:
+        ValueError: concrete ``x`` holding NaN, ``range`` with ``lo > hi``, edges not strictly
+            increasing, values not matching ``len(x)``, or an unknown statistic.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.array([0.0, 1.0, 2.0, 2.5, 4.0])
+        >>> r = jaxsubset.binned_statistic(x, x, "sum", bins=2)
+        >>> r.statistic.tolist(), r.bin_edges.tolist(), r.binnumber.tolist()
+        ([1.0, 8.5], [0.0, 2.0, 4.0], [1, 1, 2, 2, 2])
+        >>> jaxsubset.binned_statistic(x, x, "count", bins=[0.0, 1.0, 3.0]).statistic.tolist()
+        [1.0, 3.0]
+    """
+    func = "binned_statistic"
+    fn = None
+    if callable(statistic):
+        fn, statistic = statistic, "callable"
+    elif statistic not in BINNED_STATISTICS:
+        raise ValueError(
+            f"{func}: `statistic` must be one of {', '.join(map(repr, BINNED_STATISTICS))} "
+            f"or a callable, got {statistic!r}"
+        )
+    x = as_x(x, func)
+    n_pts = x.shape[0]
+    if not is_traced(x) and jnp.issubdtype(x.dtype, jnp.inexact):
+        np_x = np.asarray(x)
+        if np.isnan(np_x).any():
+            raise ValueError(
+                f"{func}: `x` holds NaN at index {int(np.argmax(np.isnan(np_x)))}; a point with "
+                "no position cannot be binned"
+            )
+    if isinstance(values, list | tuple) and not is_traced(values):
+        values = np.asarray(values)
+    if not is_traced(values):
+        np_v = np.asarray(values)
+        if np_v.dtype.kind not in "biuf":
+            raise TypeError(f"{func}: `values` must be real numeric, got dtype {np_v.dtype}")
+        values = jnp.asarray(values)
+    if values.ndim == 0 or values.shape[-1] != n_pts:
+        raise ValueError(
+            f"{func}: `values` must have shape (N,) or (*channels, N) with N = len(x) = "
+            f"{n_pts}, got {tuple(values.shape)}"
+        )
+    edt = _edges_dtype(x)
+    uniform = isinstance(bins, int | np.integer) and not isinstance(bins, bool | np.bool_)
+    if uniform:
+        nbins = static_int(bins, "bins", func)
+        if range is not None:
+            rg = range
+            if not is_traced(rg) and len(rg) == 1:
+                rg = rg[0]
+            if is_traced(rg) or not isinstance(rg, tuple | list) or len(rg) != 2:
+                rg = jnp.asarray(rg).reshape(-1)
+                if rg.shape != (2,):
+                    raise ValueError(f"{func}: `range` must be (lo, hi), got shape {rg.shape}")
+            lo, hi = rg[0], rg[1]
+        else:
+            if n_pts == 0:
+                raise ValueError(f"{func}: `x` is empty; pass `range` to define the bins")
+            lo, hi = jnp.min(x), jnp.max(x)
+        if not is_traced((lo, hi)):
+            flo, fhi = float(lo), float(hi)
+            if not (np.isfinite(flo) and np.isfinite(fhi)):
+                raise ValueError(f"{func}: `range` must be finite, got ({flo}, {fhi})")
+            if fhi < flo:
+                raise ValueError(f"{func}: in `range`, start must be <= stop, got ({flo}, {fhi})")
+            if flo == fhi:
+                flo, fhi = flo - 0.5, fhi + 0.5
+            np_edges = np.linspace(flo, fhi, nbins + 1, dtype=np.dtype(edt))
+            edges = jnp.asarray(np_edges, edt)
+        else:
+            wdt = _acc_dtype(edt)
+            lo = jnp.asarray(lo, wdt)
+            hi = jnp.asarray(hi, wdt)
+            same = lo == hi
+            lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
+            step = (hi - lo) / nbins
+            edges = (jnp.arange(nbins + 1, dtype=wdt) * step + lo).at[-1].set(hi).astype(edt)
+    else:
+        edges = bins if is_traced(bins) else jnp.asarray(np.asarray(bins, float))
+        if edges.ndim != 1 or edges.shape[0] < 2:
+            raise ValueError(
+                f"{func}: `bins` must be an int or a 1-D array of at least 2 edges, got shape "
+                f"{tuple(edges.shape)}"
+            )
+        edges = edges.astype(edt)
+        nbins = edges.shape[0] - 1
+    if is_traced(edges):
+        dmin = jnp.min(jnp.diff(edges))
+        dec = (jnp.trunc(-jnp.log10(dmin)) + 6).astype(jnp.int32)
+    else:
+        dmin = float(np.min(np.diff(np.asarray(edges))))
+        if not dmin > 0:
+            raise ValueError(
+                f"{func}: `bins` edges must increase strictly; the smallest edge difference "
+                f"is {dmin!r}"
+            )
+        dec = jnp.asarray(int(-np.log10(dmin)) + 6, jnp.int32)
+    if x_sorted is None:
+        if is_traced(x):
+            x_sorted = False
+        else:
+            np_x = np.asarray(x)
+            x_sorted = bool(np_x.size < 2 or np.all(np_x[1:] >= np_x[:-1]))
+    x_sorted = bool(x_sorted)
+    if fn is not None:
+        if capacity is None:
+            if is_traced((x, edges)):
+                raise TypeError(
+                    f"{func}: a callable `statistic` needs a static `capacity` under jit; "
+                    "compute it eagerly (the largest bin count) and pass capacity=..."
+                )
+            d, _ = _binnumber(x.astype(edt), edges, dec, uniform)
+            big = int(np.bincount(np.asarray(d), minlength=nbins + 2)[1:-1].max(initial=1))
+            capacity = 1 << (max(big, 1) - 1).bit_length()
+        capacity = static_int(capacity, "capacity", func)
+    ch = tuple(values.shape[:-1])
+    v = jnp.moveaxis(values.reshape((-1, n_pts)), 0, 1)
+    stat, d = _binned_core(x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn)
+    stat = jnp.moveaxis(stat, 1, 0).reshape(ch + (nbins,))
+    return BinnedStatisticResult(stat, edges, d)
