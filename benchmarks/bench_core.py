@@ -26,7 +26,7 @@ every other benchmark, ``python benchmarks/run.py``.
 
 import argparse
 import functools
-import sys
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -50,8 +50,16 @@ from _harness import (  # noqa: E402
 import jaxsubset  # noqa: E402
 
 
-FULL = dict(ns=(10**5, 10**6, 10**7), ks=(5, 100, 1000), repeats=5, sweep=1000, budget_s=1.5)
-QUICK = dict(ns=(10**5,), ks=(5, 100), repeats=3, sweep=100, budget_s=0.2)
+FULL = dict(
+    ns=(10**5, 10**6, 10**7),
+    ks=(5, 100, 1000),
+    repeats=5,
+    sweep=1000,
+    budget_s=1.5,
+    range_statistic=True,
+)
+# --quick: seconds, for the smoke test; range_statistic's compile time is left to full runs.
+QUICK = dict(ns=(10**5,), ks=(5, 100), repeats=3, sweep=100, budget_s=0.2, range_statistic=False)
 CAPACITY = 1024  # workload 2's subset capacity
 WIDTH = 1000.0  # workload 2's x-width: 1000 +- 1 points of a jittered unit grid, under CAPACITY
 WINDOW, STEP, BATCH = 256, 64, 1024  # workload 3
@@ -99,8 +107,51 @@ def stats3(s: jaxsubset.Subsets) -> tuple[jax.Array, jax.Array, jax.Array]:
     return s.mean(), s.std(), s.max()
 
 
+def range_statistic_fn(ranges: Callable[..., Any]) -> Callable[..., Any] | None:
+    """``jit(range_statistic(y, ranges(x, *bounds), (mean, std, max)))``, the O(N) road.
+
+    ``None`` when this jaxsubset has no ``range_statistic`` (it arrives with the statistics).
+    """
+    range_statistic = getattr(jaxsubset, "range_statistic", None)
+    if range_statistic is None:
+        return None
+
+    @jax.jit
+    def f(x: jax.Array, y: jax.Array, *bounds: jax.Array) -> Any:
+        out = range_statistic(y, ranges(x, *bounds), ("mean", "std", "max"))
+        return out["mean"], out["std"], out["max"]
+
+    return f
+
+
 def np_stats(seg: np.ndarray) -> tuple[Any, Any, Any]:
     return seg.mean(), seg.std(), seg.max()
+
+
+def side_by_side(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, dict[str, Any]]:
+    """Time several methods in interleaved rounds; the median of each.
+
+    The machine may be shared: timing method after method lets a change of load land on one of
+    them, while rounds of one call each put every method under the same conditions. The first
+    call of each is timed apart (compilation + one run) and its XLA compilations counted.
+    """
+    first, compiles, times = {}, {}, {name: [] for name in fns}
+    for name, fn in fns.items():
+        with CompileCounter() as cc:
+            first[name] = time_first(fn)
+        compiles[name] = cc.count
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            block(fn())
+            times[name].append(time.perf_counter() - t0)
+    out = {}
+    for name in fns:
+        steady = statistics.median(times[name])
+        out[name] = dict(steady_s=steady)
+        if compiles[name]:  # a jitted method: compile time and count
+            out[name].update(compile_s=max(first[name] - steady, 0.0), compiles=compiles[name])
+    return out
 
 
 def jit_timed(fn: Callable[[], Any], repeats: int) -> dict[str, Any]:
@@ -143,27 +194,31 @@ def workload_chunks(n: int, k: int, cfg: dict[str, Any], bandwidth: float | None
     def row(method: str, **kw: Any) -> None:
         rows.append(dict(workload="chunks", N=n, K=k, method=method, **kw))
 
-    floor = time_steady(lambda: np.sum(y_np), repeats=max(rep, 9))
-    row("floor: np.sum(y)", steady_s=floor)
-
     f = jax.jit(lambda x, y: stats3(jaxsubset.chunks(x, y, k)))
-    row("jaxsubset chunks+mean/std/max", **jit_timed(lambda: f(x, y), rep))
-
-    range_statistic = getattr(jaxsubset, "range_statistic", None)
-    if range_statistic is not None:
-        try:
-            g = jax.jit(
-                lambda x, y: tuple(
-                    range_statistic(y, jaxsubset.ranges.chunks(x, k), s)
-                    for s in ("mean", "std", "max")
-                )
-            )
-            row("jaxsubset range_statistic (O(N))", **jit_timed(lambda: g(x, y), rep))
-        except Exception as e:  # noqa: BLE001 - another engineer's API may still move
-            print(f"   range_statistic skipped: {type(e).__name__}: {e}", file=sys.stderr)
-
+    g = range_statistic_fn(lambda x, *_: jaxsubset.ranges.chunks(x, k))
     h = jax.jit(lambda y: (lambda r: (r.mean(1), r.std(1), r.max(1)))(y.reshape(k, size)))
-    row("ref: jit reshape by hand", **jit_timed(lambda: h(y), rep))
+    bounds = np.arange(0, n, size)
+    counts = np.full(k, size)
+
+    def reduceat() -> Any:
+        mu = np.add.reduceat(y_np, bounds) / counts
+        dev = y_np - np.repeat(mu, counts)
+        sd = np.sqrt(np.add.reduceat(dev * dev, bounds) / counts)
+        return mu, sd, np.maximum.reduceat(y_np, bounds)
+
+    fns = {
+        "floor: np.sum(y)": lambda: np.sum(y_np),
+        "jaxsubset chunks+mean/std/max": lambda: f(x, y),
+        "jaxsubset range_statistic (O(N))": lambda: g(x, y),
+        "ref: jit reshape by hand": lambda: h(y),
+        "(d) numpy reshape": lambda: np_stats_rows(y_np.reshape(k, size)),
+        "(d) numpy reduceat": reduceat,
+    }
+    if g is None or not cfg["range_statistic"]:
+        del fns["jaxsubset range_statistic (O(N))"]
+    for name, res in side_by_side(fns, max(rep, 7)).items():
+        row(name, **res)
+    floor = rows[0]["steady_s"]
 
     # (a) the non-jitted Python loop: bounds by isclose/where on the grid, then slices.
     lo_x, hi_x = x_np[::size], x_np[size - 1 :: size]
@@ -209,29 +264,11 @@ def workload_chunks(n: int, k: int, cfg: dict[str, Any], bandwidth: float | None
     def masked(y: jax.Array, starts: jax.Array) -> Any:
         return jax.lax.map(lambda s: masked_stats(y, (idx >= s) & (idx < s + size)), starts)
 
-    res = jit_timed(lambda: masked(y, starts[:m]), rep)
+    some = starts[:m]
+    res = jit_timed(lambda: masked(y, some), rep)
     res["steady_s"] *= k / m
     note = f"extrapolated from {m}/{k}" if m < k else ""
     row("(c) jit full-length masking", **res, note=note)
-
-    # (d) NumPy: reshape, and reduceat for ragged-capable code.
-    row(
-        "(d) numpy reshape",
-        steady_s=time_steady(lambda: np_stats_rows(y_np.reshape(k, size)), repeats=rep),
-    )
-    bounds = np.arange(0, n, size)
-    counts = np.full(k, size)
-
-    def reduceat() -> Any:
-        mu = np.add.reduceat(y_np, bounds) / counts
-        dev = y_np - np.repeat(mu, counts)
-        return (
-            mu,
-            np.sqrt(np.add.reduceat(dev * dev, bounds) / counts),
-            np.maximum.reduceat(y_np, bounds),
-        )
-
-    row("(d) numpy reduceat", steady_s=time_steady(reduceat, repeats=rep))
     finish(rows, floor, bandwidth, n * 8)
     return rows
 
@@ -261,21 +298,8 @@ def workload_xrange(n: int, k: int, cfg: dict[str, Any], bandwidth: float | None
         rows.append(dict(workload="xrange", N=n, K=k, method=method, **kw))
 
     flat = np.random.default_rng(1).standard_normal(k * CAPACITY)
-    floor = time_steady(lambda: np.sum(flat), repeats=max(rep, 9))
-    row("floor: np.sum(K*L)", steady_s=floor)
-
     f = jax.jit(lambda x, y, lo, hi: stats3(jaxsubset.select(x, y, lo, hi, capacity=CAPACITY)))
-    row("jaxsubset select+mean/std/max", **jit_timed(lambda: f(x, y, lo, hi), rep))
-
-    m = max(1, min(k, int(cfg["mask_elems"] // n)))
-
-    @jax.jit
-    def masked(x: jax.Array, y: jax.Array, lo: jax.Array, hi: jax.Array) -> Any:
-        return jax.lax.map(lambda b: masked_stats(y, (x >= b[0]) & (x < b[1])), (lo, hi))
-
-    res = jit_timed(lambda: masked(x, y, lo[:m], hi[:m]), rep)
-    res["steady_s"] *= k / m
-    row("jit full-length masking", **res, note=f"extrapolated from {m}/{k}" if m < k else "")
+    g = range_statistic_fn(jaxsubset.ranges.select)
 
     def np_loop() -> list[Any]:
         out = []
@@ -284,7 +308,28 @@ def workload_xrange(n: int, k: int, cfg: dict[str, Any], bandwidth: float | None
             out.append(np_stats(y_np[i0:i1]))
         return out
 
-    row("numpy searchsorted+slice loop", steady_s=time_steady(np_loop, repeats=rep))
+    fns = {
+        "floor: np.sum(K*L)": lambda: np.sum(flat),
+        "jaxsubset select+mean/std/max": lambda: f(x, y, lo, hi),
+        "jaxsubset range_statistic (O(N))": lambda: g(x, y, lo, hi),
+        "numpy searchsorted+slice loop": np_loop,
+    }
+    if g is None or not cfg["range_statistic"]:
+        del fns["jaxsubset range_statistic (O(N))"]
+    for name, res in side_by_side(fns, max(rep, 7)).items():
+        row(name, **res)
+    floor = rows[0]["steady_s"]
+
+    m = max(1, min(k, int(cfg["mask_elems"] // n)))
+
+    @jax.jit
+    def masked(x: jax.Array, y: jax.Array, lo: jax.Array, hi: jax.Array) -> Any:
+        return jax.lax.map(lambda b: masked_stats(y, (x >= b[0]) & (x < b[1])), (lo, hi))
+
+    lo_m, hi_m = lo[:m], hi[:m]
+    res = jit_timed(lambda: masked(x, y, lo_m, hi_m), rep)
+    res["steady_s"] *= k / m
+    row("jit full-length masking", **res, note=f"extrapolated from {m}/{k}" if m < k else "")
     finish(rows, floor, bandwidth, k * CAPACITY * 8)
     return rows
 
@@ -320,18 +365,22 @@ def workload_sliding(n: int, cfg: dict[str, Any], bandwidth: float | None) -> li
         slope = (dx * (wy - ym[:, None])).sum(1) / (dx * dx).sum(1)
         return slope, ym - slope * xm
 
-    base = time_steady(np_fit, repeats=rep)
-    row("numpy sliding_window_view", steady_s=base)
     f_v = jax.jit(lambda x, y: jaxsubset.sliding(x, y, WINDOW, step=STEP).apply(linear_fit))
     f_m = jax.jit(
         lambda x, y: jaxsubset.sliding(x, y, WINDOW, step=STEP).apply(linear_fit, batch_size=BATCH)
     )
-    row("jaxsubset sliding+apply (vmap)", **jit_timed(lambda: f_v(x, y), rep))
-    row(f"jaxsubset sliding+apply (lax.map {BATCH})", **jit_timed(lambda: f_m(x, y), rep))
-    got, want = f_v(x, y), np_fit()
-    if not np.allclose(np.asarray(got[0]), want[0]):
-        raise AssertionError("workload 3: jaxsubset and NumPy slopes differ")
-    floor = time_steady(lambda: np.sum(y_np), repeats=max(rep, 9))
+    fns = {
+        "floor: np.sum(y)": lambda: np.sum(y_np),
+        "numpy sliding_window_view": np_fit,
+        "jaxsubset sliding+apply (vmap)": lambda: f_v(x, y),
+        f"jaxsubset sliding+apply (lax.map {BATCH})": lambda: f_m(x, y),
+    }
+    for name, res in side_by_side(fns, rep).items():
+        row(name, **res)
+    for f in (f_v, f_m):
+        if not np.allclose(np.asarray(f(x, y)[0]), np_fit()[0]):
+            raise AssertionError("workload 3: jaxsubset and NumPy slopes differ")
+    floor, base = rows[0]["steady_s"], rows[1]["steady_s"]
     finish(rows, floor, bandwidth, n * 16)
     for r in rows:
         r["x_numpy"] = r["steady_s"] / base
