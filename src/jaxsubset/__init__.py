@@ -28,6 +28,7 @@ from ._ranges import (
     select as select,
     sliding as sliding,
 )
+from ._shard import shard as shard
 from ._stats import (
     BinnedStatisticResult as BinnedStatisticResult,
     binned_statistic as binned_statistic,
