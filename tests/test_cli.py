@@ -403,9 +403,24 @@ def test_progress_bar_only_on_a_terminal():
     p.close()
     assert pipe.getvalue() == ""
     quiet = _Tty()
-    p = Progress(4, "computing", stream=quiet, enabled=False, delay=0.0)
+    p = Progress(4, "computing", stream=quiet, enabled=False, delay=0.0).start()
     p.advance(4)
+    p.close()
     assert quiet.getvalue() == ""
+
+
+def test_progress_stages_and_background_redraw():
+    tty = _Tty()
+    p = Progress(None, "", stream=tty, delay=0.0).start()
+    p.stage("reading big.csv")  # no total: the elapsed time
+    assert "reading big.csv ... 0." in tty.getvalue()
+    p.stage("computing", total=2)
+    assert "computing [------------------------------]   0% (0/2)" in tty.getvalue()
+    p.advance(2)  # a finished stage is always drawn
+    assert "computing [##############################] 100% (2/2)" in tty.getvalue()
+    p.close()  # stops the thread and erases the longest line drawn
+    assert tty.getvalue().endswith("\r" + " " * len("computing [] 100% (2/2)" + "#" * 30) + "\r")
+    assert p._thread is None
 
 
 @pytest.mark.parametrize("path", ["library", "padded"])

@@ -5,9 +5,11 @@ output file is left behind (outputs go to a temporary file renamed into place at
 """
 
 import argparse
+import contextlib
 import functools
 import os
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -146,12 +148,16 @@ def format_table(columns: dict[str, Any]) -> str:
 class Progress:
     """A progress bar on ``stream`` (stderr), drawn only on a terminal and after ``delay`` s.
 
-    Quick runs and redirected output never see it; ``close`` erases it.
+    Work goes through stages (``stage("reading data.csv")``, ``stage("computing", total=12)``);
+    a stage with a total shows a bar, one without shows the elapsed time. After :meth:`start`
+    a background thread redraws the line a few times a second, so a long stage with no steps
+    (reading a big file, one large computation) still shows that it is alive. Quick runs and
+    redirected output never see it; :meth:`close` erases it.
     """
 
     def __init__(
         self,
-        total: int,
+        total: int | None,
         label: str,
         *,
         stream: TextIO | None = None,
@@ -161,35 +167,82 @@ class Progress:
         self.stream = sys.stderr if stream is None else stream
         isatty = getattr(self.stream, "isatty", None)
         self.enabled = enabled and bool(isatty and isatty())
-        self.total = max(int(total), 1)
+        self.total = total
         self.label = label
         self.done = 0
-        self.t0 = time.perf_counter()
+        self.t0 = self.t_stage = time.perf_counter()
         self.delay = delay
         self.last = -1.0
-        self.drawn = False
+        self.width = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def drawn(self) -> bool:
+        return self.width > 0
+
+    def start(self) -> "Progress":
+        """Start redrawing in the background (only when enabled)."""
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+        return self
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.25):
+            self._draw(force=True)
+
+    def stage(self, label: str, total: int | None = None) -> None:
+        """Begin a new stage of work."""
+        with self._lock:
+            self.label, self.total, self.done = label, total, 0
+            self.t_stage = time.perf_counter()
+        self._draw(force=True)
 
     def advance(self, n: int = 1) -> None:
-        self.done = min(self.done + n, self.total)
+        """Count ``n`` more steps of the current stage done."""
+        with self._lock:
+            self.done += n
+        self._draw()
+
+    def _line(self) -> str:
+        elapsed = time.perf_counter() - self.t_stage
+        if not self.total:
+            return f"{self.label} ... {elapsed:.1f} s"
+        done = min(self.done, self.total)
+        filled = 30 * done // self.total
+        bar = "#" * filled + "-" * (30 - filled)
+        return f"{self.label} [{bar}] {100 * done // self.total:3d}% ({done}/{self.total})"
+
+    def _draw(self, force: bool = False) -> None:
         if not self.enabled:
             return
-        now = time.perf_counter()
-        if now - self.t0 < self.delay or (now - self.last < 0.1 and self.done < self.total):
-            return
-        self.last = now
-        width = 30
-        filled = int(width * self.done / self.total)
-        bar = "#" * filled + "-" * (width - filled)
-        pct = 100 * self.done // self.total
-        self.stream.write(f"\r{self.label} [{bar}] {pct:3d}% ({self.done}/{self.total})")
-        self.stream.flush()
-        self.drawn = True
+        with self._lock:
+            now = time.perf_counter()
+            if now - self.t0 < self.delay:
+                return
+            finished = bool(self.total) and self.done >= self.total
+            if not force and not finished and now - self.last < 0.1:
+                return
+            self.last = now
+            line = self._line()
+            pad = " " * max(self.width - len(line), 0)
+            self.stream.write(f"\r{line}{pad}")
+            self.stream.flush()
+            self.width = max(self.width, len(line))
 
     def close(self) -> None:
-        if self.drawn:
-            self.stream.write("\r" + " " * (len(self.label) + 60) + "\r")
-            self.stream.flush()
-            self.drawn = False
+        """Stop redrawing and erase the line."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        with self._lock:
+            if self.width:
+                self.stream.write("\r" + " " * self.width + "\r")
+                self.stream.flush()
+                self.width = 0
 
 
 def _require_matplotlib(what: str) -> None:
@@ -297,7 +350,7 @@ def compute_statistics(
     """
     import jaxsubset
 
-    progress = progress or Progress(1, "", enabled=False)
+    progress = progress or Progress(None, "", enabled=False)
     start = np.asarray(ranges.start).reshape(-1)
     count = np.asarray(ranges.count).reshape(-1)
     out: dict[str, np.ndarray] = {}
@@ -309,7 +362,7 @@ def compute_statistics(
         fast = tuple(st for st in stats if st not in ("count", "median"))
     padded = tuple(st for st in stats if st != "count" and st not in fast)
     n_blocks = _blocks(count, xy.y.shape[1])[2] if padded else 0
-    progress.total = max(n_blocks + bool(fast), 1)
+    progress.stage("computing", total=n_blocks + bool(fast))
     if fast:
         flat = jaxsubset.Ranges(start, count, ranges.max_count)
         res = range_statistic(xy.y, flat, fast, ddof=ddof)
@@ -319,7 +372,6 @@ def compute_statistics(
         out.update(_gather_stats(xy.x, xy.y, start, count, padded, ddof, progress))
     if "count" in stats:
         out["count"] = count.astype(np.int64)[:, None]
-    progress.close()
     return {st: out[st] for st in stats}
 
 
@@ -428,24 +480,30 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.out is not None and args.plot is not None:
         if os.path.abspath(args.out) == os.path.abspath(args.plot):
             raise InputError("--out and --plot name the same file")
-    xy = read_xy(args.input, args.x, args.y, sort=args.sort)
+    progress = Progress(None, "", stream=stderr, enabled=not args.quiet).start()
+    try:
+        progress.stage(f"reading {args.input}")
+        xy = read_xy(args.input, args.x, args.y, sort=args.sort)
+        progress.stage("finding the subsets")
+        ranges, what, bounds = build_ranges(args, xy)
+        values = compute_statistics(xy, ranges, stats, ddof=args.ddof, progress=progress)
+        cols = result_columns(xy, ranges, bounds, values)
+        n_rows = len(cols["subset"])
+        progress.stage("writing")
+        if args.out is not None and args.plot is not None:
+            # Both or neither: the figure is rendered to its temporary file first.
+            fig = _stats_figure(xy, ranges, values, stats, what)
+            with atomic_output(args.plot) as tmp:
+                fig.savefig(tmp, format=os.path.splitext(args.plot)[1][1:].lower(), dpi=DPI)
+                write_table(args.out, cols)
+        elif args.plot is not None:
+            save_figure(_stats_figure(xy, ranges, values, stats, what), args.plot)
+        elif args.out is not None:
+            write_table(args.out, cols)
+    finally:
+        progress.close()
     if xy.sorted_rows:
         info(f"sorted {len(xy.x)} rows by x column {xy.x_name!r} (--sort)")
-    ranges, what, bounds = build_ranges(args, xy)
-    progress = Progress(1, "computing", stream=stderr, enabled=not args.quiet)
-    values = compute_statistics(xy, ranges, stats, ddof=args.ddof, progress=progress)
-    cols = result_columns(xy, ranges, bounds, values)
-    n_rows = len(cols["subset"])
-    if args.out is not None and args.plot is not None:
-        # Both or neither: the figure is rendered to its temporary file first.
-        fig = _stats_figure(xy, ranges, values, stats, what)
-        with atomic_output(args.plot) as tmp:
-            fig.savefig(tmp, format=os.path.splitext(args.plot)[1][1:].lower(), dpi=DPI)
-            write_table(args.out, cols)
-    elif args.plot is not None:
-        save_figure(_stats_figure(xy, ranges, values, stats, what), args.plot)
-    elif args.out is not None:
-        write_table(args.out, cols)
     if args.out is None:
         print(format_table(cols), file=stdout)
     else:
@@ -710,6 +768,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = " ".join(str(e).split()) or type(e).__name__
         print(f"jaxsubset {args.command}: error: {msg}", file=stderr)
         return 2
+    except BrokenPipeError:
+        # The reader of stdout went away (e.g. `| head`): stop quietly, as `cat` does.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stdout.fileno())
+        return 0
     except OSError as e:
         where = f"{e.filename}: " if getattr(e, "filename", None) else ""
         print(f"jaxsubset {args.command}: error: {where}{e.strerror or e}", file=stderr)
