@@ -18,6 +18,7 @@ How it stays exact and bounded:
 """
 
 import math
+import mmap
 import os
 import queue
 import sys
@@ -86,8 +87,11 @@ class _ArraySource(_Source):
         self.xdt, self.ydt = _canon(x.dtype), _canon(y.dtype)
 
     def pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        release = _Release(self.x, self.y)
         for a in range(0, self.length, self.read_size):
             b = a + self.read_size
+            # pieces two back are copied into blocks by now: drop their pages from this process
+            release(a - 2 * self.read_size, a - self.read_size)
             yield (
                 np.asarray(self.x[a:b], dtype=self.xdt),
                 np.asarray(self.y[a:b], dtype=self.ydt),
@@ -96,6 +100,47 @@ class _ArraySource(_Source):
     def x_pieces(self) -> Iterator[np.ndarray]:
         for a in range(0, self.length, self.read_size):
             yield np.asarray(self.x[a : a + self.read_size], dtype=self.xdt)
+
+
+def _mmap_of(a: Any) -> Any:
+    """The ``mmap.mmap`` behind a memory-mapped NumPy array, or None."""
+    while a is not None:
+        if isinstance(a, np.memmap):
+            return getattr(a, "_mmap", None)
+        a = getattr(a, "base", None)
+    return None
+
+
+class _Release:
+    """Tell the OS that rows already read from memory maps are not needed again.
+
+    ``madvise(MADV_DONTNEED)`` unmaps those clean file pages from this process (they stay in
+    the page cache), so streaming a file larger than memory keeps a bounded resident size.
+    """
+
+    def __init__(self, *arrays: Any) -> None:
+        self.maps = []
+        for a in arrays:
+            mm = _mmap_of(a)
+            if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+                continue
+            base = np.frombuffer(mm, np.uint8).__array_interface__["data"][0]
+            self.maps.append((a, mm, base))
+
+    def __call__(self, a: int, b: int) -> None:
+        a = max(a, 0)
+        for arr, mm, base in self.maps:
+            if b <= a or b > arr.shape[0]:
+                continue
+            first = arr[a:b].__array_interface__["data"][0] - base
+            last = arr[b - 1 : b].__array_interface__["data"][0] - base + arr.itemsize
+            lo = -(-first // mmap.PAGESIZE) * mmap.PAGESIZE
+            hi = last // mmap.PAGESIZE * mmap.PAGESIZE
+            if hi > lo:
+                try:
+                    mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+                except (OSError, ValueError):  # pragma: no cover - advisory only
+                    pass
 
 
 class _ParquetSource(_Source):
@@ -439,6 +484,7 @@ class _Plan:
 
     def __init__(self, capacity: int, provider: Any, shape: tuple[int, ...] | None, per: int):
         self.capacity, self.provider, self.shape, self.per_block = capacity, provider, shape, per
+        self.aligned: int | None = None  # chunk size when blocks hold whole chunks (fast path)
 
 
 def plan(
@@ -473,7 +519,9 @@ def plan(
             )
         if size is not None:
             size = static_int(size, "size", func)
-            return _Plan(size, _Regular(size, size, False), None, -(-block // size))
+            pl = _Plan(size, _Regular(size, size, False), None, -(-block // size))
+            pl.aligned = size
+            return pl
         n = static_int(n, "n", func)
         big_n = source.length
         if big_n is None:
@@ -546,52 +594,65 @@ def plan(
 
 # ---------------------------------------------------------------------------- blocks with halos
 def _windows(
-    pieces: Iterator[tuple[np.ndarray, np.ndarray]], block: int, halo: int
-) -> Iterator[tuple[int, np.ndarray, np.ndarray, int]]:
-    """``(g0, x, y, n_valid)``: points ``[g0, g0 + block + halo)``, zero-padded, step ``block``."""
+    pieces: Iterator[tuple[np.ndarray, np.ndarray]], block: int, halo: int, with_x: bool = True
+) -> Iterator[tuple[int, np.ndarray | None, np.ndarray, int, bool]]:
+    """``(g0, x, y, n_valid, last)``: points ``[g0, g0 + block + halo)``, zero-padded.
+
+    Windows step by ``block``; ``last`` is True on the final one. ``with_x=False`` skips copying
+    ``x`` (the statistics need only ``y``) and yields ``None`` for it.
+    """
     width = block + halo
     it = iter(pieces)
-    first = next(it, None)
-    if first is None:
-        return
-    xdt, ydt, tail = first[0].dtype, first[1].dtype, first[1].shape[1:]
-    pend: list[tuple[np.ndarray, np.ndarray]] = [first]
-    carry_x, carry_y = np.empty(0, xdt), np.empty((0,) + tail, ydt)
-    g0, done = 0, False
-    while True:
-        bx = np.zeros(width, xdt)
-        by = np.zeros((width,) + tail, ydt)
-        n = carry_x.shape[0]
-        bx[:n], by[:n] = carry_x, carry_y
-        while n < width:
-            if not pend:
-                if done:
-                    break
-                nxt = next(it, None)
-                if nxt is None:
-                    done = True
-                    break
-                if nxt[1].shape[1:] != tail:
-                    raise ValueError(
-                        f"stream: every block's y must have channel shape {tail}, got "
-                        f"{nxt[1].shape[1:]}"
-                    )
+    pend: list[tuple[np.ndarray, np.ndarray]] = []
+    done = False
+
+    def pull() -> bool:
+        """Append the next non-empty piece to ``pend``; False when the source is exhausted."""
+        nonlocal done
+        while not done:
+            nxt = next(it, None)
+            if nxt is None:
+                done = True
+            elif nxt[1].shape[0]:
                 pend.append(nxt)
-                continue
+                return True
+        return False
+
+    if not pull():
+        return
+    xdt, ydt, tail = pend[0][0].dtype, pend[0][1].dtype, pend[0][1].shape[1:]
+    carry_x, carry_y = np.empty(0, xdt), np.empty((0,) + tail, ydt)
+    g0 = 0
+    while True:
+        bx = np.zeros(width, xdt) if with_x else None
+        by = np.zeros((width,) + tail, ydt)
+        n = carry_y.shape[0]
+        if with_x:
+            bx[:n] = carry_x
+        by[:n] = carry_y
+        while n < width and (pend or pull()):
             px, py = pend[0]
-            take = min(width - n, px.shape[0])
-            bx[n : n + take], by[n : n + take] = px[:take], py[:take]
+            if py.shape[1:] != tail:
+                raise ValueError(
+                    f"stream: every block's y must have channel shape {tail}, got {py.shape[1:]}"
+                )
+            take = min(width - n, py.shape[0])
+            if with_x:
+                bx[n : n + take] = px[:take]
+            by[n : n + take] = py[:take]
             n += take
-            if take == px.shape[0]:
+            if take == py.shape[0]:
                 pend.pop(0)
             else:
                 pend[0] = (px[take:], py[take:])
         if n == 0:
             return
-        yield g0, bx, by, n
-        if n <= block:
+        last = n <= block and not pend and not pull()
+        yield g0, bx, by, n, last
+        if last:
             return
-        carry_x, carry_y = bx[block:n], by[block:n]
+        carry_x = bx[block:n] if with_x else carry_x
+        carry_y = by[block:n]
         g0 += block
 
 
@@ -720,6 +781,34 @@ def _home(entry: tuple[np.ndarray, Any, int]) -> tuple[np.ndarray, Any, int]:
     return idx, jax.tree_util.tree_map(lambda a: np.asarray(a)[:m], out), m
 
 
+_REGULAR: dict[Any, Any] = {}
+
+
+def _kernel_regular(size: int, statistics: tuple[str, ...], fn: Any, batch_size: Any) -> Any:
+    """Chunks of ``size`` aligned with the block: a reshape instead of a gather (same values)."""
+    key = (size, statistics, fn, batch_size)
+    if key not in _REGULAR:
+
+        @jax.jit
+        def kernel(xb, yb, count, g0):
+            TRACES[0] += 1
+            rows = yb.shape[0] // size
+            idt = count.dtype
+            mask = jnp.arange(size, dtype=idt) < jnp.minimum(count, size)[:, None]
+            # slots past the data are the block's zero padding, as _gather's padding
+            s = Subsets(
+                x=xb.reshape(rows, size),
+                y=yb.reshape((rows, size) + yb.shape[1:]),
+                mask=mask,
+                start=g0 + jnp.arange(rows, dtype=idt) * size,
+                count=count,
+            )
+            return compute(s, statistics, fn, batch_size)
+
+        _REGULAR[key] = kernel
+    return _REGULAR[key]
+
+
 def _run(
     source: _Source,
     pl: _Plan,
@@ -732,33 +821,48 @@ def _run(
 ) -> tuple[dict[str, Any], int]:
     """The data pass: every block + halo through one kernel; returns (results, N)."""
     cap = pl.capacity
-    width = block + cap
-    per = pl.per_block
-    kernel = _kernel(cap, stats, fn, batch_size)
+    regular = pl.aligned is not None
+    halo = 0 if regular else cap
+    width = block + halo
+    per = block // cap if regular else pl.per_block
+    if regular:
+        kernel = _kernel_regular(cap, stats, fn, batch_size)
+    else:
+        kernel = _kernel(cap, stats, fn, batch_size)
     idt = index_dtype()
     total = -(-source.length // block) if source.length else None
+    with_x = fn is not None
+    x_zeros = None
 
-    def transferred() -> Iterator[tuple[int, Any, Any, int]]:
-        for g0, bx, by, n in _windows(source.pieces(), block, cap):
-            yield g0, jax.device_put(bx), jax.device_put(by), n
+    def transferred() -> Iterator[tuple[int, Any, Any, int, bool]]:
+        for g0, bx, by, n, last in _windows(source.pieces(), block, halo, with_x):
+            yield g0, None if bx is None else jax.device_put(bx), jax.device_put(by), n, last
 
     host: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    device: list[tuple[np.ndarray, Any]] = []
+    device: list[tuple[np.ndarray, Any, int]] = []
     done = 0
     big_n = 0
-    for b, (g0, bx, by, n) in enumerate(_prefetch(transferred(), prefetch)):
-        last = n <= block
-        n_end = g0 + n if n < width else source.length
+    for b, (g0, bx, by, n, last) in enumerate(_prefetch(transferred(), prefetch)):
+        if bx is None:  # statistics only: x is never read, one zero array serves every block
+            if x_zeros is None:
+                x_zeros = jnp.zeros(width, _x_dtype(source))
+            bx = x_zeros
+        n_end = g0 + n if (n < width or last) else source.length
         start, count, idx = pl.provider.take(math.inf if last else g0 + block, n_end)
         host.append((start, count, idx))
         lstart = start - g0
         mark = len(device)
+        g0_arr = jnp.asarray(g0, idt)
         for i in range(0, start.shape[0], per):
             m = min(per, start.shape[0] - i)
-            ls = np.zeros(per, idt)
             ct = np.zeros(per, idt)
-            ls[:m], ct[:m] = lstart[i : i + m], count[i : i + m]
-            out = kernel(bx, by, ls, ct, jnp.asarray(g0, idt))
+            ct[:m] = count[i : i + m]
+            if regular:  # the block's chunks, in order, from its first point
+                out = kernel(bx, by, ct, g0_arr)
+            else:
+                ls = np.zeros(per, idt)
+                ls[:m] = lstart[i : i + m]
+                out = kernel(bx, by, ls, ct, g0_arr)
             device.append((idx[i : i + m], out, m))
         # bring the previous blocks' results home while this block computes (bounded memory)
         while done < mark:
@@ -862,6 +966,8 @@ def stream(
     prefetch = static_int(prefetch, "prefetch", func)
     src = open_source(source, columns=columns, read_size=block, func=func)
     pl = plan(src, kind, kind_args, capacity, block)
+    if pl.aligned is not None:  # whole chunks per block: no halo, a reshape instead of a gather
+        block = max(pl.aligned, block // pl.aligned * pl.aligned)
     result, big_n = _run(src, pl, stats, fn, batch_size, block, progress, prefetch)
     if kind == "sliding" and big_n < pl.capacity:
         raise ValueError(f"{func}: `size` must be <= len(x)={big_n}, got {pl.capacity}")
