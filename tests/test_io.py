@@ -29,7 +29,7 @@ def test_csv_with_header_by_name_and_index(tmp_path):
     assert t.header and t.names == ["time", "a", "b"]
     xy = read_xy(p, "time", ["b", "1"])
     np.testing.assert_array_equal(xy.x, [0, 1, 2])
-    assert xy.x.dtype == np.int64  # integer text stays exact
+    assert xy.x.dtype == np.float64
     np.testing.assert_array_equal(xy.y, [[10, 1.5], [20, 2.5], [30, -3e-5]])
     assert xy.x_name == "time" and xy.y_names == ["b", "a"]
 
@@ -55,6 +55,20 @@ def test_tsv_and_whitespace_and_single_column(tmp_path):
     assert xy.x_name == "index"
 
 
+def test_fast_and_careful_parsers_agree(tmp_path):
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(50, 3)) * 10.0 ** rng.integers(-300, 14, size=(50, 3))
+    rows = [",".join(repr(a) for a in row) for row in v.tolist()]
+    fast = read_table(_write(tmp_path / "a.csv", "a,b,c\n" + "\n".join(rows) + "\n"))
+    rows[0] = '"' + rows[0].replace(",", '","') + '"'  # quotes: the csv module's path
+    slow = read_table(_write(tmp_path / "b.csv", "a,b,c\n" + "\n".join(rows) + "\n"))
+    assert fast.columns[0].dtype == np.float64 and slow.columns[0].dtype.kind == "U"
+    for t in (fast, slow):
+        assert t.names == ["a", "b", "c"] and t.lines == list(range(2, 52))
+        got = np.stack([to_numeric(t, j, "y") for j in range(3)], axis=1)
+        np.testing.assert_array_equal(got, v)  # bit-exact either way
+
+
 def test_empty_cells_in_y_are_missing_values(tmp_path):
     p = _write(tmp_path / "d.csv", "x,y\n0,1\n1,\n2,3\n")
     y = read_xy(p).y[:, 0]
@@ -71,7 +85,7 @@ def test_empty_cells_in_y_are_missing_values(tmp_path):
         ("x,y\n0,1\n1,2,3\n", {}, "line 3 has 3 field(s), expected 2"),
         ("x,y\n0,1\n,2\n", {}, "x column 'x' has 1 missing/NaN value(s), the first at line 3"),
         ("x,y\n0,1\nnan,2\n", {}, "missing/NaN"),
-        ("x,y\n0,1\n2,2\n1,3\n", {}, "not sorted ascending (line 4: 1 after 2); pass --sort"),
+        ("x,y\n0,1\n2,2\n1,3\n", {}, "not sorted ascending (line 4: 1.0 after 2.0); pass --sort"),
         ("x,y\n0,1\n", {"x": "t"}, "no x column 't'; the columns are 'x', 'y'"),
         ("x,y\n0,1\n", {"y": ["5"]}, "no y column '5'"),
         ("x,y\n", {}, "has a header but no data rows"),

@@ -133,6 +133,26 @@ def _split_lines(texts: list[str], delimiter: str | None) -> list[list[str]]:
     return list(csv.reader(texts, delimiter=delimiter))
 
 
+def _fast_numeric(texts: list[str], delimiter: str | None, width: int) -> np.ndarray | None:
+    """The rows as an ``(N, width)`` float64 array when every field is a plain number.
+
+    None when anything needs the careful path: quotes, empty cells, text, ragged rows, or
+    integers too large for float64 to hold exactly (those stay int64 there).
+    """
+    if not texts or any('"' in t for t in texts[:1000]):
+        return None
+    try:
+        grid = np.loadtxt(texts, delimiter=delimiter, dtype=np.float64, ndmin=2, comments=None)
+    except (ValueError, IndexError):
+        return None
+    if grid.shape != (len(texts), width):
+        return None
+    with np.errstate(invalid="ignore"):
+        if np.any(np.abs(grid) >= 2.0**53):  # maybe a rounded big integer (or inf)
+            return None
+    return grid
+
+
 def _read_text(path: str, delimiter: str | None) -> Table:
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
@@ -155,8 +175,18 @@ def _read_text(path: str, delimiter: str | None) -> Table:
         first = lines[0][1]
         delimiter = next((d for d in ("\t", ",", ";") if d in first), None)
     numbers = [n for n, _ in lines]
+    texts = [line for _, line in lines]
+    head = [f.strip() for f in _split_lines(texts[:1], delimiter)[0]]
+    header = any(f and not _is_number(f) for f in head)
+    fast = _fast_numeric(texts[1:] if header else texts, delimiter, len(head))
+    if fast is not None:  # all plain numbers: NumPy's C parser, no strings
+        names = [f if f else str(i) for i, f in enumerate(head)] if header else None
+        names = names or [str(i) for i in range(len(head))]
+        lines_kept = numbers[1:] if header else numbers
+        cols = [fast[:, j] for j in range(fast.shape[1])]
+        return Table(path, names, cols, header=header, lines=lines_kept)
     try:
-        fields = _split_lines([line for _, line in lines], delimiter)
+        fields = _split_lines(texts, delimiter)
     except csv.Error as e:
         raise InputError(f"{path}: cannot parse the file as delimited text: {e}") from None
     head = [f.strip() for f in fields[0]]
@@ -250,9 +280,10 @@ def _read_parquet(path: str) -> Table:
 def to_numeric(table: Table, index: int, role: str) -> np.ndarray:
     """Column ``index`` of ``table`` as a 1-D int64 or float64 array, or a one-line error.
 
-    Text that spells integers becomes int64 (large time stamps keep every digit); other
-    numbers become float64; an empty cell is a missing value (NaN). A column with no values, or
-    a cell that is not a number, is an :class:`InputError` naming the column and the line.
+    Numbers become float64, except integers beyond 2**53, which float64 cannot hold exactly
+    (nanosecond time stamps): those become int64; an empty cell is a missing value (NaN). A
+    column with no values, or a cell that is not a number, is an :class:`InputError` naming the
+    column and the line.
     """
     name = table.names[index]
     col = table.columns[index]
@@ -276,7 +307,9 @@ def to_numeric(table: Table, index: int, role: str) -> np.ndarray:
     if not np.any(arr != ""):
         raise InputError(f"{label} is empty")
     with contextlib.suppress(ValueError, OverflowError):
-        return arr.astype(np.int64)
+        ints = arr.astype(np.int64)
+        # Integers float64 cannot hold exactly (e.g. nanosecond time stamps) stay int64.
+        return ints if np.any(np.abs(ints) > 2**53) else ints.astype(np.float64)
     with contextlib.suppress(ValueError):
         return arr.astype(np.float64)
     strings = arr.tolist()
