@@ -446,3 +446,27 @@ def test_statistics_paths_against_numpy(monkeypatch, path):
         want["var"] = [np.var(y2[m, c], ddof=1) if m.sum() > 1 else np.nan for m in masks]
         for s in STATS:
             assert_close(got[s][:, 0 if s == "count" else c], want[s])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--n-subsets", "0"], "expected a positive integer, got '0'"),
+        (["--n-points", "1"], "--n-points must be at least 2, got 1"),
+        (["--n-points", "10", "--n-subsets", "11"], "--n-subsets must be between 1 and 10"),
+        (["--n-subsets", "101"], "--n-subsets must be between 1 and 100"),
+        (["--out", "taken"], "--out taken: exists and is not a folder"),
+    ],
+)
+def test_demo_bad_options(tmp_path, monkeypatch, capsys, argv, message):
+    (tmp_path / "taken").write_text("a file\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", *argv]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+    assert sorted(os.listdir(tmp_path)) == ["taken"]
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert main([]) == 2
+    assert "{demo,stats}" in capsys.readouterr().err
