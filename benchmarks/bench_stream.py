@@ -1,0 +1,253 @@
+"""Scale benchmarks (issue 5): streaming a file larger than a block, and sharding over devices.
+
+1. ``stream``: a float64 ``(N, 2)`` ``.npy`` file (N = 2e8: 3.2 GB; ``--quick``: 2e6) is
+   written, then, each in a FRESH subprocess (so peak memory is that run's own):
+   (a) the floor: ``np.load(path, mmap_mode="r").sum()``, a plain pass over the same file;
+   (b) ``jaxsubset.stream(path, "chunks", size=1000, statistic=(mean, std, min, max))``;
+   (c) the same with ``statistic="mean"``;
+   (d) ``stream(path, "sliding", size=1000, step=500, statistic=("mean", "max"))``: the general
+       gather path with a halo between blocks.
+   Throughput is file bytes / wall time; the ratio is against (a) measured in the same run.
+   Peak memory is the subprocess's ``ru_maxrss`` (includes the interpreter, JAX and XLA;
+   memory-mapped file pages count while mapped). Compilation happens in a warm-up call on the
+   first blocks (same shapes, so the timed call compiles nothing) and is reported apart.
+2. ``shard``: in a subprocess with ``JAX_NUM_CPU_DEVICES=4``, ``jaxsubset.shard`` on 1, 2 and 4
+   CPU devices (N = 1e7; ``--quick``: 2e5), checking equality with 1 device.
+
+Run ``python benchmarks/bench_stream.py [--quick] [--json PATH] [--dir DIR] [--keep]``.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STATS4 = ("mean", "std", "min", "max")
+
+
+def write_file(path: str, n: int) -> float:
+    """Write sorted x and a noisy signal y as an ``(n, 2)`` float64 ``.npy``; return seconds."""
+    t0 = time.perf_counter()
+    a = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(n, 2))
+    rng = np.random.default_rng(0)
+    step = 1 << 22
+    for i in range(0, n, step):
+        j = min(n, i + step)
+        t = np.arange(i, j, dtype=np.float64)
+        a[i:j, 0] = t * 1e-3
+        a[i:j, 1] = np.sin(t * 1e-4) + rng.normal(0.0, 0.1, j - i)
+    a.flush()
+    del a
+    return time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------------------- workers
+def _worker(argv: list[str]) -> dict[str, Any]:
+    """Run one measurement in this (fresh) process and return its numbers."""
+    import resource
+
+    mode, path = argv[0], argv[1]
+    if mode == "sum":
+        t0 = time.perf_counter()
+        total = float(np.load(path, mmap_mode="r").sum())
+        wall = time.perf_counter() - t0
+        return {"wall_s": wall, "checksum": total, "peak_rss_mb": _rss(resource)}
+
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jaxsubset
+
+    kind = mode
+    block = int(argv[2])
+    stats = tuple(argv[3].split(","))
+    kw: dict[str, Any] = {"size": 1000}
+    if kind == "sliding":
+        kw["step"] = 500
+    m = np.load(path, mmap_mode="r")
+    head = np.array(m[: 3 * block])  # warm-up on the first blocks: the same shapes, compiled
+    t0 = time.perf_counter()
+    jaxsubset.stream((head[:, 0], head[:, 1]), kind, statistic=stats, block_size=block, **kw)
+    compile_s = time.perf_counter() - t0
+    del head
+    t0 = time.perf_counter()
+    out = jaxsubset.stream(path, kind, statistic=stats, block_size=block, **kw)
+    wall = time.perf_counter() - t0
+    # spot check against NumPy on the first and last subsets
+    y = m[:, 1]
+    step = kw.get("step", 1000)
+    k_last = out["start"].shape[0] - 1
+    for k in (0, k_last):
+        a = int(out["start"][k])
+        seg = np.asarray(y[a : a + 1000])
+        np.testing.assert_allclose(out["mean"][k], seg.mean(), rtol=1e-10)
+    assert out["start"][1] == step
+    return {
+        "wall_s": wall,
+        "compile_s": compile_s,
+        "subsets": int(out["start"].shape[0]),
+        "peak_rss_mb": _rss(resource),
+    }
+
+
+def _rss(resource: Any) -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _shard_worker(argv: list[str]) -> dict[str, Any]:
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jaxsubset
+
+    sys.path.insert(0, HERE)
+    from _harness import time_steady
+
+    n = int(float(argv[0]))
+    rng = np.random.default_rng(1)
+    x = np.sort(rng.uniform(0.0, n / 1000.0, n))
+    y = np.sin(x) + rng.normal(0.0, 0.1, n)
+    cases = {
+        "chunks(size=1000) mean/std/min/max": dict(kind="chunks", size=1000, statistic=STATS4),
+        "sliding(size=1000, step=500) mean/max": dict(
+            kind="sliding", size=1000, step=500, statistic=("mean", "max")
+        ),
+        "rolling(width=0.02, capacity=64) mean": dict(
+            kind="rolling", width=0.02, capacity=64, statistic="mean"
+        ),
+    }
+    rows = []
+    for name, kw in cases.items():
+        ref = None
+        for d in (1, 2, 4):
+            if d > len(jax.devices()):
+                continue
+            t0 = time.perf_counter()
+            out = jaxsubset.shard(x, y, devices=d, **kw)
+            first = time.perf_counter() - t0
+            steady = time_steady(
+                lambda d=d, kw=kw: jaxsubset.shard(x, y, devices=d, **kw), repeats=3
+            )
+            if ref is None:
+                ref = out
+            same = all(
+                np.allclose(out[k], ref[k], rtol=1e-12, equal_nan=True) for k in ref if k != "start"
+            )
+            rows.append(
+                {
+                    "case": name,
+                    "devices": d,
+                    "first_s": first,
+                    "steady_s": steady,
+                    "speedup": 1.0,
+                    "equal_to_1_device": bool(same),
+                }
+            )
+            if d > 1:
+                rows[-1]["speedup"] = (
+                    next(r["steady_s"] for r in rows if r["case"] == name and r["devices"] == 1)
+                    / steady
+                )
+    return {"n": n, "cores": os.cpu_count(), "rows": rows}
+
+
+def _spawn(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--worker", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker {args[:1]} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--worker":
+        res = _shard_worker(argv[2:]) if argv[1] == "shard" else _worker(argv[1:])
+        print(json.dumps(res))
+        return res
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="2e6 points instead of 2e8")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    p.add_argument("--dir", default=None, help="where to write the .npy (default: a temp dir)")
+    p.add_argument("--keep", action="store_true", help="keep the .npy file afterwards")
+    p.add_argument("--n", type=float, default=None, help="points in the file")
+    p.add_argument("--block", type=int, default=1 << 20, help="stream block size (points)")
+    args = p.parse_args(argv)
+    sys.path.insert(0, HERE)
+    from _harness import print_header, print_table, write_json
+
+    info = print_header("bench_stream: streaming a .npy file, sharding over CPU devices")
+    n = int(args.n or (2e6 if args.quick else 2e8))
+    n_shard = int(2e5 if args.quick else 1e7)
+    folder = args.dir or tempfile.mkdtemp(prefix="jaxsubset-bench-")
+    path = os.path.join(folder, f"xy_{n}.npy")
+    need = n * 16 + 4096
+    free = shutil.disk_usage(folder).free
+    if not os.path.exists(path) and free < 2 * need:
+        raise SystemExit(
+            f"bench_stream: {need / 1e9:.1f} GB needed in {folder}, {free / 1e9:.1f} free"
+        )
+    results: dict[str, Any] = {"machine": info, "n": n, "file_gb": need / 1e9, "block": args.block}
+    try:
+        if not os.path.exists(path):
+            results["write_s"] = write_file(path, n)
+        size = os.path.getsize(path)
+        runs = [
+            ("np.load(mmap).sum() [floor]", ["sum", path]),
+            (
+                "stream chunks(1000) mean/std/min/max",
+                ["chunks", path, str(args.block), ",".join(STATS4)],
+            ),
+            ("stream chunks(1000) mean", ["chunks", path, str(args.block), "mean"]),
+            (
+                "stream sliding(1000, step 500) mean/max",
+                ["sliding", path, str(args.block), "mean,max"],
+            ),
+            ("np.load(mmap).sum() [floor, again]", ["sum", path]),
+        ]
+        rows = []
+        for name, wargs in runs:
+            r = _spawn(wargs)
+            r["run"] = name
+            r["gb_per_s"] = size / r["wall_s"] / 1e9
+            rows.append(r)
+        floor = float(np.median([r["wall_s"] for r in rows if r["run"].startswith("np.load")]))
+        for r in rows:
+            r["vs_floor"] = floor / r["wall_s"]
+        print(f"\n-- stream: {n:.3g} points, {size / 1e9:.2f} GB, block {args.block} points")
+        print_table(rows, ["run", "wall_s", "compile_s", "gb_per_s", "vs_floor", "peak_rss_mb"])
+        results["stream"] = rows
+    finally:
+        if not args.keep and os.path.exists(path):
+            os.remove(path)
+        if args.dir is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    env = dict(os.environ, JAX_NUM_CPU_DEVICES="4", JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    sh = _spawn(["shard", str(n_shard)], env=env)
+    print(f"\n-- shard: {n_shard:.3g} points in memory, CPU devices on {sh['cores']} cores")
+    print_table(
+        sh["rows"], ["case", "devices", "first_s", "steady_s", "speedup", "equal_to_1_device"]
+    )
+    results["shard"] = sh
+    if args.json:
+        write_json(args.json, results)
+    return results
+
+
+if __name__ == "__main__":
+    main()
