@@ -516,6 +516,111 @@ def check_targets(results: dict[str, list[dict]], n_big: int, k_big: int) -> lis
     return out
 
 
+# ------------------------------------------------------------------------------- markdown
+def _ratio(rows: list[dict], n: int, k: int, prefix: str, key: str = "x_floor") -> str:
+    for r in rows:
+        if r["N"] == n and r["K"] == k and r["method"].startswith(prefix):
+            star = "*" if "extrapolated" in r.get("note", "") else ""
+            return f"{r[key]:.3g}x{star}"
+    return ""
+
+
+def _md_table(header: list[str], body: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return out + ["| " + " | ".join(row) + " |" for row in body]
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    """The results as the Markdown tables of BENCHMARKS.md (ratios to the same run's floor)."""
+    res, lines = payload["results"], []
+    m = payload["machine"]
+    lines.append(
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['platform']}; Python {m['python']}, "
+        f"jax {m['jax']}, numpy {m['numpy']}, backend {m['backend']}."
+    )
+    if "chunks" in res:
+        rows = res["chunks"]
+        methods = [
+            ("jaxsubset", "jaxsubset chunks"),
+            ("range_statistic", "jaxsubset range_statistic"),
+            ("jit reshape (ref)", "ref: jit reshape"),
+            ("numpy reshape", "(d) numpy reshape"),
+            ("numpy reduceat", "(d) numpy reduceat"),
+            ("(a) loop isclose", "(a) python loop"),
+            ("(b) static-bounds jit", "(b) jit static"),
+            ("(c) masking jit", "(c) jit full-length"),
+        ]
+        keys = sorted({(r["N"], r["K"]) for r in rows})
+        body = []
+        for n, k in keys:
+            floor = next(r for r in rows if r["N"] == n and r["K"] == k and "floor" in r["method"])
+            body.append(
+                [f"{n:.0e}", str(k), f"{floor['steady_s'] * 1e3:.3g}"]
+                + [_ratio(rows, n, k, pre) for _, pre in methods]
+            )
+        lines += [
+            "",
+            "**Workload 1** (time / one `np.sum` pass in the same run; * extrapolated)",
+            "",
+        ]
+        lines += _md_table(["N", "K", "floor ms"] + [m for m, _ in methods], body)
+    if "xrange" in res:
+        rows = res["xrange"]
+        methods = [
+            ("jaxsubset", "jaxsubset select"),
+            ("range_statistic", "jaxsubset range_statistic"),
+            ("numpy searchsorted loop", "numpy searchsorted"),
+            ("masking jit", "jit full-length"),
+        ]
+        body = []
+        for n, k in sorted({(r["N"], r["K"]) for r in rows}):
+            floor = next(r for r in rows if r["N"] == n and r["K"] == k and "floor" in r["method"])
+            js = next(r for r in rows if r["N"] == n and r["K"] == k and "select" in r["method"])
+            mk = next(r for r in rows if r["N"] == n and r["K"] == k and "masking" in r["method"])
+            body.append(
+                [f"{n:.0e}", str(k), f"{floor['steady_s'] * 1e3:.3g}"]
+                + [_ratio(rows, n, k, pre) for _, pre in methods]
+                + [f"{mk['steady_s'] / js['steady_s']:.3g}x"]
+            )
+        lines += ["", "**Workload 2** (time / `np.sum` of K*L elements; * extrapolated)", ""]
+        lines += _md_table(
+            ["N", "K", "floor ms"] + [m for m, _ in methods] + ["masking / jaxsubset"], body
+        )
+    if "sliding" in res:
+        rows, body = res["sliding"], []
+        for n, k in sorted({(r["N"], r["K"]) for r in rows}):
+            base = next(r for r in rows if r["N"] == n and "numpy" in r["method"])
+            body.append(
+                [f"{n:.0e}", str(k), f"{base['steady_s'] * 1e3:.3g}"]
+                + [
+                    _ratio(rows, n, k, p, "x_numpy")
+                    for p in ("jaxsubset sliding+apply (v", "jaxsubset sliding+apply (l")
+                ]
+            )
+        lines += ["", "**Workload 3** (time / NumPy `sliding_window_view` in the same run)", ""]
+        lines += _md_table(["N", "windows", "numpy ms", "apply vmap", "apply lax.map"], body)
+    if "compile" in res:
+        body = [
+            [
+                r["method"],
+                f"{r['N']:.0e}",
+                str(r["K"]),
+                str(r["compiles"]),
+                f"{r['first_result_s']:.3g}",
+                f"{r['sweep_s']:.3g}",
+                r.get("note", ""),
+            ]
+            for r in res["compile"]
+        ]
+        lines += ["", "**Workload 4** (a sweep over K different bounds of one capacity)", ""]
+        lines += _md_table(
+            ["method", "N", "K", "compilations", "first result s", "sweep s", "note"], body
+        )
+    lines += ["", "**Targets**", ""]
+    lines += [f"- {t['status']}: {t['target']}: {t['detail']}" for t in payload["targets"]]
+    return "\n".join(lines) + "\n"
+
+
 # ------------------------------------------------------------------------------- main
 WORKLOADS = ("chunks", "xrange", "sliding", "compile")
 
@@ -524,6 +629,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="N=1e5 and K=5,100 only (seconds)")
     p.add_argument("--json", metavar="PATH", help="write every result to PATH as JSON")
+    p.add_argument("--markdown", metavar="PATH", help="write the tables for BENCHMARKS.md")
     p.add_argument("--only", choices=WORKLOADS, action="append", help="run only this workload")
     p.add_argument(
         "--bandwidth-gbs",
@@ -581,6 +687,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     if args.json:
         write_json(args.json, payload)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(payload))
     return payload
 
 
