@@ -193,3 +193,19 @@ def test_stream_progress_and_errors(data, capsys):
         jaxsubset.stream((x, y), "sliding", size=2000, statistic="mean")
     with pytest.raises(TypeError, match="pass `statistic`"):
         jaxsubset.stream((x, y), "chunks", size=3)
+
+
+def test_stream_blocks_exactly_filled_ddof_and_count():
+    # N a multiple of the block (the last block is full: the end is found by peeking)
+    rng = np.random.default_rng(2)
+    x = np.arange(340.0)
+    y = rng.normal(size=340)
+    blocks = [(x[a : a + 68], y[a : a + 68]) for a in range(0, 340, 68)] + [(x[:0], y[:0])]
+    out = jaxsubset.stream(blocks, "chunks", size=17, statistic=("count", "std"), ddof=1)
+    assert out["count"].tolist() == [17] * 20
+    np.testing.assert_allclose(out["std"], y.reshape(20, 17).std(axis=1, ddof=1), rtol=1e-12)
+    out = jaxsubset.stream(blocks, "sliding", size=100, step=60, statistic="var", block_size=68)
+    want = np.lib.stride_tricks.sliding_window_view(y, 100)[::60].var(axis=1)
+    np.testing.assert_allclose(out["var"], want, rtol=1e-12)
+    sh = jaxsubset.shard(x, y, "chunks", size=17, statistic="var", ddof=1)
+    np.testing.assert_allclose(sh["var"], y.reshape(20, 17).var(axis=1, ddof=1), rtol=1e-12)

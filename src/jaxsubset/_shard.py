@@ -103,7 +103,7 @@ def _kernel(mesh: Mesh, key: tuple) -> Any:
     """``jit(shard_map(...))`` for one (mesh, capacity, statistics, fn, shard size, hops)."""
     if (mesh, key) in _KERNELS:
         return _KERNELS[(mesh, key)]
-    capacity, stats, fn, batch_size, shard, hops = key
+    capacity, stats, fn, batch_size, ddof, shard, hops = key
     (axis,) = mesh.axis_names
     n_dev = mesh.size
     spec = jax.P(axis)
@@ -120,7 +120,7 @@ def _kernel(mesh: Mesh, key: tuple) -> Any:
         g0 = (jax.lax.axis_index(axis) * shard).astype(index_dtype())
         s = _gather(xw, yw, ls[0], ct[0], capacity)
         s = Subsets(x=s.x, y=s.y, mask=s.mask, start=s.start + g0, count=s.count)
-        out = compute(s, stats, fn, batch_size)
+        out = compute(s, stats, fn, batch_size, ddof)
         return jax.tree_util.tree_map(lambda a: a[None], out)
 
     f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(spec, spec, spec, spec), out_specs=spec))
@@ -153,6 +153,7 @@ def shard(
     mesh: Mesh | None = None,
     devices: int | None = None,
     batch_size: int | None = None,
+    ddof: int = 0,
     **kind_args: Any,
 ) -> dict[str, Any]:
     """Run a subset analysis with the data sharded over a 1-D device mesh, exactly.
@@ -179,6 +180,7 @@ def shard(
         mesh: a 1-D :class:`jax.sharding.Mesh`; or
         devices: the number of devices to use (default: all of ``jax.devices()``).
         batch_size: for ``fn``: ``lax.map`` batch size (see :meth:`Subsets.apply`).
+        ddof: delta degrees of freedom of ``var`` and ``std``.
         **kind_args: the arguments of ``kind``.
 
     Returns:
@@ -194,6 +196,7 @@ def shard(
     """
     func = f"shard({kind!r})"
     stats, fn, batch_size = check_compute(statistic, fn, batch_size, func)
+    ddof = static_int(ddof, "ddof", func, minimum=0)
     mesh = _mesh(mesh, devices, func)
     x, y = as_xy(x, y, func)
     start, count, capacity = _ranges(x, kind, kind_args, capacity, func)
@@ -220,7 +223,7 @@ def shard(
     pad = n_dev * shard_len - n
     xn = np.concatenate([xn, np.zeros(pad, xn.dtype)])
     yn = np.concatenate([yn, np.zeros((pad,) + yn.shape[1:], yn.dtype)])
-    kernel = _kernel(mesh, (capacity, stats, fn, batch_size, shard_len, hops))
+    kernel = _kernel(mesh, (capacity, stats, fn, batch_size, ddof, shard_len, hops))
     out = kernel(_put(xn, mesh), _put(yn, mesh), _put(lstart, mesh), _put(cnt, mesh))
     out = _to_host(out)
     valid = table >= 0

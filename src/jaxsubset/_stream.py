@@ -704,9 +704,20 @@ def _prefetch(items: Iterator[Any], depth: int) -> Iterator[Any]:
 
 
 # ---------------------------------------------------------------------------- the kernel
-def compute(s: Subsets, statistics: tuple[str, ...], fn: Callable | None, batch_size: int | None):
+def compute(
+    s: Subsets,
+    statistics: tuple[str, ...],
+    fn: Callable | None,
+    batch_size: int | None,
+    ddof: int = 0,
+):
     """The per-subset results of one call: the named reductions and/or ``fn``'s output."""
-    out: dict[str, Any] = {name: getattr(s, name)() for name in statistics}
+    out: dict[str, Any] = {}
+    for name in statistics:
+        if name in ("var", "std"):
+            out[name] = getattr(s, name)(ddof=ddof)
+        elif name != "count":  # the true counts come from the ranges, on the host
+            out[name] = getattr(s, name)()
     if fn is not None:
         out["result"] = s.apply(fn, batch_size=batch_size)
     return out
@@ -716,9 +727,13 @@ _KERNELS: dict[Any, Any] = {}
 
 
 def _kernel(
-    capacity: int, statistics: tuple[str, ...], fn: Callable | None, batch_size: int | None
+    capacity: int,
+    statistics: tuple[str, ...],
+    fn: Callable | None,
+    batch_size: int | None,
+    ddof: int = 0,
 ):
-    key = (capacity, statistics, fn, batch_size)
+    key = (capacity, statistics, fn, batch_size, ddof)
     if key not in _KERNELS:
 
         @jax.jit
@@ -726,7 +741,7 @@ def _kernel(
             TRACES[0] += 1
             s = _gather(xb, yb, lstart, count, capacity)
             s = Subsets(x=s.x, y=s.y, mask=s.mask, start=s.start + g0, count=s.count)
-            return compute(s, statistics, fn, batch_size)
+            return compute(s, statistics, fn, batch_size, ddof)
 
         _KERNELS[key] = kernel
     return _KERNELS[key]
@@ -740,7 +755,7 @@ def check_compute(statistic: Any, fn: Any, batch_size: Any, func: str):
     if statistic is not None:
         stats = (statistic,) if isinstance(statistic, str) else tuple(statistic)
         for s in stats:
-            if s not in STATISTICS:
+            if s not in STATISTICS and s != "count":
                 raise ValueError(
                     f"{func}: unknown statistic {s!r}; choose from {', '.join(STATISTICS)}"
                 )
@@ -784,9 +799,11 @@ def _home(entry: tuple[np.ndarray, Any, int]) -> tuple[np.ndarray, Any, int]:
 _REGULAR: dict[Any, Any] = {}
 
 
-def _kernel_regular(size: int, statistics: tuple[str, ...], fn: Any, batch_size: Any) -> Any:
+def _kernel_regular(
+    size: int, statistics: tuple[str, ...], fn: Any, batch_size: Any, ddof: int = 0
+) -> Any:
     """Chunks of ``size`` aligned with the block: a reshape instead of a gather (same values)."""
-    key = (size, statistics, fn, batch_size)
+    key = (size, statistics, fn, batch_size, ddof)
     if key not in _REGULAR:
 
         @jax.jit
@@ -803,7 +820,7 @@ def _kernel_regular(size: int, statistics: tuple[str, ...], fn: Any, batch_size:
                 start=g0 + jnp.arange(rows, dtype=idt) * size,
                 count=count,
             )
-            return compute(s, statistics, fn, batch_size)
+            return compute(s, statistics, fn, batch_size, ddof)
 
         _REGULAR[key] = kernel
     return _REGULAR[key]
@@ -818,6 +835,7 @@ def _run(
     block: int,
     progress: bool,
     prefetch: int,
+    ddof: int = 0,
 ) -> tuple[dict[str, Any], int]:
     """The data pass: every block + halo through one kernel; returns (results, N)."""
     cap = pl.capacity
@@ -826,9 +844,9 @@ def _run(
     width = block + halo
     per = block // cap if regular else pl.per_block
     if regular:
-        kernel = _kernel_regular(cap, stats, fn, batch_size)
+        kernel = _kernel_regular(cap, stats, fn, batch_size, ddof)
     else:
-        kernel = _kernel(cap, stats, fn, batch_size)
+        kernel = _kernel(cap, stats, fn, batch_size, ddof)
     idt = index_dtype()
     total = -(-source.length // block) if source.length else None
     with_x = fn is not None
@@ -898,6 +916,7 @@ def stream(
     block_size: int = 1 << 20,
     batch_size: int | None = None,
     columns: Sequence[str] = ("x", "y"),
+    ddof: int = 0,
     progress: bool = False,
     prefetch: int = 2,
     **kind_args: Any,
@@ -928,7 +947,7 @@ def stream(
             static ints; ``at=None`` streams one window per point and needs a scalar width).
         statistic: one name or a sequence of names among ``sum mean var std min max median
             argmin argmax`` (the :class:`Subsets` reductions; ``argmin``/``argmax`` are global
-            indices).
+            indices); ``count`` is accepted and always returned.
         fn: optional ``fn(x, y, mask)`` run on every subset, as :meth:`Subsets.apply`.
         capacity: static Python int, points held per subset; required for ``rolling``,
             ``bins``, ``select`` (derived for ``chunks``/``sliding``). Wrap the call in
@@ -936,6 +955,7 @@ def stream(
         block_size: static Python int, points per block (the halo comes on top).
         batch_size: for ``fn``: ``lax.map`` batch size (see :meth:`Subsets.apply`).
         columns: the x and y column names of a Parquet file.
+        ddof: delta degrees of freedom of ``var`` and ``std``.
         progress: print a progress line to stderr.
         prefetch: blocks read ahead by the background thread (2: double buffering).
         **kind_args: the arguments of ``kind``.
@@ -968,7 +988,8 @@ def stream(
     pl = plan(src, kind, kind_args, capacity, block)
     if pl.aligned is not None:  # whole chunks per block: no halo, a reshape instead of a gather
         block = max(pl.aligned, block // pl.aligned * pl.aligned)
-    result, big_n = _run(src, pl, stats, fn, batch_size, block, progress, prefetch)
+    ddof = static_int(ddof, "ddof", func, minimum=0)
+    result, big_n = _run(src, pl, stats, fn, batch_size, block, progress, prefetch, ddof)
     if kind == "sliding" and big_n < pl.capacity:
         raise ValueError(f"{func}: `size` must be <= len(x)={big_n}, got {pl.capacity}")
     return result
