@@ -8,9 +8,10 @@
    (d) ``stream(path, "sliding", size=1000, step=500, statistic=("mean", "max"))``: the general
        gather path with a halo between blocks.
    Throughput is file bytes / wall time; the ratio is against (a) measured in the same run.
-   Peak memory is the subprocess's ``ru_maxrss`` (includes the interpreter, JAX and XLA;
-   memory-mapped file pages count while mapped). Compilation happens in a warm-up call on the
-   first blocks (same shapes, so the timed call compiles nothing) and is reported apart.
+   Peak memory is the subprocess's own peak resident size (``VmHWM``; includes the
+   interpreter, JAX and XLA, and memory-mapped file pages while they are mapped).
+   Compilation happens in a warm-up call on the first blocks (same shapes, so the timed call
+   compiles nothing) and is reported apart.
 2. ``shard``: in a subprocess with ``JAX_NUM_CPU_DEVICES=4``, ``jaxsubset.shard`` on 1, 2 and 4
    CPU devices (N = 1e7; ``--quick``: 2e5), checking equality with 1 device.
 
@@ -100,6 +101,18 @@ def _worker(argv: list[str]) -> dict[str, Any]:
 
 
 def _rss(resource: Any) -> float:
+    """Peak resident memory of THIS process in MB.
+
+    ``VmHWM`` from ``/proc/self/status`` where available: ``ru_maxrss`` would also count the
+    parent's memory before ``exec`` (Linux carries it over), i.e. the file-writing parent's.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
