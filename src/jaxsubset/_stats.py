@@ -72,7 +72,8 @@ def _reference(y: Array) -> Array:
     ok = jnp.isfinite(sample)
     cnt = jnp.sum(ok, axis=0)
     ref = jnp.sum(jnp.where(ok, sample, 0), axis=0) / jnp.maximum(cnt, 1)
-    return ref
+    # the results do not depend on the shift: keep it out of gradients (exact zeros stay zero)
+    return lax.stop_gradient(ref)
 
 
 # ---------------------------------------------------------------------------- range sums
@@ -808,6 +809,8 @@ def binned_statistic(
             f"{n_pts}, got {tuple(values.shape)}"
         )
     edt = _edges_dtype(x)
+    if is_traced(bins) and jnp.ndim(bins) == 0:
+        static_int(bins, "bins", func)  # raises: the number of bins sets a shape
     uniform = isinstance(bins, int | np.integer) and not isinstance(bins, bool | np.bool_)
     if uniform:
         nbins = static_int(bins, "bins", func)

@@ -1,0 +1,372 @@
+"""binned_statistic against scipy.stats.binned_statistic, range_statistic against NumPy loops."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import given, settings, strategies as st
+
+import jaxsubset
+from jaxsubset import binned_statistic, range_statistic
+
+
+BINNED = ["mean", "std", "median", "count", "sum", "min", "max"]
+RANGE_STATS = ["count", "sum", "mean", "var", "std", "min", "max", "median"]
+RNG = np.random.default_rng(20261129)
+X = RNG.uniform(-3.0, 7.0, 700)
+Y = RNG.normal(3.0, 2.0, 700)
+EDGES = np.array([-2.0, -0.5, 0.0, 1.0, 1.5, 4.0, 6.5])
+
+
+def _same(got, want, rtol=1e-12):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0, equal_nan=True)
+
+
+def _check(x, values, statistic, bins, rng=None, rtol=1e-12, **kw):
+    got = binned_statistic(x, values, statistic, bins, rng, **kw)
+    want = scipy.stats.binned_statistic(np.asarray(x), np.asarray(values), statistic, bins, rng)
+    _same(got.statistic, want.statistic, rtol)
+    np.testing.assert_array_equal(np.asarray(got.bin_edges), want.bin_edges)
+    np.testing.assert_array_equal(np.asarray(got.binnumber), want.binnumber)
+    return got
+
+
+# ---------------------------------------------------------------------------- binned_statistic
+@pytest.mark.parametrize("statistic", BINNED)
+@pytest.mark.parametrize("order", ["shuffled", "sorted"])
+def test_binned_matches_scipy_int_and_array_bins(statistic, order):
+    x = np.sort(X) if order == "sorted" else X
+    _check(x, Y, statistic, 13)
+    _check(x, Y, statistic, EDGES)  # points outside the edges: outlier bins
+    _check(x, Y, statistic, 5, (-1.0, 2.0))  # explicit range with outliers on both sides
+
+
+@pytest.mark.parametrize("statistic", ["std", "median", "max"])
+def test_binned_channels_lead_as_in_scipy(statistic):
+    values = np.stack([Y, -2.0 * Y + 1.0, Y**2])
+    got = _check(X, values, statistic, 9)
+    assert got.statistic.shape == (3, 9)
+    _check(np.sort(X), values, statistic, EDGES)
+
+
+def test_binned_empty_bins_and_duplicates_on_edges():
+    # x on a grid that hits every edge exactly, with repeats; bins 2 and 4 stay empty
+    x = np.array([0.0, 0.0, 1.0, 1.0, 1.0, 3.0, 5.0, 5.0, 5.0, 0.5, 3.0])
+    v = np.arange(11.0) * 1.5 - 4.0
+    for statistic in ("mean", "std", "median", "count", "min"):
+        got = _check(x, v, statistic, 5)
+        _check(np.sort(x), v[np.argsort(x, kind="stable")], statistic, 5)
+        _check(x, v, statistic, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    # the last edge is closed: x == 5 lands in bin 5, not in the outlier bin 6
+    assert got.binnumber.tolist().count(5) == 3
+    counts = binned_statistic(x, v, "count", 5).statistic.tolist()
+    assert counts == [3.0, 3.0, 0.0, 2.0, 3.0]
+    assert np.isnan(binned_statistic(x, v, "mean", [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]).statistic[2])
+
+
+def test_binned_scipy_rounding_of_the_last_edge():
+    # scipy counts points a hair above the last edge (within 1e-6 of a bin width) as inside
+    x = np.array([0.0, 0.5, 1.0, 1.0 + 1e-12, 1.0 + 1e-3])
+    for order in (x, x[::-1]):
+        _check(order, np.arange(5.0), "sum", [0.0, 0.5, 1.0])
+
+
+def test_binned_single_value_range_widens_like_scipy():
+    x = np.full(6, 2.0)
+    for statistic in ("count", "mean", "max"):
+        _check(x, np.arange(6.0), statistic, 4)
+
+
+def test_binned_float32():
+    x = X.astype(np.float32)
+    v = Y.astype(np.float32)
+    for statistic in BINNED:
+        got = binned_statistic(x, v, statistic, 11)
+        want = scipy.stats.binned_statistic(x, v, statistic, 11)
+        assert got.bin_edges.dtype == jnp.float32
+        np.testing.assert_array_equal(np.asarray(got.bin_edges), want.bin_edges)
+        np.testing.assert_array_equal(np.asarray(got.binnumber), want.binnumber)
+        _same(got.statistic, want.statistic, rtol=2e-6)
+        if statistic != "count":
+            assert got.statistic.dtype == jnp.float32
+
+
+def test_binned_integer_x_and_values():
+    x = RNG.integers(0, 20, 300)
+    v = RNG.integers(-50, 50, 300)
+    for statistic in BINNED:
+        _check(x, v, statistic, 7)
+
+
+def test_binned_callable_through_padded_subsets():
+    def spread(v, m):
+        hi = jnp.max(jnp.where(m, v, -jnp.inf))
+        lo = jnp.min(jnp.where(m, v, jnp.inf))
+        return jnp.where(jnp.any(m), hi - lo, jnp.nan)
+
+    got = binned_statistic(X, Y, spread, 8)
+    want = scipy.stats.binned_statistic(X, Y, np.ptp, 8)
+    _same(got.statistic, want.statistic)
+    f = jax.jit(lambda x, v: binned_statistic(x, v, spread, 8, capacity=256).statistic)
+    _same(f(X, Y), want.statistic)
+    # too small a capacity: NaN, never the statistic of a truncated bin
+    small = binned_statistic(X, Y, spread, 8, capacity=4).statistic
+    assert np.isnan(np.asarray(small)).all()
+    with pytest.raises(TypeError, match="capacity"):
+        jax.jit(lambda x, v: binned_statistic(x, v, spread, 8).statistic)(X, Y)
+
+
+_TRACES = {"binned": 0}
+
+
+@jax.jit
+def _binned_jit(x, v, edges, lo, hi):
+    _TRACES["binned"] += 1
+    a = binned_statistic(x, v, "std", edges)
+    b = binned_statistic(x, v, "mean", 6, (lo, hi))
+    c = binned_statistic(x, v, "max", 6, (lo, hi), x_sorted=False)
+    return a.statistic, a.binnumber, b.statistic, b.bin_edges, c.statistic
+
+
+def test_binned_under_jit_traced_edges_and_range_no_recompile():
+    for k in range(3):
+        edges = EDGES + 0.1 * k
+        lo, hi = -1.0 + 0.5 * k, 3.0 + k
+        v = Y * (k + 1)
+        std, num, mean, e, mx = _binned_jit(X, v, edges, lo, hi)
+        want = scipy.stats.binned_statistic(X, v, "std", edges)
+        _same(std, want.statistic, 1e-11)
+        np.testing.assert_array_equal(np.asarray(num), want.binnumber)
+        want = scipy.stats.binned_statistic(X, v, "mean", 6, (lo, hi))
+        np.testing.assert_allclose(np.asarray(e), want.bin_edges, rtol=1e-15)
+        _same(mean, want.statistic, 1e-11)
+        _same(mx, scipy.stats.binned_statistic(X, v, "max", 6, (lo, hi)).statistic)
+    assert _TRACES["binned"] == 1
+
+
+def test_binned_sorted_promise_under_jit():
+    xs = np.sort(X)
+    f = jax.jit(lambda x, v: binned_statistic(x, v, "sum", 10, x_sorted=True).statistic)
+    _same(f(xs, Y), scipy.stats.binned_statistic(xs, Y, "sum", 10).statistic, 1e-12)
+
+
+def test_binned_vmap_over_datasets():
+    xs = np.stack([X, X[::-1] + 0.3, X * 0.5])
+    vs = np.stack([Y, Y**2, -Y])
+    f = jax.vmap(lambda x, v: binned_statistic(x, v, "mean", EDGES).statistic)
+    got = f(xs, vs)
+    for i in range(3):
+        _same(got[i], scipy.stats.binned_statistic(xs[i], vs[i], "mean", EDGES).statistic, 1e-12)
+
+
+@pytest.mark.parametrize("order", ["shuffled", "sorted"])
+def test_binned_grad_sum_mean_std(order):
+    x = np.sort(X) if order == "sorted" else X
+    idx = scipy.stats.binned_statistic(x, Y, "count", EDGES).binnumber
+    inside = (idx >= 1) & (idx <= len(EDGES) - 1)
+    counts = np.bincount(idx, minlength=len(EDGES) + 1)
+
+    g = jax.grad(lambda v: jnp.sum(binned_statistic(x, v, "sum", EDGES).statistic))(Y)
+    np.testing.assert_array_equal(np.asarray(g), inside.astype(float))
+    g = jax.grad(lambda v: jnp.nansum(binned_statistic(x, v, "mean", EDGES).statistic))(Y)
+    # outliers: mathematically 0, numerically within rounding of the prefix-sum transpose
+    np.testing.assert_allclose(np.asarray(g), np.where(inside, 1.0 / counts[idx], 0.0), atol=1e-15)
+    stat = np.asarray(binned_statistic(x, Y, "std", EDGES).statistic)
+    mean = np.asarray(binned_statistic(x, Y, "mean", EDGES).statistic)
+    g = jax.grad(lambda v: jnp.nansum(binned_statistic(x, v, "std", EDGES).statistic))(Y)
+    b = np.clip(idx - 1, 0, len(EDGES) - 2)
+    want = np.where(inside, (Y - mean[b]) / (counts[idx] * stat[b]), 0.0)
+    np.testing.assert_allclose(np.asarray(g), want, rtol=1e-9, atol=1e-12)
+
+
+def test_binned_errors():
+    with pytest.raises(ValueError, match="NaN"):
+        binned_statistic(np.array([0.0, np.nan]), np.ones(2))
+    with pytest.raises(ValueError, match="`statistic`"):
+        binned_statistic(X, Y, "mode")
+    with pytest.raises(ValueError, match="start must be <= stop"):
+        binned_statistic(X, Y, "mean", 4, (2.0, 1.0))
+    with pytest.raises(ValueError, match="increase strictly"):
+        binned_statistic(X, Y, "mean", [0.0, 1.0, 1.0, 2.0])
+    with pytest.raises(ValueError, match="`values` must have shape"):
+        binned_statistic(X, Y[:-1])
+    with pytest.raises(ValueError, match="`bins` must be a positive int, got 0"):
+        binned_statistic(X, Y, "mean", 0)
+    with pytest.raises(TypeError, match="static Python int"):
+        jax.jit(lambda b: binned_statistic(X, Y, "mean", b))(3)
+
+
+@settings(max_examples=30)
+@given(
+    xs=st.lists(st.integers(-5, 5), min_size=24, max_size=24),
+    statistic=st.sampled_from(["count", "min", "std"]),
+)
+def test_binned_property_ties_and_edges(xs, statistic):
+    # fixed shapes (one compilation per statistic); many ties, many points exactly on edges
+    x = np.asarray(xs, float) / 2.0
+    v = np.cos(np.arange(x.size) * 1.7)
+    _check(x, v, statistic, 4, rtol=1e-10)
+    _check(np.sort(x), v, statistic, 4, rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------- range_statistic
+N = 3000
+XS = np.sort(RNG.uniform(0.0, 1000.0, N))
+YS = RNG.normal(3.0, 2.0, (N, 2))
+
+
+def _reference(y, start, count, statistic, ddof=0):
+    with np.errstate(all="ignore"):
+        return _reference_loop(y, start, count, statistic, ddof)
+
+
+def _reference_loop(y, start, count, statistic, ddof):
+    out = []
+    for a, c in zip(np.ravel(start), np.ravel(count), strict=True):
+        seg = y[a : a + c]
+        if c == 0:
+            out.append(np.full(y.shape[1:], 0.0 if statistic in ("sum", "count") else np.nan))
+            continue
+        out.append(
+            {
+                "count": np.full(y.shape[1:], c),
+                "sum": seg.sum(0),
+                "mean": seg.mean(0),
+                "var": seg.var(0, ddof=ddof) if c > ddof else np.full(y.shape[1:], np.nan),
+                "std": seg.std(0, ddof=ddof) if c > ddof else np.full(y.shape[1:], np.nan),
+                "min": seg.min(0),
+                "max": seg.max(0),
+                "median": np.median(seg, 0),
+            }[statistic]
+        )
+    return np.asarray(out, float).reshape(np.shape(start) + y.shape[1:])
+
+
+RANGE_KINDS = {
+    "chunks": lambda: jaxsubset.ranges.chunks(XS, 7),
+    "chunks_size": lambda: jaxsubset.ranges.chunks(XS, size=64),
+    "sliding": lambda: jaxsubset.ranges.sliding(XS, 50, step=3),
+    "rolling": lambda: jaxsubset.ranges.rolling(XS, 20.0),
+    "bins": lambda: jaxsubset.ranges.bins(XS, np.linspace(-50.0, 1000.0, 12)),
+    "select": lambda: jaxsubset.ranges.select(
+        XS, np.array([[5.0, 900.0]]), np.array([[6.0, 990.0]])
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(RANGE_KINDS))
+def test_range_statistic_matches_numpy(kind):
+    r = RANGE_KINDS[kind]()
+    out = range_statistic(YS, r, tuple(RANGE_STATS))
+    for s in RANGE_STATS:
+        _same(out[s], _reference(YS, r.start, r.count, s), 1e-12)
+    _same(
+        range_statistic(YS[:, 0], r, "std", ddof=1),
+        _reference(YS[:, :1], r.start, r.count, "std", 1)[..., 0],
+    )
+
+
+@pytest.mark.parametrize("kind", ["chunks", "rolling", "bins"])
+def test_range_statistic_large_offset_keeps_digits(kind):
+    r = RANGE_KINDS[kind]()
+    y = 1e8 + RNG.normal(0.0, 1.0, N)
+    for s, rtol in (("mean", 1e-12), ("var", 1e-9), ("std", 1e-9), ("sum", 1e-12)):
+        want = _reference(y[:, None], r.start, r.count, s)[..., 0]
+        _same(range_statistic(y, r, s), want, rtol)
+
+
+def test_range_statistic_trend_and_float32():
+    r = RANGE_KINDS["chunks_size"]()
+    y = np.linspace(0.0, 50.0, N) + RNG.normal(0.0, 0.5, N)
+    for s in ("mean", "var", "min", "max"):
+        _same(range_statistic(y, r, s), _reference(y[:, None], r.start, r.count, s)[..., 0], 1e-10)
+    y32 = y.astype(np.float32)
+    out = range_statistic(y32, r, RANGE_STATS)
+    for s in RANGE_STATS:
+        got = out[s]
+        assert got.dtype == (jnp.int64 if s == "count" else jnp.float32)
+        want = _reference(y32[:, None].astype(float), r.start, r.count, s)[..., 0]
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+
+
+def test_range_statistic_nonfinite_stays_in_its_range():
+    r = jaxsubset.ranges.chunks(XS, 5)
+    y = YS[:, 0].copy()
+    y[10], y[700], y[1300], y[1301], y[2500] = np.nan, np.inf, np.inf, -np.inf, -np.inf
+    for s in ("sum", "mean", "var", "min", "max", "median"):
+        _same(range_statistic(y, r, s), _reference(y[:, None], r.start, r.count, s)[..., 0])
+
+
+def test_range_statistic_empty_ranges():
+    r = jaxsubset.ranges.isolate(XS, np.array([5, 2999, 3000]), np.array([5, 2000, 3000]))
+    out = range_statistic(YS[:, 0], r, tuple(RANGE_STATS))
+    assert out["count"].tolist() == [0, 0, 0]
+    assert out["sum"].tolist() == [0.0, 0.0, 0.0]
+    for s in ("mean", "var", "std", "min", "max", "median"):
+        assert np.isnan(np.asarray(out[s])).all()
+
+
+_RTRACES = {"n": 0}
+
+
+@jax.jit
+def _range_jit(y, lo, hi):
+    _RTRACES["n"] += 1
+    r = jaxsubset.ranges.select(XS, lo, hi)
+    return range_statistic(y, r, ("mean", "std", "max", "median"), capacity=64)
+
+
+def test_range_statistic_jit_traced_ranges_no_recompile_and_median_overflow():
+    for k in range(3):
+        lo = np.array([10.0, 300.0, 990.0]) + k
+        hi = lo + np.array([5.0, 12.0, 3.0]) * (k + 1)
+        y = YS * (k + 1)
+        out = _range_jit(y, lo, hi)
+        r = jaxsubset.ranges.select(XS, lo, hi)
+        for s in ("mean", "std", "max", "median"):
+            want = _reference(y, r.start, r.count, s)
+            if s == "median":
+                want[np.asarray(r.count) > 64] = np.nan
+            _same(out[s], want, 1e-11)
+    assert _RTRACES["n"] == 1
+    with pytest.raises(TypeError, match="capacity"):
+        jax.jit(lambda lo: range_statistic(YS, jaxsubset.ranges.select(XS, lo, lo + 5), "median"))(
+            1.0
+        )
+
+
+def test_range_statistic_vmap_and_grad_match_subsets():
+    r = jaxsubset.ranges.rolling(XS, 15.0)
+    ys = np.stack([YS[:, 0], YS[:, 1] ** 2])
+    got = jax.vmap(lambda y: range_statistic(y, r, "var"))(ys)
+    for i in range(2):
+        _same(got[i], _reference(ys[i][:, None], r.start, r.count, "var")[..., 0], 1e-11)
+    cap = jaxsubset.required_capacity(r.count)
+    for s in ("mean", "std"):
+
+        def ours(y, s=s):
+            return jnp.sum(range_statistic(y, r, s))
+
+        def padded(y, s=s):
+            return jnp.sum(getattr(jaxsubset.gather(XS, y, r, capacity=cap), s)())
+
+        want = np.asarray(jax.grad(padded)(YS[:, 0]))
+        got = np.asarray(jax.grad(ours)(YS[:, 0]))
+        ok = np.isfinite(want)  # sqrt at a one-point window: the padded road gives NaN there
+        assert ok.mean() > 0.9
+        np.testing.assert_allclose(got[ok], want[ok], rtol=1e-8, atol=1e-12)
+
+
+def test_range_statistic_errors():
+    r = jaxsubset.ranges.chunks(XS, 3)
+    with pytest.raises(ValueError, match="`statistic` must be one of"):
+        range_statistic(YS, r, "mode")
+    with pytest.raises(TypeError, match="Ranges"):
+        range_statistic(YS, (0, 3), "mean")
+    with pytest.raises(ValueError, match="`ddof` must be a >= 0 int, got -1"):
+        range_statistic(YS, r, "var", ddof=-1)
+    with pytest.raises(TypeError, match="real numeric"):
+        range_statistic(np.array(["a", "b"]), r, "mean")
