@@ -68,7 +68,8 @@ CHECKS = textwrap.dedent(
         ref = reference(make)
         before = _shard.TRACES[0]
         out = jaxsubset.shard(x, y, kind, statistic=STATS, capacity=cap, **kw)
-        assert _shard.TRACES[0] - before == 1, (kind, _shard.TRACES[0] - before)
+        # one compilation per analysis (none when an earlier one had the same shapes)
+        assert _shard.TRACES[0] - before <= 1, (kind, _shard.TRACES[0] - before)
         for name in ("start", "count", "overflow"):
             np.testing.assert_array_equal(out[name], ref[name], err_msg=kind + name)
         for name in STATS:

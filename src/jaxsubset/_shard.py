@@ -19,8 +19,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
 from ._ranges import bin_ranges, chunk_ranges, rolling_ranges, select_ranges, sliding_ranges
-from ._stream import _KIND_ARGS, KINDS, assemble, check_compute, compute
-from ._subsets import Subsets, _gather
+from ._stream import _KIND_ARGS, KINDS, assemble, check_compute, group_size, windowed
 from ._validate import as_xy, index_dtype, static_int
 
 
@@ -116,11 +115,13 @@ def _kernel(mesh: Mesh, key: tuple) -> Any:
             perm = [(j, j - k) for j in range(k, n_dev)]
             xparts.append(jax.lax.ppermute(xs, axis, perm))
             yparts.append(jax.lax.ppermute(ys, axis, perm))
+        short = shard + capacity - (hops + 1) * shard  # every window fits: no clamping
+        if short > 0:
+            xparts.append(jnp.zeros((short,), xs.dtype))
+            yparts.append(jnp.zeros((short,) + ys.shape[1:], ys.dtype))
         xw, yw = jnp.concatenate(xparts), jnp.concatenate(yparts)
         g0 = (jax.lax.axis_index(axis) * shard).astype(index_dtype())
-        s = _gather(xw, yw, ls[0], ct[0], capacity)
-        s = Subsets(x=s.x, y=s.y, mask=s.mask, start=s.start + g0, count=s.count)
-        out = compute(s, stats, fn, batch_size, ddof)
+        out = windowed(xw, yw, ls[0], ct[0], g0, capacity, stats, fn, batch_size, ddof)
         return jax.tree_util.tree_map(lambda a: a[None], out)
 
     f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(spec, spec, spec, spec), out_specs=spec))
@@ -208,7 +209,8 @@ def shard(
     # group the ranges by the device holding their first point: one (D, R) table
     owner = np.minimum(start // shard_len, n_dev - 1)
     per_dev = np.bincount(owner, minlength=n_dev)
-    rows = max(int(per_dev.max(initial=0)), 1)
+    group = group_size(capacity, batch_size)
+    rows = -(-max(int(per_dev.max(initial=0)), 1) // group) * group
     order = np.argsort(owner, kind="stable")
     slot = np.arange(order.size) - np.repeat(np.cumsum(per_dev) - per_dev, per_dev)
     idt = index_dtype()

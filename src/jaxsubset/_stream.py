@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._subsets import Subsets, _gather
+from ._subsets import Subsets
 from ._validate import check_closed, index_dtype, static_int
 
 
@@ -726,6 +726,51 @@ def compute(
 _KERNELS: dict[Any, Any] = {}
 
 
+def group_size(capacity: int, batch_size: int | None) -> int:
+    """Subsets gathered at once in the kernel: about 2**16 values, a slab that stays in cache."""
+    if batch_size is not None:
+        return batch_size
+    return max(1, (1 << 16) // capacity)
+
+
+def windowed(
+    xb: jax.Array,
+    yb: jax.Array,
+    lstart: jax.Array,
+    count: jax.Array,
+    g0: jax.Array,
+    capacity: int,
+    statistics: tuple[str, ...],
+    fn: Callable | None,
+    batch_size: int | None,
+    ddof: int,
+) -> dict[str, Any]:
+    """Per-subset results of the ranges ``[lstart, lstart + count)`` of a window of points.
+
+    The same values as ``_gather`` then :func:`compute`, but ``group_size`` subsets at a time
+    with ``lax.map``, so the gathered slab stays in cache (several times faster on CPU than
+    materialising all ``(R, capacity)`` values). ``len(xb) >= max(lstart) + capacity`` for every
+    non-empty range, so ``dynamic_slice`` never clamps a window that holds points.
+    """
+    group = group_size(capacity, batch_size)
+    rows = lstart.shape[0] // group
+    idt = lstart.dtype
+    offsets = jnp.arange(capacity, dtype=idt)
+
+    def one_group(args: tuple[jax.Array, jax.Array]) -> dict[str, Any]:
+        ls, ct = args
+        mask = offsets < jnp.minimum(ct, capacity)[:, None]
+        xs = jax.vmap(lambda i: jax.lax.dynamic_slice_in_dim(xb, i, capacity))(ls)
+        ys = jax.vmap(lambda i: jax.lax.dynamic_slice_in_dim(yb, i, capacity))(ls)
+        xs = jnp.where(mask, xs, 0)
+        ys = jnp.where(mask.reshape(mask.shape + (1,) * (ys.ndim - 2)), ys, 0)
+        s = Subsets(x=xs, y=ys, mask=mask, start=ls + g0, count=ct)
+        return compute(s, statistics, fn, None, ddof)
+
+    out = jax.lax.map(one_group, (lstart.reshape(rows, group), count.reshape(rows, group)))
+    return jax.tree_util.tree_map(lambda a: a.reshape((rows * group,) + a.shape[2:]), out)
+
+
 def _kernel(
     capacity: int,
     statistics: tuple[str, ...],
@@ -739,9 +784,7 @@ def _kernel(
         @jax.jit
         def kernel(xb, yb, lstart, count, g0):
             TRACES[0] += 1
-            s = _gather(xb, yb, lstart, count, capacity)
-            s = Subsets(x=s.x, y=s.y, mask=s.mask, start=s.start + g0, count=s.count)
-            return compute(s, statistics, fn, batch_size, ddof)
+            return windowed(xb, yb, lstart, count, g0, capacity, statistics, fn, batch_size, ddof)
 
         _KERNELS[key] = kernel
     return _KERNELS[key]
@@ -842,7 +885,11 @@ def _run(
     regular = pl.aligned is not None
     halo = 0 if regular else cap
     width = block + halo
-    per = block // cap if regular else pl.per_block
+    if regular:
+        per = block // cap
+    else:  # a whole number of kernel groups
+        group = group_size(cap, batch_size)
+        per = -(-pl.per_block // group) * group
     if regular:
         kernel = _kernel_regular(cap, stats, fn, batch_size, ddof)
     else:
