@@ -759,13 +759,26 @@ def windowed(
 
     def one_group(args: tuple[jax.Array, jax.Array]) -> dict[str, Any]:
         ls, ct = args
-        mask = offsets < jnp.minimum(ct, capacity)[:, None]
         xs = jax.vmap(lambda i: jax.lax.dynamic_slice_in_dim(xb, i, capacity))(ls)
         ys = jax.vmap(lambda i: jax.lax.dynamic_slice_in_dim(yb, i, capacity))(ls)
-        xs = jnp.where(mask, xs, 0)
-        ys = jnp.where(mask.reshape(mask.shape + (1,) * (ys.ndim - 2)), ys, 0)
-        s = Subsets(x=xs, y=ys, mask=mask, start=ls + g0, count=ct)
-        return compute(s, statistics, fn, None, ddof)
+
+        def full() -> dict[str, Any]:
+            mask = jnp.ones((group, capacity), bool)  # a constant: XLA drops the masking
+            s = Subsets(x=xs, y=ys, mask=mask, start=ls + g0, count=ct)
+            return compute(s, statistics, fn, None, ddof)
+
+        def masked() -> dict[str, Any]:
+            mask = offsets < jnp.minimum(ct, capacity)[:, None]
+            s = Subsets(
+                x=jnp.where(mask, xs, 0),
+                y=jnp.where(mask.reshape(mask.shape + (1,) * (ys.ndim - 2)), ys, 0),
+                mask=mask,
+                start=ls + g0,
+                count=ct,
+            )
+            return compute(s, statistics, fn, None, ddof)
+
+        return jax.lax.cond(jnp.all(ct == capacity), full, masked)
 
     out = jax.lax.map(one_group, (lstart.reshape(rows, group), count.reshape(rows, group)))
     return jax.tree_util.tree_map(lambda a: a.reshape((rows * group,) + a.shape[2:]), out)
@@ -854,16 +867,23 @@ def _kernel_regular(
             TRACES[0] += 1
             rows = yb.shape[0] // size
             idt = count.dtype
-            mask = jnp.arange(size, dtype=idt) < jnp.minimum(count, size)[:, None]
-            # slots past the data are the block's zero padding, as _gather's padding
-            s = Subsets(
-                x=xb.reshape(rows, size),
-                y=yb.reshape((rows, size) + yb.shape[1:]),
-                mask=mask,
-                start=g0 + jnp.arange(rows, dtype=idt) * size,
-                count=count,
-            )
-            return compute(s, statistics, fn, batch_size, ddof)
+            xs, ys = xb.reshape(rows, size), yb.reshape((rows, size) + yb.shape[1:])
+            start = g0 + jnp.arange(rows, dtype=idt) * size
+
+            def full() -> dict[str, Any]:
+                # every chunk full (all blocks but the last): a constant mask, which XLA
+                # folds away (10x faster on CPU than the masked reductions)
+                mask = jnp.ones((rows, size), bool)
+                s = Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
+                return compute(s, statistics, fn, batch_size, ddof)
+
+            def masked() -> dict[str, Any]:
+                # slots past the data are the block's zero padding, as _gather's padding
+                mask = jnp.arange(size, dtype=idt) < jnp.minimum(count, size)[:, None]
+                s = Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
+                return compute(s, statistics, fn, batch_size, ddof)
+
+            return jax.lax.cond(jnp.all(count == size), full, masked)
 
         _REGULAR[key] = kernel
     return _REGULAR[key]
