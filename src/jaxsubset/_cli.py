@@ -560,9 +560,10 @@ input files:
   .csv .tsv .txt .dat    columns by header name or 0-based index; a header is detected;
                          blank lines and lines starting with '#' are skipped
   .npy                   a 2-column array (x, y), a pair of rows (2, N), or a 1-D y
-  .npz                   arrays by key (default: 'x' and 'y' when present)
+  .npz                   arrays by key
   .parquet               columns by name (needs pyarrow: pip install 'jaxsubset[parquet]')
-  By default x is the first column and y the second; a single column is y against its index.
+  By default x and y are the columns named x and y, else the first column and another one;
+  a file with a single column is y against its row index.
 
 output:
   an aligned table on stdout, or --out FILE (.csv, .tsv, .json or .parquet) with the columns
@@ -638,15 +639,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--x",
         metavar="COL",
         default=None,
-        help="x column: name or 0-based index (default: the first column), e.g. --x time",
+        help="x column: name or 0-based index (default: the column named x, else the first "
+        "column), e.g. --x time",
     )
     st.add_argument(
         "--y",
         metavar="COL",
         action="append",
         default=None,
-        help="y column: name or 0-based index, repeat for several (default: the second "
-        "column), e.g. --y 1 --y pressure",
+        help="y column: name or 0-based index, repeat for several (default: the column named "
+        "y, else the first other column), e.g. --y 1 --y pressure",
     )
     mode = st.add_mutually_exclusive_group(required=True)
     mode.add_argument(
