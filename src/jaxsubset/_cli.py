@@ -562,7 +562,7 @@ input files:
   .npy                   a 2-column array (x, y), a pair of rows (2, N), or a 1-D y
   .npz                   arrays by key
   .parquet               columns by name (needs pyarrow: pip install 'jaxsubset[parquet]')
-  By default x and y are the columns named x and y, else the first column and another one;
+  By default x and y are the columns named x and y, else the first and the second column;
   a file with a single column is y against its row index.
 
 output:
