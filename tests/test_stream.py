@@ -134,6 +134,11 @@ def test_stream_fn_channels_and_one_shot_iterator(data):
     np.testing.assert_array_equal(out["median"], ref.median())
     # NumPy reference for one chunk
     np.testing.assert_allclose(out["result"]["w"][3], (y2[120:160] * x[120:160, None]).sum(0))
+    # statistics only (x is not read in the data pass), from a one-shot iterator
+    gen = ((x[a : a + 30], y2[a : a + 30]) for a in range(0, N, 30))
+    out = jaxsubset.stream(gen, "sliding", size=90, step=45, statistic="max", block_size=BLOCK)
+    want = np.lib.stride_tricks.sliding_window_view(y2, 90, axis=0)[::45].max(axis=-1)
+    np.testing.assert_array_equal(out["max"], want)
     # the x-value kinds need a second read: a one-shot iterator is refused clearly
     gen = ((x[a : a + 30], y[a : a + 30]) for a in range(0, N, 30))
     with pytest.raises(TypeError, match="one-shot iterator"):

@@ -929,8 +929,8 @@ def _run(
     big_n = 0
     for b, (g0, bx, by, n, last) in enumerate(_prefetch(transferred(), prefetch)):
         if bx is None:  # statistics only: x is never read, one zero array serves every block
-            if x_zeros is None:
-                x_zeros = jnp.zeros(width, _x_dtype(source))
+            if x_zeros is None:  # (its dtype is irrelevant: no statistic reads x)
+                x_zeros = jnp.zeros(width, by.dtype)
             bx = x_zeros
         n_end = g0 + n if (n < width or last) else source.length
         start, count, idx = pl.provider.take(math.inf if last else g0 + block, n_end)
