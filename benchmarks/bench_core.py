@@ -148,7 +148,7 @@ def side_by_side(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, d
     out = {}
     for name in fns:
         steady = statistics.median(times[name])
-        out[name] = dict(steady_s=steady)
+        out[name] = dict(steady_s=steady, best_s=min(times[name]))
         if compiles[name]:  # a jitted method: compile time and count
             out[name].update(compile_s=max(first[name] - steady, 0.0), compiles=compiles[name])
     return out
@@ -172,8 +172,11 @@ def masked_stats(v: jax.Array, inside: jax.Array) -> tuple[jax.Array, jax.Array,
 
 def finish(rows: list[dict[str, Any]], floor_s: float, bandwidth: float | None, nbytes: int):
     """Fill the ratio to the floor and the throughput of every row."""
+    best_floor = rows[0].get("best_s", floor_s)
     for r in rows:
         r["x_floor"] = r["steady_s"] / floor_s
+        if "best_s" in r:  # the least-disturbed round of each, for a loaded machine
+            r["x_floor_best"] = r["best_s"] / best_floor
         gbs = nbytes / r["steady_s"] / 1e9
         r["GB_s"] = gbs
         if bandwidth:
@@ -219,7 +222,7 @@ def workload_chunks(n: int, k: int, cfg: dict[str, Any], bandwidth: float | None
     }
     if g is None or not cfg["range_statistic"]:
         del fns["jaxsubset range_statistic (O(N))"]
-    for name, res in side_by_side(fns, max(rep, 7)).items():
+    for name, res in side_by_side(fns, max(rep, 9)).items():
         row(name, **res)
     floor = rows[0]["steady_s"]
 
@@ -319,7 +322,7 @@ def workload_xrange(n: int, k: int, cfg: dict[str, Any], bandwidth: float | None
     }
     if g is None or not cfg["range_statistic"]:
         del fns["jaxsubset range_statistic (O(N))"]
-    for name, res in side_by_side(fns, max(rep, 7)).items():
+    for name, res in side_by_side(fns, max(rep, 9)).items():
         row(name, **res)
     floor = rows[0]["steady_s"]
 
@@ -478,7 +481,8 @@ def check_targets(results: dict[str, list[dict]], n_big: int, k_big: int) -> lis
         target(
             f"W1 N={n_big:.0e} K={k_big}: within 3x of np.sum floor",
             js["x_floor"] <= 3,
-            f"{js['x_floor']:.2f}x the floor",
+            f"{js['x_floor']:.2f}x the floor (best round vs best round: "
+            f"{js.get('x_floor_best', float('nan')):.2f}x)",
         )
         target(
             f"W1 N={n_big:.0e} K={k_big}: faster than NumPy",
@@ -496,7 +500,8 @@ def check_targets(results: dict[str, list[dict]], n_big: int, k_big: int) -> lis
         target(
             f"W2 N={n_big:.0e} K={k_big}: within 3x of the K*L floor",
             w2["x_floor"] <= 3,
-            f"{w2['x_floor']:.2f}x the floor",
+            f"{w2['x_floor']:.2f}x the floor (best round vs best round: "
+            f"{w2.get('x_floor_best', float('nan')):.2f}x)",
         )
         speedup = mk["steady_s"] / w2["steady_s"]
         target(
