@@ -563,16 +563,20 @@ def markdown(payload: dict[str, Any]) -> str:
         body = []
         for n, k in keys:
             floor = next(r for r in rows if r["N"] == n and r["K"] == k and "floor" in r["method"])
+            static = next(r for r in rows if r["N"] == n and r["K"] == k and "(b)" in r["method"])
             body.append(
                 [f"{n:.0e}", str(k), f"{floor['steady_s'] * 1e3:.3g}"]
                 + [_ratio(rows, n, k, pre) for _, pre in methods]
+                + [f"{static['compile_s']:.3g}"]
             )
         lines += [
             "",
             "**Workload 1** (time / one `np.sum` pass in the same run; * extrapolated)",
             "",
         ]
-        lines += _md_table(["N", "K", "floor ms"] + [m for m, _ in methods], body)
+        lines += _md_table(
+            ["N", "K", "floor ms"] + [m for m, _ in methods] + ["(b) compile s*"], body
+        )
     if "xrange" in res:
         rows = res["xrange"]
         methods = [
