@@ -675,9 +675,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["sliding"] = rows
         print_table(rows, ["N", "K", "method", "steady_s", "x_numpy", "x_floor", "compile_s"])
     if "compile" in only:
-        n4 = 10**6 if not args.quick else 10**5
         print(f"\n-- workload 4: compilations for a sweep over {cfg['sweep']} bounds")
-        rows = workload_compile(n4, cfg)
+        rows = [r for n in cfg["ns"] for r in workload_compile(n, cfg)]
         results["compile"] = rows
         print_table(
             rows,
