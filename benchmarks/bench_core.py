@@ -375,15 +375,22 @@ def workload_sliding(n: int, cfg: dict[str, Any], bandwidth: float | None) -> li
     f_m = jax.jit(
         lambda x, y: jaxsubset.sliding(x, y, WINDOW, step=STEP).apply(linear_fit, batch_size=BATCH)
     )
+    # The general path (what sliding did before its full-window path): ranges + one gather.
+    f_g = jax.jit(
+        lambda x, y: jaxsubset.gather(x, y, jaxsubset.ranges.sliding(x, WINDOW, step=STEP)).apply(
+            linear_fit
+        )
+    )
     fns = {
         "floor: np.sum(y)": lambda: np.sum(y_np),
         "numpy sliding_window_view": np_fit,
         "jaxsubset sliding+apply (vmap)": lambda: f_v(x, y),
+        "jaxsubset ranges.sliding+gather+apply (vmap)": lambda: f_g(x, y),
         f"jaxsubset sliding+apply (lax.map {BATCH})": lambda: f_m(x, y),
     }
     for name, res in side_by_side(fns, rep).items():
         row(name, **res)
-    for f in (f_v, f_m):
+    for f in (f_v, f_m, f_g):
         if not np.allclose(np.asarray(f(x, y)[0]), np_fit()[0]):
             raise AssertionError("workload 3: jaxsubset and NumPy slopes differ")
     floor, base = rows[0]["steady_s"], rows[1]["steady_s"]
@@ -607,11 +614,17 @@ def markdown(payload: dict[str, Any]) -> str:
                 [f"{n:.0e}", str(k), f"{base['steady_s'] * 1e3:.3g}"]
                 + [
                     _ratio(rows, n, k, p, "x_numpy")
-                    for p in ("jaxsubset sliding+apply (v", "jaxsubset sliding+apply (l")
+                    for p in (
+                        "jaxsubset sliding+apply (v",
+                        "jaxsubset sliding+apply (l",
+                        "jaxsubset ranges.sliding+gather",
+                    )
                 ]
             )
         lines += ["", "**Workload 3** (time / NumPy `sliding_window_view` in the same run)", ""]
-        lines += _md_table(["N", "windows", "numpy ms", "apply vmap", "apply lax.map"], body)
+        lines += _md_table(
+            ["N", "windows", "numpy ms", "apply vmap", "apply lax.map", "gather path vmap"], body
+        )
     if "compile" in res:
         body = [
             [
