@@ -464,7 +464,8 @@ def _full_windows(x: Array, y: Array, start: Array, count: Array, size: int) -> 
 
     Every window holds ``size`` points from ``start <= N - size``, so the mask is a constant
     all-True that XLA folds out of the reductions and of a user's ``where(mask, ...)``, and
-    no slot needs zeroing: about 20% faster for a per-window fit (BENCHMARKS.md, issue 6).
+    no slot needs zeroing: a per-window linear fit at N = 1e6 ran 1.6x faster on CPU than
+    through the masked gather (BENCHMARKS.md, issue 6).
     """
     idx = start[:, None] + jnp.arange(size, dtype=start.dtype)
     xs = jnp.take(x, idx, axis=0, mode="clip")
