@@ -8,20 +8,25 @@ Workloads (float64, ``N`` = 1e5, 1e6, 1e7 points, ``K`` = 5, 100, 1000 subsets):
    (b) ``jit`` with the bounds as static arguments (one compilation per chunk), (c) full-length
    masking under ``jit``, (d) NumPy ``reshape`` and ``reduceat``, and (e) the floor: one
    ``np.sum`` pass over ``y`` in the same run. A hand-written ``reshape`` under ``jit`` is
-   shown as a reference.
+   shown as a reference, and the general ``ranges.chunks`` + ``gather`` road beside
+   ``chunks``' own reshape path.
 2. ``xrange``: K x-range subsets of capacity L = 1024 at random positions (``select``) against
    full-length masking and NumPy ``searchsorted`` + slicing in a Python loop; the floor is one
    ``np.sum`` over K*L contiguous elements.
 3. ``sliding``: windows of 256 points every 64 with a linear fit per window: ``apply`` with
-   ``vmap`` and with ``lax.map(batch_size=)`` against NumPy ``sliding_window_view``.
+   ``vmap`` and with ``lax.map(batch_size=)`` against NumPy ``sliding_window_view`` (and the
+   general ``ranges.sliding`` + ``gather`` road beside ``sliding``'s full-window path).
 4. ``compile``: a sweep over 1000 different bounds of one capacity: number of compilations
    (must be exactly 1) and time to first result, against static bounds.
 
 Baselines whose cost grows with K compilations or with N*K work are timed on the first few
 subsets and extrapolated linearly to all K; the table marks those rows ``extrapolated from m/K``.
 
-Run ``python benchmarks/bench_core.py [--quick] [--json PATH] [--bandwidth-gbs B]`` or, with
-every other benchmark, ``python benchmarks/run.py``.
+The methods compared in one table are timed in interleaved rounds (:func:`side_by_side`), so
+that the load of a shared machine falls on all of them alike.
+
+Run ``python benchmarks/bench_core.py [--quick] [--only WORKLOAD] [--json PATH] [--markdown
+PATH] [--bandwidth-gbs B]`` or, with every other benchmark, ``python benchmarks/run.py``.
 """
 
 import argparse
@@ -110,7 +115,7 @@ def stats3(s: jaxsubset.Subsets) -> tuple[jax.Array, jax.Array, jax.Array]:
 def range_statistic_fn(ranges: Callable[..., Any]) -> Callable[..., Any] | None:
     """``jit(range_statistic(y, ranges(x, *bounds), (mean, std, max)))``, the O(N) road.
 
-    ``None`` when this jaxsubset has no ``range_statistic`` (it arrives with the statistics).
+    ``None`` when this jaxsubset has no ``range_statistic`` (it came with the statistics).
     """
     range_statistic = getattr(jaxsubset, "range_statistic", None)
     if range_statistic is None:
