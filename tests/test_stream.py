@@ -214,3 +214,18 @@ def test_stream_blocks_exactly_filled_ddof_and_count():
     np.testing.assert_allclose(out["var"], want, rtol=1e-12)
     sh = jaxsubset.shard(x, y, "chunks", size=17, statistic="var", ddof=1)
     np.testing.assert_allclose(sh["var"], y.reshape(20, 17).var(axis=1, ddof=1), rtol=1e-12)
+
+
+def test_stream_memory_maps_read_only_and_copy_on_write(tmp_path):
+    # pages already read are released (read-only maps), but edits of a copy-on-write map stay
+    y = np.arange(40000.0)  # 80 pages; blocks of 1000 points are 2 pages
+    np.save(tmp_path / "y.npy", y)
+    ro = np.load(tmp_path / "y.npy", mmap_mode="r")
+    cow = np.load(tmp_path / "y.npy", mmap_mode="c")
+    cow[2000:3000] = -1.0  # whole pages that a release would drop (and so lose the edit)
+    want = y.reshape(40, 1000).mean(axis=1)
+    for arr, third in ((ro, want[2]), (cow, -1.0)):
+        for _ in range(2):  # the second read comes after the first one released its pages
+            out = jaxsubset.stream((y, arr), "chunks", size=1000, statistic="mean", block_size=1000)
+            assert out["mean"][2] == third
+            np.testing.assert_allclose(np.delete(out["mean"], 2), np.delete(want, 2))

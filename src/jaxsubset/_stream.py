@@ -98,7 +98,9 @@ class _ArraySource(_Source):
             )
 
     def x_pieces(self) -> Iterator[np.ndarray]:
+        release = _Release(self.x)
         for a in range(0, self.length, self.read_size):
+            release(a - 2 * self.read_size, a - self.read_size)
             yield np.asarray(self.x[a : a + self.read_size], dtype=self.xdt)
 
 
@@ -106,7 +108,8 @@ def _mmap_of(a: Any) -> Any:
     """The ``mmap.mmap`` behind a memory-mapped NumPy array, or None."""
     while a is not None:
         if isinstance(a, np.memmap):
-            return getattr(a, "_mmap", None)
+            # never for copy-on-write maps ("c"): dropping their pages would lose the user's edits
+            return getattr(a, "_mmap", None) if a.mode in ("r", "r+", "w+", "readonly") else None
         a = getattr(a, "base", None)
     return None
 
