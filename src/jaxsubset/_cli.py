@@ -7,7 +7,9 @@ output file is left behind (outputs go to a temporary file renamed into place at
 import argparse
 import contextlib
 import functools
+import inspect
 import os
+import re
 import sys
 import threading
 import time
@@ -22,15 +24,24 @@ from ._io import (
     InputError,
     atomic_output,
     check_output_path,
+    is_iso_date,
+    iso_strings,
+    iso_unit,
+    parse_dates,
     read_table,
     read_xy,
     to_numeric,
+    to_time,
     write_table,
 )
 
 
 STATS = ("count", "sum", "mean", "std", "var", "min", "max", "median")
+COUNTS = ("valid",)  # not a reduction: the number of real (non-missing) readings per subset
 DEFAULT_STATS = "mean,std,min,max"
+NAN_POLICIES = ("omit", "propagate", "raise")
+MAX_BINS = 10_000_000  # a period bin spec over a long time axis must stay a sane table
+_DAY_NS = 86_400 * 10**9
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 FIGSIZE = (8.0, 4.5)  # inches; at DPI this is 800 x 450 pixels
 DPI = 100
@@ -74,6 +85,62 @@ def _positive_float(text: str) -> float:
     return v
 
 
+_PERIOD = re.compile(r"^\s*([0-9]*\.?[0-9]+)?\s*([A-Za-z]+)\s*$")
+_CALENDAR_MONTHS = {
+    **dict.fromkeys(("Y", "YS", "YE", "A", "AS", "y", "year", "years"), 12),
+    **dict.fromkeys(("Q", "QS", "QE", "q", "quarter", "quarters"), 3),
+    **dict.fromkeys(("M", "MS", "ME", "mo", "month", "months"), 1),
+}
+
+
+def parse_period(text: str, option: str) -> tuple[str, int] | None:
+    """A time period: ``("calendar", months)`` for ``1Y``/``3M``/``1Q``, ``("fixed", ns)`` for
+    durations (``7D``, ``1h``, ``30min``, ``10s``, ``1W`` = ``7D``), None for other text.
+
+    A calendar period takes a whole multiple; lower-case ``m`` is refused as ambiguous
+    (``1M`` is a month, ``1min`` a minute).
+    """
+    from ._time import timedelta_to_ns
+
+    m = _PERIOD.match(text)
+    if m is None:
+        return None
+    amount, unit = m.group(1) or "1", m.group(2)
+    if unit == "m":
+        raise InputError(
+            f"{option} {text}: ambiguous unit 'm': use M for months or min for minutes"
+        )
+    if unit in _CALENDAR_MONTHS:
+        if not amount.isdigit() or int(amount) < 1:
+            raise InputError(f"{option} {text}: a calendar period takes a whole number, e.g. 3M")
+        return "calendar", int(amount) * _CALENDAR_MONTHS[unit]
+    try:
+        ns = int(timedelta_to_ns(f"{amount}{unit}", "width", option))
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{option} {text}: unknown time unit {unit!r} (use Y or M for calendar years or "
+            "months, or W, D, h, min, s, ms, us, ns)"
+        ) from None
+    if ns < 1:
+        raise InputError(f"{option} {text}: the duration must be positive")
+    return "fixed", ns
+
+
+def _width_arg(text: str) -> str:
+    """``--width``: a positive number, or (checked against the axis later) a duration."""
+    try:
+        v = float(text)
+    except ValueError:
+        if _PERIOD.match(text):
+            return text.strip()
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number, or a duration such as 7D on a time axis, got {text!r}"
+        ) from None
+    if not np.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return text.strip()
+
+
 def parse_bins(text: str) -> int | np.ndarray:
     """``--bins``: a number of equal-width bins, or comma-separated increasing edges."""
     text = text.strip()
@@ -101,22 +168,37 @@ def parse_bins(text: str) -> int | np.ndarray:
     return edges
 
 
+def check_bins(text: str) -> None:
+    """``--bins`` syntax, checked before the data is read (the axis decides the rest later)."""
+    stripped = text.strip()
+    if "," in stripped:
+        cells = [c.strip() for c in stripped.split(",") if c.strip()]
+        if cells and all(is_iso_date(c) for c in cells):
+            parse_dates(cells, f"--bins {stripped}", lambda i: f"edge {i}")
+            return
+    elif _PERIOD.match(stripped):
+        parse_period(stripped, "--bins")
+        return
+    parse_bins(text)
+
+
 def parse_stats(specs: Sequence[str] | None) -> tuple[str, ...]:
     """``--stat mean,std`` (repeatable) -> the statistic names, in order, without repeats."""
     names: list[str] = []
+    known = STATS + COUNTS
     for spec in specs or [DEFAULT_STATS]:
         for s in spec.split(","):
             s = s.strip().lower()
             if not s:
                 continue
-            if s not in STATS:
+            if s not in known:
                 raise InputError(
-                    f"--stat: unknown statistic {s!r} (choose from {', '.join(STATS)})"
+                    f"--stat: unknown statistic {s!r} (choose from {', '.join(known)})"
                 )
             if s not in names:
                 names.append(s)
     if not names:
-        raise InputError(f"--stat: give at least one statistic ({', '.join(STATS)})")
+        raise InputError(f"--stat: give at least one statistic ({', '.join(STATS + COUNTS)})")
     return tuple(names)
 
 
@@ -133,10 +215,21 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def _cells(values: Any, unit: str) -> list[str]:
+    a = np.asarray(values)
+    if a.dtype.kind == "M":  # a time axis: ISO dates, NaT where a subset is empty
+        return ["NaT" if t is None else t for t in iso_strings(a, unit)]
+    return [_fmt(v) for v in a.tolist()]
+
+
 def format_table(columns: dict[str, Any]) -> str:
-    """Columns as an aligned text table: a header row, then one row per entry."""
+    """Columns as an aligned text table: a header row, then one row per entry.
+
+    Dates (``datetime64`` columns) print as ISO-8601 text, all at one precision.
+    """
     names = list(columns)
-    cells = [[_fmt(v) for v in np.asarray(columns[k]).tolist()] for k in names]
+    unit = iso_unit(*(v for v in columns.values() if np.asarray(v).dtype.kind == "M"))
+    cells = [_cells(columns[k], unit) for k in names]
     widths = [max([len(k)] + [len(c) for c in col]) for k, col in zip(names, cells, strict=True)]
     lines = ["  ".join(k.rjust(w) for k, w in zip(names, widths, strict=True))]
     n_rows = len(cells[0]) if cells else 0
@@ -272,16 +365,18 @@ def save_figure(fig: Any, path: str) -> None:
 
 
 # ---------------------------------------------------------------------------- statistics
-def _block_stats_impl(x, y, start, count, capacity: int, stats: tuple[str, ...], ddof: int):
+def _block_stats_impl(
+    x, y, start, count, capacity: int, stats: tuple[str, ...], ddof: int, nan_policy: str
+):
     import jaxsubset
 
     s = jaxsubset.gather(x, y, jaxsubset.Ranges(start, count), capacity=capacity)
     out = {}
     for st in stats:
         if st in ("std", "var"):
-            out[st] = getattr(s, st)(ddof=ddof)
+            out[st] = getattr(s, st)(ddof=ddof, nan_policy=nan_policy)
         else:
-            out[st] = getattr(s, st)()
+            out[st] = getattr(s, st)(nan_policy=nan_policy)
     return out
 
 
@@ -289,7 +384,7 @@ def _block_stats_impl(x, y, start, count, capacity: int, stats: tuple[str, ...],
 def _block_stats_jit():
     import jax
 
-    return jax.jit(_block_stats_impl, static_argnames=("capacity", "stats", "ddof"))
+    return jax.jit(_block_stats_impl, static_argnames=("capacity", "stats", "ddof", "nan_policy"))
 
 
 def _blocks(count: np.ndarray, channels: int) -> tuple[int, int, int]:
@@ -310,6 +405,7 @@ def _gather_stats(
     stats: tuple[str, ...],
     ddof: int,
     progress: Progress,
+    nan_policy: str = "propagate",
 ) -> dict[str, np.ndarray]:
     """Per-range statistics by padded gathers, a bounded block of ranges at a time.
 
@@ -326,85 +422,298 @@ def _gather_stats(
         c = np.zeros(block, count.dtype)
         s[: hi - lo] = start[lo:hi]
         c[: hi - lo] = count[lo:hi]
-        res = fn(x, y, s, c, capacity=capacity, stats=stats, ddof=ddof)
+        res = fn(x, y, s, c, capacity=capacity, stats=stats, ddof=ddof, nan_policy=nan_policy)
         for st in stats:
             parts[st].append(np.asarray(res[st])[: hi - lo])
         progress.advance()
     return {st: np.concatenate(parts[st], axis=0) for st in stats}
 
 
+def _takes_nan_policy(fn: Any) -> bool:
+    """Whether the library function ``fn`` has a ``nan_policy`` parameter (it grows one)."""
+    try:
+        return "nan_policy" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def valid_counts(y: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``(K, C)`` int64: the real (non-NaN) readings of every y column in every range."""
+    ok = np.concatenate([np.zeros((1, y.shape[1]), np.int64), np.cumsum(~np.isnan(y), axis=0)])
+    return ok[start + count] - ok[start]
+
+
+def covered(n: int, start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``(n,)`` bool: the points that belong to at least one range."""
+    keep = count > 0
+    d = np.bincount(start[keep], minlength=n + 1) - np.bincount(
+        (start + count)[keep], minlength=n + 1
+    )
+    return np.cumsum(d[:n]) > 0
+
+
 def compute_statistics(
-    xy: XY, ranges: Any, stats: tuple[str, ...], *, ddof: int = 0, progress: Progress | None = None
+    xy: XY,
+    ranges: Any,
+    stats: tuple[str, ...],
+    *,
+    ddof: int = 0,
+    progress: Progress | None = None,
+    nan_policy: str = "propagate",
 ) -> dict[str, np.ndarray]:
     """Every requested statistic of every y column over every range.
 
     Args:
         xy: the data.
         ranges: :class:`jaxsubset.Ranges` on ``xy.x``.
-        stats: statistic names from :data:`STATS`.
+        stats: statistic names from :data:`STATS` and :data:`COUNTS`.
         ddof: delta degrees of freedom of ``std``/``var``.
         progress: optional progress bar.
+        nan_policy: ``"propagate"`` (a missing reading makes its subsets' statistics NaN) or
+            ``"omit"`` (statistics of the real readings only, SciPy's name); ``"raise"`` is the
+            caller's check (see :func:`run_stats`), here the same as ``"propagate"``.
 
     Returns:
-        statistic name -> ``(K, C)`` float64 (``count``: ``(K, 1)`` int64).
+        statistic name -> ``(K, C)`` float64 (``count``: ``(K, 1)`` int64, ``valid``:
+        ``(K, C)`` int64).
     """
     import jaxsubset
 
     progress = progress or Progress(None, "", enabled=False)
     start = np.asarray(ranges.start).reshape(-1)
     count = np.asarray(ranges.count).reshape(-1)
+    omit = nan_policy == "omit" and bool(np.isnan(xy.y).any())
+    policy = "omit" if omit else "propagate"
     out: dict[str, np.ndarray] = {}
     # O(N + K) prefix sums / sparse tables where the library has them (never K x capacity);
     # the median, which sorts inside padded windows, by bounded blocks of padded gathers.
+    # Omitting missing readings goes through the library's nan_policy: range_statistic's when
+    # it has one, else the padded Subsets reductions'.
     range_statistic = getattr(jaxsubset, "range_statistic", None)
+    if range_statistic is not None and omit and not _takes_nan_policy(range_statistic):
+        range_statistic = None
     fast: tuple[str, ...] = ()
     if range_statistic is not None:
-        fast = tuple(st for st in stats if st not in ("count", "median"))
-    padded = tuple(st for st in stats if st != "count" and st not in fast)
+        fast = tuple(st for st in stats if st not in ("count", "median") + COUNTS)
+    padded = tuple(st for st in stats if st not in ("count",) + COUNTS and st not in fast)
     n_blocks = _blocks(count, xy.y.shape[1])[2] if padded else 0
     progress.stage("computing", total=n_blocks + bool(fast))
     if fast:
         flat = jaxsubset.Ranges(start, count, ranges.max_count)
-        res = range_statistic(xy.y, flat, fast, ddof=ddof)
+        kw = {"nan_policy": "omit"} if omit else {}
+        res = range_statistic(xy.y, flat, fast, ddof=ddof, **kw)
         out.update({st: np.asarray(res[st], dtype=np.float64) for st in fast})
         progress.advance()
     if padded:
-        out.update(_gather_stats(xy.x, xy.y, start, count, padded, ddof, progress))
+        out.update(_gather_stats(xy.x, xy.y, start, count, padded, ddof, progress, policy))
     if "count" in stats:
         out["count"] = count.astype(np.int64)[:, None]
+    if "valid" in stats:
+        out["valid"] = valid_counts(xy.y, start.astype(np.int64), count.astype(np.int64))
     return {st: out[st] for st in stats}
 
 
 # ---------------------------------------------------------------------------- stats
-def read_range_file(path: str) -> tuple[np.ndarray, np.ndarray]:
-    """``--ranges FILE``: rows ``lo,hi`` of x values (half-open ``[lo, hi)``), header optional."""
-    table = read_table(path)
+def _range_dates(table: Any, j: int, role: str, x_format: str | None) -> np.ndarray:
+    """Column ``j`` of a ranges file as int64 ns (ISO dates, or dates of ``x_format``)."""
+    col = table.columns[j]
+    fmt = x_format
+    if fmt is not None and col.dtype.kind == "U":
+        filled = col[np.char.strip(col) != ""]
+        if filled.size and is_iso_date(str(filled[0])):
+            fmt = None  # ISO dates in the ranges file, whatever the data's own format
+    ns = to_time(table, j, role, fmt)
+    if ns is None:
+        raise InputError(
+            f"{table.path}: {role} column {table.names[j]!r} holds numbers, but x is a time "
+            "axis: give the ranges as dates, e.g. 2001-12-29,2002-01-05"
+        )
+    return ns
+
+
+def read_range_file(
+    path: str, x_time: bool = False, x_format: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``--ranges FILE``: rows ``lo,hi`` of x values (half-open ``[lo, hi)``), header optional.
+
+    On a time axis (``x_time``) the rows are dates (ISO-8601, or of ``x_format``) and come back
+    as int64 nanoseconds; otherwise numbers, as float64.
+    """
+    table = read_table(path, x_format)
     if len(table.names) < 2:
         raise InputError(f"{path}: a ranges file needs two columns, lo and hi, on every row")
-    lo = to_numeric(table, 0, "lo").astype(np.float64)
-    hi = to_numeric(table, 1, "hi").astype(np.float64)
+    if x_time:
+        lo = _range_dates(table, 0, "lo", x_format)
+        hi = _range_dates(table, 1, "hi", x_format)
+    else:
+        for j, role in enumerate(("lo", "hi")):
+            col = table.columns[j]
+            if col.dtype.kind in "UO" and to_time(table, j, role) is not None:
+                raise InputError(
+                    f"{path}: the ranges are dates, but the x column holds numbers {_NUMBERS_HINT}"
+                )
+        lo = to_numeric(table, 0, "lo").astype(np.float64)
+        hi = to_numeric(table, 1, "hi").astype(np.float64)
     if len(lo) != len(hi):
         raise InputError(f"{path}: length mismatch: {len(lo)} lo values, {len(hi)} hi values")
-    bad = np.isnan(lo) | np.isnan(hi)
-    if bad.any():
-        raise InputError(f"{path}: range {int(np.argmax(bad))} has a missing lo or hi value")
+    if not x_time:
+        bad = np.isnan(lo) | np.isnan(hi)
+        if bad.any():
+            raise InputError(f"{path}: range {int(np.argmax(bad))} has a missing lo or hi value")
     back = hi < lo
     if back.any():
         i = int(np.argmax(back))
-        raise InputError(f"{path}: range {i} has hi < lo ({hi[i]!r} < {lo[i]!r})")
+        if x_time:
+            h, low = iso_strings(np.array([hi[i], lo[i]]).view("datetime64[ns]"))
+        else:
+            h, low = repr(hi[i]), repr(lo[i])
+        raise InputError(f"{path}: range {i} has hi < lo ({h} < {low})")
     return lo, hi
+
+
+_NUMBERS_HINT = "(for dates stored as numbers such as 20011229 pass --x-format %Y%m%d)"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check_width(text: str) -> None:
+    """``--width`` checks that need no data: a known unit, not a calendar period."""
+    if _is_number(text):
+        return
+    period = parse_period(text, "--width")
+    if period is not None and period[0] == "calendar":
+        raise InputError(
+            f"--width {text}: months and years have no fixed length; for calendar periods "
+            f"use bins, e.g. --bins {text}"
+        )
+
+
+def width_value(text: str, xy: XY) -> float | int:
+    """``--width`` on this axis: a float on a numeric axis, int64 nanoseconds on a time axis."""
+    check_width(text)
+    period = None if _is_number(text) else parse_period(text, "--width")
+    if xy.x_time:
+        if period is None:
+            raise InputError(
+                f"--width {text}: x column {xy.x_name!r} holds dates, so the width needs a "
+                "unit, e.g. --width 7D, 12h or 30min"
+            )
+        return period[1]
+    if period is not None:
+        raise InputError(
+            f"--width {text}: a duration needs a time axis, but x column {xy.x_name!r} holds "
+            f"numbers {_NUMBERS_HINT}"
+        )
+    return float(text)
+
+
+def _equal_time_edges(x: np.ndarray, n: int) -> np.ndarray:
+    """``n`` equal bins over ``[x[0], x[-1]]`` in exact integer nanoseconds."""
+    lo, hi = int(x[0]), int(x[-1])
+    if hi == lo:  # as numpy.histogram: a range of one unit (a second) around the point
+        lo, hi = lo - 5 * 10**8, hi + 5 * 10**8
+    span = hi - lo  # a Python int: no int64 overflow for spans of centuries
+    return np.array([lo + span * i // n for i in range(n + 1)], dtype=np.int64)
+
+
+def _too_many(k: int, text: str) -> None:
+    if k > MAX_BINS:
+        raise InputError(f"--bins {text} gives {k} bins over the data; choose a longer period")
+
+
+def _fixed_edges(x: np.ndarray, width: int, text: str) -> np.ndarray:
+    """Bins of ``width`` ns from the floor of the first point: multiples of the width from
+    midnight of the first day (pandas ``resample``'s edges), the last edge past the data."""
+    x0, x1 = int(x[0]), int(x[-1])
+    origin = x0 // _DAY_NS * _DAY_NS
+    first = origin + (x0 - origin) // width * width
+    k = (x1 - first) // width + 1
+    _too_many(k, text)
+    return first + width * np.arange(k + 1, dtype=np.int64)
+
+
+def _month_of(ns: Any) -> int:
+    """Months since 1970-01 of the date ``ns`` (int nanoseconds)."""
+    return int(np.datetime64(int(ns), "ns").astype("datetime64[M]").astype(np.int64))
+
+
+def _calendar_edges(x: np.ndarray, months: int, text: str) -> np.ndarray:
+    """Calendar bins of ``months`` months: edges on Jan 1 (years), the 1st of a quarter, or
+    the 1st of the first point's month, the last edge past the data."""
+    m0, m1 = _month_of(x[0]), _month_of(x[-1])
+    if months % 12 == 0:
+        m0 -= m0 % 12  # January
+    elif months % 3 == 0:
+        m0 -= m0 % 3  # the first month of a quarter
+    k = (m1 - m0) // months + 1
+    _too_many(k, text)
+    edges = np.datetime64("1970-01", "M") + (m0 + months * np.arange(k + 1))
+    if edges[-1] > np.datetime64("2262-04", "M"):
+        raise InputError(f"--bins {text}: the last bin ends after 2262-04-11 (int64 nanoseconds)")
+    return edges.astype("datetime64[ns]").view(np.int64)
+
+
+def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarray, str]:
+    """``--bins`` on this axis: the edges (int64 ns on a time axis) and a description."""
+    stripped = text.strip()
+    x = xy.x
+    if "," in stripped:
+        cells = [c.strip() for c in stripped.split(",") if c.strip()]
+        dates = bool(cells) and all(is_iso_date(c) for c in cells)
+        if xy.x_time:
+            fmt = None if dates else x_format
+            if not dates and fmt is None:
+                raise InputError(
+                    f"--bins {stripped}: x column {xy.x_name!r} holds dates: give the edges as "
+                    "dates (e.g. --bins 2001-01-01,2002-01-01) or a period (--bins 1M, 7D)"
+                )
+            edges = parse_dates(cells, f"--bins {stripped}", lambda i: f"edge {i}", fmt)
+            if len(edges) < 2:
+                raise InputError(f"--bins needs at least two edges, got {stripped!r}")
+            if np.any(np.diff(edges) < 0):
+                raise InputError(f"--bins: the edges must increase, got {stripped!r}")
+            return edges, f"{len(edges) - 1} bins"
+        if dates:
+            raise InputError(
+                f"--bins {stripped}: date edges need a time axis, but x column {xy.x_name!r} "
+                f"holds numbers {_NUMBERS_HINT}"
+            )
+        edges = parse_bins(text)
+        return edges, f"{len(edges) - 1} bins"
+    period = parse_period(stripped, "--bins") if _PERIOD.match(stripped) else None
+    if period is None:
+        n = parse_bins(text)
+        edges = _equal_time_edges(x, n) if xy.x_time else np.histogram_bin_edges(x, n)
+        return edges, f"{n} bins"
+    if not xy.x_time:
+        raise InputError(
+            f"--bins {stripped}: a time period needs a time axis, but x column {xy.x_name!r} "
+            f"holds numbers {_NUMBERS_HINT}"
+        )
+    kind, v = period
+    if kind == "calendar":
+        return _calendar_edges(x, v, stripped), f"calendar bins of {stripped}"
+    return _fixed_edges(x, v, stripped), f"bins of {stripped}"
 
 
 def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, np.ndarray]]:
     """The :class:`jaxsubset.Ranges` the options ask for, a description, and x bounds (if any).
 
     The bounds (``lo``/``hi`` columns) are reported for the requests made in x units
-    (``--width``, ``--bins``, ``--ranges``); chunks and windows are index ranges.
+    (``--width``, ``--bins``, ``--ranges``); chunks and windows are index ranges. On a time
+    axis x, the bounds and the widths are int64 nanoseconds.
     """
     import jaxsubset
 
     x = xy.x
     n = x.shape[0]
+    x_format = getattr(args, "x_format", None)
     if args.step is not None and args.window is None:
         raise InputError("--step goes with --window only (the step between sliding windows)")
     if args.chunks is not None:
@@ -418,15 +727,18 @@ def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, 
         r = jaxsubset.ranges.sliding(x, args.window, step=step)
         return r, f"sliding windows of {args.window} points, step {step}", {}
     if args.width is not None:
-        r = jaxsubset.ranges.rolling(x, args.width)
-        lo = x.astype(np.float64) - args.width
-        return r, f"x-width windows (a - {args.width!r}, a] at every point", {"lo": lo, "hi": x}
+        width = width_value(str(args.width), xy)
+        r = jaxsubset.ranges.rolling(x, width)
+        if xy.x_time:
+            what = f"time windows (a - {args.width}, a] at every point"
+            return r, what, {"lo": x - np.int64(width), "hi": x}
+        lo = x.astype(np.float64) - width
+        return r, f"x-width windows (a - {width!r}, a] at every point", {"lo": lo, "hi": x}
     if args.bins is not None:
-        spec = parse_bins(args.bins)
-        edges = np.histogram_bin_edges(x, spec) if isinstance(spec, int) else spec
+        edges, what = bin_edges(args.bins, xy, x_format)
         r = jaxsubset.ranges.bins(x, edges)
-        return r, f"{len(edges) - 1} bins", {"lo": edges[:-1], "hi": edges[1:]}
-    lo, hi = read_range_file(args.ranges)
+        return r, what, {"lo": edges[:-1], "hi": edges[1:]}
+    lo, hi = read_range_file(args.ranges, xy.x_time, x_format)
     r = jaxsubset.ranges.select(x, lo, hi, closed="left")
     return r, f"{len(lo)} ranges [lo, hi) from {args.ranges}", {"lo": lo, "hi": hi}
 
@@ -436,16 +748,20 @@ def result_columns(
 ) -> dict[str, np.ndarray]:
     """The output table: subset, start, count, x_first, x_last, [lo, hi], then the statistics.
 
-    With several y columns the statistics are named ``<stat>_<y column>``.
+    With several y columns the statistics are named ``<stat>_<y column>``. On a time axis the
+    x columns are ``datetime64[ns]`` (NaT where a subset is empty).
     """
     start = np.asarray(ranges.start).reshape(-1).astype(np.int64)
     count = np.asarray(ranges.count).reshape(-1).astype(np.int64)
-    x = xy.x
+    x = xy.x.view("datetime64[ns]") if xy.x_time else xy.x
     first = x[np.minimum(start, len(x) - 1)]
     last = x[np.clip(start + count - 1, 0, len(x) - 1)]
     if (count == 0).any():
-        first = np.where(count > 0, first, np.nan)
-        last = np.where(count > 0, last, np.nan)
+        none = np.datetime64("NaT", "ns") if xy.x_time else np.nan
+        first = np.where(count > 0, first, none)
+        last = np.where(count > 0, last, none)
+    if xy.x_time:  # the x bounds as dates (ISO text in the table and files)
+        bounds = {k: np.asarray(v, np.int64).view("datetime64[ns]") for k, v in bounds.items()}
     cols: dict[str, np.ndarray] = {
         "subset": np.arange(len(start)),
         "start": start,
@@ -463,6 +779,25 @@ def result_columns(
     return cols
 
 
+def missing_readings(xy: XY, ranges: Any, nan_policy: str) -> int:
+    """The number of missing (NaN) y readings inside the subsets; with ``nan_policy="raise"``
+    any of them is an :class:`InputError` naming the first."""
+    nan = np.isnan(xy.y)
+    if not nan.any():
+        return 0
+    start = np.asarray(ranges.start).reshape(-1).astype(np.int64)
+    count = np.asarray(ranges.count).reshape(-1).astype(np.int64)
+    nan &= covered(len(xy.x), start, count)[:, None]
+    n = int(nan.sum())
+    if n and nan_policy == "raise":
+        row, col = (int(v[0]) for v in np.nonzero(nan))
+        raise InputError(
+            f"--nan-policy raise: the subsets hold {n} missing y reading(s), the first in "
+            f"column {xy.y_names[col]!r} at {xy.where(row)} (--nan-policy omit skips them)"
+        )
+    return n
+
+
 def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     def info(msg: str) -> None:
         if not args.quiet:
@@ -471,7 +806,9 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     inputs = [args.input] + ([args.ranges] if args.ranges else [])
     stats = parse_stats(args.stat)
     if args.bins is not None:
-        parse_bins(args.bins)  # fail on a bad spec before reading the data
+        check_bins(args.bins)  # fail on a bad spec before reading the data
+    if args.width is not None:
+        check_width(args.width)
     if args.out is not None:
         check_output_path(args.out, inputs, OUTPUT_SUFFIXES)
     if args.plot is not None:
@@ -483,10 +820,13 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     progress = Progress(None, "", stream=stderr, enabled=not args.quiet).start()
     try:
         progress.stage(f"reading {args.input}")
-        xy = read_xy(args.input, args.x, args.y, sort=args.sort)
+        xy = read_xy(args.input, args.x, args.y, sort=args.sort, x_format=args.x_format)
         progress.stage("finding the subsets")
         ranges, what, bounds = build_ranges(args, xy)
-        values = compute_statistics(xy, ranges, stats, ddof=args.ddof, progress=progress)
+        n_missing = missing_readings(xy, ranges, args.nan_policy)
+        values = compute_statistics(
+            xy, ranges, stats, ddof=args.ddof, progress=progress, nan_policy=args.nan_policy
+        )
         cols = result_columns(xy, ranges, bounds, values)
         n_rows = len(cols["subset"])
         progress.stage("writing")
@@ -504,6 +844,11 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         progress.close()
     if xy.sorted_rows:
         info(f"sorted {len(xy.x)} rows by x column {xy.x_name!r} (--sort)")
+    if n_missing and args.nan_policy == "omit":
+        info(
+            f"omitted {n_missing} missing y reading(s) (empty or NaN cells) from the statistics "
+            "(--nan-policy omit; --nan-policy propagate gives NaN instead)"
+        )
     if args.out is None:
         print(format_table(cols), file=stdout)
     else:
@@ -516,7 +861,7 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _stats_figure(xy: XY, ranges: Any, values: dict[str, np.ndarray], stats, what: str) -> Any:
     from ._plot import plot_subsets
 
-    stat = next((s for s in stats if s != "count"), stats[0])
+    stat = next((s for s in stats if s not in ("count", "valid")), stats[0])
 
     def label(name: str) -> str:  # headerless files name their columns "0", "1", ...
         return f"column {name}" if name.isdigit() else name
@@ -524,7 +869,7 @@ def _stats_figure(xy: XY, ranges: Any, values: dict[str, np.ndarray], stats, wha
     v = values[stat][:, 0].astype(np.float64)
     fig, ax = _new_figure()
     plot_subsets(
-        xy.x,
+        xy.x.view("datetime64[ns]") if xy.x_time else xy.x,
         xy.y[:, 0],
         ranges,
         ax=ax,
@@ -556,6 +901,26 @@ subsets (choose exactly one):
   --bins 0,1,2.5,10      bins with these edges: [0,1) [1,2.5) [2.5,10]
   --ranges cuts.csv      one subset per row lo,hi of the file: the points with lo <= x < hi
 
+time axes (an x column of dates):
+  ISO-8601 dates or datetimes (2001-12-29, 2001-12-29T06:00, 2001-12-29 06:00:00, with Z or
+  +01:00 converted to UTC) are recognised; other forms with --x-format (strptime), e.g.
+  --x-format %Y%m%d for 20011229. Then:
+  --width 7D             durations: W (7 days), D, h, min, s, ms, us, ns (a number alone is
+                         an error: say the unit)
+  --bins 1Y  --bins 3M   calendar bins: edges on Jan 1 / the 1st of the month (Q: quarters)
+  --bins 7D  --bins 1h   fixed widths from midnight of the first day (pandas resample)
+  --bins 12              12 equal bins; --bins 2001-01-01,2002-01-01,2003-01-01 date edges
+  --ranges cuts.csv      rows of dates lo,hi
+  x_first, x_last, lo and hi are printed and written as ISO dates (timestamps in Parquet).
+
+missing values:
+  an empty cell (or NA, NaN, null) in a y column is a missing reading. --nan-policy omit
+  (the default) computes every statistic from the real readings only and says on stderr how
+  many were omitted; propagate makes the statistics of a subset holding one NaN; raise stops
+  (exit status 2). --stat valid counts the real readings of every subset beside count.
+  Duplicate x values are legal and keep their order. In --plot figures the data line breaks at
+  missing readings and across gaps in x wider than 5 times the median spacing.
+
 input files:
   .csv .tsv .txt .dat    columns by header name or 0-based index; a header is detected;
                          blank lines and lines starting with '#' are skipped
@@ -576,6 +941,8 @@ examples:
   jaxsubset stats data.tsv --x 0 --y 2 --window 100 --step 50 --stat mean,max --out w.json
   jaxsubset stats log.csv --x t --y a --y b --bins 0,10,20,30 --stat sum --quiet
   jaxsubset stats unsorted.csv --sort --width 1.0 --plot rolling.png
+  jaxsubset stats weather.csv --x date --y temp --bins 1Y --stat mean,valid
+  jaxsubset stats daily.csv --x-format %Y%m%d --width 7D --nan-policy propagate --out w.csv
 """
 
 
@@ -671,14 +1038,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mode.add_argument(
         "--width",
-        type=_positive_float,
+        type=_width_arg,
         metavar="W",
-        help="at every point a, the window a - W < x <= a, e.g. --width 2.5",
+        help="at every point a, the window a - W < x <= a; a duration on a time axis, "
+        "e.g. --width 2.5 or --width 7D",
     )
     mode.add_argument(
         "--bins",
-        metavar="N|EDGES",
-        help="N equal-width bins, or comma-separated edges, e.g. --bins 20 or --bins 0,1,2.5,10",
+        metavar="N|EDGES|PERIOD",
+        help="N equal-width bins, or comma-separated edges, or on a time axis a period "
+        "(1Y, 3M: calendar; 7D, 1h: fixed), e.g. --bins 20 or --bins 0,1,2.5,10 or --bins 1M",
     )
     mode.add_argument(
         "--ranges",
@@ -697,8 +1066,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="LIST",
         default=None,
-        help=f"comma-separated statistics from {', '.join(STATS)} (default: {DEFAULT_STATS}), "
-        "e.g. --stat mean,median",
+        help=f"comma-separated statistics from {', '.join(STATS + COUNTS)} (default: "
+        f"{DEFAULT_STATS}; valid: the real readings per subset), e.g. --stat mean,median",
     )
     st.add_argument(
         "--ddof",
@@ -720,6 +1089,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="figure of the data, the subsets shaded and the first statistic "
         "(.png, .pdf, .svg; needs matplotlib), e.g. --plot stats.png",
+    )
+    st.add_argument(
+        "--x-format",
+        metavar="FMT",
+        default=None,
+        help="strptime format of the dates in the x column (and in --ranges/--bins edges), "
+        "when they are not ISO-8601, e.g. --x-format %%Y%%m%%d",
+    )
+    st.add_argument(
+        "--nan-policy",
+        choices=NAN_POLICIES,
+        default="omit",
+        help="missing y readings: omit them (default; the count is said on stderr), propagate "
+        "NaN to the statistics, or raise an error, e.g. --nan-policy propagate",
     )
     st.add_argument(
         "--sort", action="store_true", help="sort the rows by x instead of rejecting an unsorted x"

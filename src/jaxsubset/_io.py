@@ -7,17 +7,27 @@ every float written with full precision (``repr``: the shortest text that reads 
 float64), always through a temporary file in the same folder renamed into place, so a failed run
 never leaves a partial file and a reader never sees one.
 
+Time axes: a text column of ISO-8601 dates or datetimes (``2001-12-29``, ``2001-12-29T06:00``,
+``2001-12-29 06:00:00``, optionally ``Z`` or ``+01:00``, converted to UTC), a column of any
+``strptime`` format given as ``x_format`` (``%Y%m%d`` for ``20011229``), or a datetime64/timestamp
+column of a ``.npy``/``.npz``/Parquet file becomes exact int64 nanoseconds since the epoch, and
+result columns of ``datetime64`` are written as ISO text (CSV, JSON, the table) or timestamps
+(Parquet).
+
 Every problem with a file is an :class:`InputError` with a one-line message naming the file, the
 column or the line.
 """
 
 import contextlib
 import csv
+import datetime as _dt
 import json
 import math
 import os
+import re
 import tempfile
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,12 +89,14 @@ def suffix(path: str | os.PathLike) -> str:
 
 
 # ---------------------------------------------------------------------------- reading
-def read_table(path: str | os.PathLike) -> Table:
+def read_table(path: str | os.PathLike, x_format: str | None = None) -> Table:
     """Read every column of a file into a :class:`Table` (text stays text until converted).
 
     Args:
         path: a ``.csv``, ``.tsv``, ``.txt``/``.dat`` (whitespace), ``.npy``, ``.npz`` or
             ``.parquet`` file.
+        x_format: a ``strptime`` format of dates in the file; text of that form (like numbers
+            and ISO dates) is data, not a header, when a header is detected.
 
     Returns:
         The file's columns and their names.
@@ -110,7 +122,7 @@ def read_table(path: str | os.PathLike) -> Table:
     elif ext in (".parquet", ".pq"):
         table = _read_parquet(path)
     else:
-        table = _read_text(path, "\t" if ext in (".tsv", ".tab") else None)
+        table = _read_text(path, "\t" if ext in (".tsv", ".tab") else None, x_format)
     if not table.columns or all(len(c) == 0 for c in table.columns):
         raise InputError(f"{path}: the file holds no data")
     return table
@@ -122,6 +134,19 @@ def _is_number(field: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _is_value(field: str, x_format: str | None) -> bool:
+    """A field that is data, not a header name: a number, an ISO date, or an ``x_format`` date."""
+    if _is_number(field) or is_iso_date(field):
+        return True
+    if x_format is not None:
+        try:
+            _dt.datetime.strptime(field, x_format)
+        except ValueError:
+            return False
+        return True
+    return False
 
 
 def _split_lines(texts: list[str], delimiter: str | None) -> list[list[str]]:
@@ -153,7 +178,7 @@ def _fast_numeric(texts: list[str], delimiter: str | None, width: int) -> np.nda
     return grid
 
 
-def _read_text(path: str, delimiter: str | None) -> Table:
+def _read_text(path: str, delimiter: str | None, x_format: str | None = None) -> Table:
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             text = f.read()
@@ -177,7 +202,7 @@ def _read_text(path: str, delimiter: str | None) -> Table:
     numbers = [n for n, _ in lines]
     texts = [line for _, line in lines]
     head = [f.strip() for f in _split_lines(texts[:1], delimiter)[0]]
-    header = any(f and not _is_number(f) for f in head)
+    header = any(f and not _is_value(f, x_format) for f in head)
     fast = _fast_numeric(texts[1:] if header else texts, delimiter, len(head))
     if fast is not None:  # all plain numbers: NumPy's C parser, no strings
         names = [f if f else str(i) for i, f in enumerate(head)] if header else None
@@ -190,7 +215,7 @@ def _read_text(path: str, delimiter: str | None) -> Table:
     except csv.Error as e:
         raise InputError(f"{path}: cannot parse the file as delimited text: {e}") from None
     head = [f.strip() for f in fields[0]]
-    header = any(f and not _is_number(f) for f in head)
+    header = any(f and not _is_value(f, x_format) for f in head)
     width = len(head)
     if header:
         names = [f if f else str(i) for i, f in enumerate(head)]
@@ -297,7 +322,7 @@ def to_numeric(table: Table, index: int, role: str) -> np.ndarray:
     if col.dtype.kind == "f":
         return col.astype(np.float64)
     if col.dtype.kind in "mM":
-        raise InputError(f"{label} holds dates or times, which are not supported yet")
+        raise InputError(f"{label} holds dates or times; only the x column may be a time axis")
     if col.dtype.kind not in "UO":
         raise InputError(f"{label} is not numeric (dtype {col.dtype})")
     if col.dtype.kind == "U":
@@ -315,14 +340,190 @@ def to_numeric(table: Table, index: int, role: str) -> np.ndarray:
     strings = arr.tolist()
     out = np.empty(len(strings), np.float64)
     for i, s in enumerate(strings):
-        if s == "":
+        if s == "" or s.lower() in MISSING_TEXT:
             out[i] = np.nan
             continue
         try:
             out[i] = float(s)
         except ValueError:
-            raise InputError(f"{label} is not numeric: {table.where(i)} holds {s!r}") from None
+            hint = ""
+            if is_iso_date(s):
+                hint = " (a date: only the x column may be a time axis)"
+            raise InputError(
+                f"{label} is not numeric: {table.where(i)} holds {s!r}{hint}"
+            ) from None
     return out
+
+
+# ---------------------------------------------------------------------------- dates
+MISSING_TEXT = ("na", "n/a", "nan", "null", "none")  # besides the empty cell: a missing value
+_ISO_DATE = re.compile(
+    r"^[0-9]{4}-[0-9]{2}(-[0-9]{2}"
+    r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]{1,9})?)?\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?)?$"
+)
+_NS_FIRST = np.datetime64("1677-09-22", "s")  # datetime64[ns] holds 1677-09-21 .. 2262-04-11
+_NS_LAST = np.datetime64("2262-04-10", "s")
+
+
+def is_iso_date(text: str) -> bool:
+    """Whether ``text`` is an ISO-8601 date or datetime (``2001-12-29``, ``2001-12-29 06:00``)."""
+    return bool(_ISO_DATE.match(text.strip()))
+
+
+def _checked_ns(
+    dates: np.ndarray, label: str, where: Callable[[int], str], rows: np.ndarray | None = None
+) -> np.ndarray:
+    """datetime64 values (any unit) as int64 ns, or an error naming the first bad row."""
+    rows = np.arange(len(dates)) if rows is None else rows
+    nat = np.isnat(dates)
+    if nat.any():
+        i = int(rows[np.flatnonzero(nat)].min())
+        raise InputError(f"{label} has a missing date at {where(i)}; every point needs a position")
+    coarse = dates.astype("datetime64[s]")
+    out = (coarse < _NS_FIRST) | (coarse > _NS_LAST)
+    if out.any():
+        k = int(np.flatnonzero(out)[np.argmin(rows[out])])
+        raise InputError(
+            f"{label}: {where(int(rows[k]))} holds {str(dates[k])!r}, outside "
+            "1677-09-22 .. 2262-04-10 (the range of int64 nanoseconds)"
+        )
+    return dates.astype("datetime64[ns]").view(np.int64)
+
+
+def _parse_one(text: str, x_format: str | None) -> np.datetime64:
+    """One date: by ``strptime(x_format)``, else ISO-8601 (an offset or ``Z`` converted to UTC)."""
+    if x_format is None and not is_iso_date(text):
+        raise ValueError(text)
+    if x_format is None:
+        t = text.replace(",", ".")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                return np.datetime64(t)
+            except (ValueError, UserWarning, DeprecationWarning):
+                pass
+        d = _dt.datetime.fromisoformat(t)  # offsets and "Z"
+    else:
+        d = _dt.datetime.strptime(text, x_format)
+    if d.tzinfo is not None:
+        d = d.astimezone(_dt.UTC).replace(tzinfo=None)
+    return np.datetime64(d, "us")
+
+
+def parse_dates(
+    cells: Sequence[str] | np.ndarray,
+    label: str,
+    where: Callable[[int], str] = lambda i: f"row {i}",
+    x_format: str | None = None,
+) -> np.ndarray:
+    """Text dates as exact int64 nanoseconds since the epoch (UTC).
+
+    Args:
+        cells: the text of every row (stripped here).
+        label: what the values are, for messages (``"data.csv: x column 't'"``).
+        where: row index -> its place in the file, for messages.
+        x_format: a ``strptime`` format (``"%Y%m%d"``); default ISO-8601.
+
+    Returns:
+        ``(N,)`` int64 nanoseconds.
+
+    Raises:
+        InputError: an empty cell, a cell that is not a date (of ``x_format``), or a date
+            outside 1677-09-22 .. 2262-04-10; the message names the first such row.
+    """
+    arr = np.char.strip(np.asarray(cells, dtype=str))
+    if arr.size == 0:
+        raise InputError(f"{label} is empty")
+    empty = arr == ""
+    if empty.any():
+        i = int(np.argmax(empty))
+        raise InputError(f"{label} has a missing date at {where(i)}; every point needs a position")
+    if x_format is None:  # the vectorised road: NumPy parses ISO-8601 itself
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a time zone warns: the careful road converts it
+            try:
+                dates = arr.astype("datetime64")
+            except (ValueError, UserWarning, DeprecationWarning, OverflowError):
+                dates = None
+        if dates is not None:
+            return _checked_ns(dates, label, where)
+    uniq, first, inv = np.unique(arr, return_index=True, return_inverse=True)
+    values = np.empty(len(uniq), "datetime64[ns]" if x_format is None else "datetime64[us]")
+    bad_rows = []
+    for j, text in enumerate(uniq.tolist()):
+        try:
+            values[j] = _parse_one(text, x_format)
+        except (ValueError, OverflowError):
+            bad_rows.append(int(first[j]))
+    if bad_rows:
+        i = min(bad_rows)
+        what = f"a date of --x-format {x_format!r}" if x_format else "an ISO-8601 date"
+        raise InputError(f"{label} is not {what}: {where(i)} holds {str(arr[i])!r}")
+    return _checked_ns(values[inv.reshape(-1)], label, where, None)
+
+
+def to_time(table: Table, index: int, role: str, x_format: str | None = None) -> np.ndarray | None:
+    """Column ``index`` as int64 nanoseconds when it holds dates, else None (it is numbers).
+
+    A datetime64/timestamp column is a time axis; with ``x_format`` every column is read as
+    dates of that ``strptime`` format (numbers such as ``20011229`` as their digits); otherwise
+    a text column whose first value is an ISO-8601 date is a time axis.
+    """
+    name = table.names[index]
+    col = table.columns[index]
+    label = f"{table.path}: {role} column {name!r}"
+    if col.size == 0:
+        raise InputError(f"{label} is empty")
+    if col.dtype.kind == "M":
+        return _checked_ns(col, label, table.where)
+    if col.dtype.kind == "m":
+        raise InputError(f"{label} holds durations, not dates; an x axis of dates is supported")
+    if col.dtype.kind == "O":
+        col = np.array([("" if v is None else str(v).strip()) for v in col.tolist()], dtype=str)
+    if x_format is not None:
+        if col.dtype.kind in "biu":
+            col = col.astype(np.int64).astype(str)
+        elif col.dtype.kind == "f":
+            col = np.array(
+                [
+                    "" if v != v else (str(int(v)) if v.is_integer() else repr(v))
+                    for v in col.tolist()
+                ],
+                dtype=str,
+            )
+        elif col.dtype.kind != "U":
+            raise InputError(f"{label} cannot be read as dates (dtype {col.dtype})")
+        return parse_dates(col, label, table.where, x_format)
+    if col.dtype.kind != "U":
+        return None
+    filled = col[np.char.strip(col) != ""]
+    if filled.size == 0 or not is_iso_date(str(filled[0])):
+        return None
+    return parse_dates(col, label, table.where)
+
+
+def iso_unit(*columns: np.ndarray) -> str:
+    """The coarsest ``datetime_as_string`` unit that shows every date of ``columns`` exactly:
+    ``"D"`` for whole days, ``"s"`` for whole seconds, else ``"ms"``, ``"us"`` or ``"ns"``."""
+    for unit, step in (("D", 86_400 * 10**9), ("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if not any(
+            np.any(d[~np.isnat(d)].view(np.int64) % step)
+            for d in (np.asarray(c).astype("datetime64[ns]") for c in columns)
+        ):
+            return unit
+    return "ns"
+
+
+def iso_strings(dates: np.ndarray, unit: str | None = None) -> list[str | None]:
+    """datetime64 values as ISO-8601 text, None for NaT.
+
+    Whole days print as ``2001-12-29``, whole seconds as ``2001-12-29T06:00:00``, finer times
+    with the fractional digits they need (see :func:`iso_unit`; pass ``unit`` to print several
+    columns alike).
+    """
+    dates = np.asarray(dates).astype("datetime64[ns]")
+    text = np.datetime_as_string(dates, unit=unit or iso_unit(dates)).tolist()
+    return [None if t == "NaT" else t for t in text]
 
 
 # ---------------------------------------------------------------------------- writing
@@ -409,6 +610,8 @@ def format_value(v: object) -> str:
         return str(v)
     if isinstance(v, float):
         return repr(v)
+    if v is None:
+        return ""  # a missing date (NaT), as pandas writes it
     return str(v)
 
 
@@ -425,7 +628,8 @@ def write_table(path: str | os.PathLike, columns: dict[str, np.ndarray]) -> None
 
     The file appears complete or not at all (see :func:`atomic_output`). CSV/TSV hold a header
     row and full-precision numbers (NaN as ``nan``); JSON is a list of one object per row with
-    NaN as ``null``; Parquet keeps the column dtypes.
+    NaN as ``null``; Parquet keeps the column dtypes. ``datetime64`` columns are ISO-8601
+    text in CSV/TSV (empty for NaT) and JSON (``null`` for NaT), timestamps in Parquet.
 
     Args:
         path: the output file; its extension picks the format.
@@ -436,16 +640,21 @@ def write_table(path: str | os.PathLike, columns: dict[str, np.ndarray]) -> None
     names = list(columns)
     arrays = [np.asarray(columns[k]) for k in names]
     n_rows = len(arrays[0]) if arrays else 0
+
+    def as_lists() -> list[list]:  # dates as ISO text (None for NaT), numbers as numbers
+        unit = iso_unit(*(a for a in arrays if a.dtype.kind == "M"))
+        return [iso_strings(a, unit) if a.dtype.kind == "M" else a.tolist() for a in arrays]
+
     with atomic_output(path) as tmp:
         if ext in (".csv", ".tsv"):
             with open(tmp, "w", encoding="utf-8", newline="") as f:
                 w = csv.writer(f, delimiter="\t" if ext == ".tsv" else ",", lineterminator="\n")
                 w.writerow(names)
-                lists = [a.tolist() for a in arrays]
+                lists = as_lists()
                 for i in range(n_rows):
                     w.writerow([format_value(c[i]) for c in lists])
         elif ext == ".json":
-            lists = [a.tolist() for a in arrays]
+            lists = as_lists()
             rows = [
                 {k: _json_value(c[i]) for k, c in zip(names, lists, strict=True)}
                 for i in range(n_rows)
@@ -473,6 +682,9 @@ class XY:
         x_name: the x column's name (``"index"`` when the file has a single column).
         y_names: the ``C`` y column names.
         sorted_rows: True when the rows were reordered by ``--sort``.
+        x_time: True when x is a time axis: ``x`` then holds int64 nanoseconds since the epoch.
+        lines: for messages, the 1-based line in the file of every row, in the order of ``x``
+            (``(N,)`` int64); None for binary files.
     """
 
     x: np.ndarray
@@ -480,6 +692,12 @@ class XY:
     x_name: str
     y_names: list[str]
     sorted_rows: bool = False
+    x_time: bool = False
+    lines: np.ndarray | None = None
+
+    def where(self, row: int) -> str:
+        """Where row ``row`` (in the order of ``x``) is in the file, for messages."""
+        return f"line {int(self.lines[row])}" if self.lines is not None else f"row {row}"
 
 
 def read_xy(
@@ -488,17 +706,21 @@ def read_xy(
     y: Sequence[str | int] | None = None,
     *,
     sort: bool = False,
+    x_format: str | None = None,
 ) -> XY:
     """Read the x column and the y column(s) of a file, checked for the analysis.
 
     Defaults: x is the first column and y the second (a ``.npz`` with arrays ``x`` and ``y``
     uses those); a file with a single column is y, with x the row index 0, 1, ...
+    An x column of dates (see :func:`to_time`) is a time axis of int64 nanoseconds. Duplicate
+    x values are legal and keep their order in the file (``sort`` is stable).
 
     Args:
         path: the input file (see :func:`read_table` for the formats).
         x: x column, by name or 0-based index.
         y: y columns, by name or 0-based index.
         sort: reorder the rows by x (stable) instead of rejecting an unsorted x.
+        x_format: a ``strptime`` format of the x column's dates (``"%Y%m%d"``).
 
     Returns:
         An :class:`XY`.
@@ -506,10 +728,10 @@ def read_xy(
     Raises:
         InputError: unknown or non-numeric column, length mismatch, NaN in x, x not sorted.
     """
-    table = read_table(path)
+    table = read_table(path, x_format)
     path = table.path
     names = table.names
-    if x is None and y is None and len(names) == 1:
+    if x is None and y is None and len(names) == 1 and x_format is None:
         yy = to_numeric(table, 0, "y").astype(np.float64)
         return XY(np.arange(len(yy), dtype=np.int64), yy[:, None], "index", [names[0]])
     if x is None:
@@ -524,7 +746,8 @@ def read_xy(
                 raise InputError(f"{path}: needs a y column besides the x column {names[ix]!r}")
             y = [rest[0]]
     iy = [table.index_of(spec, "y") for spec in y]
-    xv = to_numeric(table, ix, "x")
+    xt = to_time(table, ix, "x", x_format)
+    xv = to_numeric(table, ix, "x") if xt is None else xt
     ys = [to_numeric(table, i, "y").astype(np.float64) for i in iy]
     for i, col in zip(iy, ys, strict=True):
         if len(col) != len(xv):
@@ -532,7 +755,7 @@ def read_xy(
                 f"{path}: length mismatch: x column {names[ix]!r} has {len(xv)} values, "
                 f"y column {names[i]!r} has {len(col)}"
             )
-    if xv.dtype.kind == "f":
+    if xt is None and xv.dtype.kind == "f":
         nan = np.isnan(xv)
         if nan.any():
             k = int(np.argmax(nan))
@@ -542,6 +765,13 @@ def read_xy(
             )
     yv = np.stack(ys, axis=1)
     did_sort = False
+    lines = np.asarray(table.lines, dtype=np.int64) if table.lines else None
+
+    def shown(v: np.generic) -> str:
+        if xt is not None:
+            return str(iso_strings(np.array([v]).view("datetime64[ns]"))[0])
+        return format_value(v)
+
     if xv.size > 1:
         bad = xv[1:] < xv[:-1]
         if bad.any():
@@ -549,10 +779,11 @@ def read_xy(
                 k = int(np.argmax(bad))
                 raise InputError(
                     f"{path}: x column {names[ix]!r} is not sorted ascending "
-                    f"({table.where(k + 1)}: {format_value(xv[k + 1])} after "
-                    f"{format_value(xv[k])}); "
+                    f"({table.where(k + 1)}: {shown(xv[k + 1])} after {shown(xv[k])}); "
                     "pass --sort to sort the rows by x"
                 )
             order = np.argsort(xv, kind="stable")
             xv, yv, did_sort = xv[order], yv[order], True
-    return XY(xv, yv, names[ix], [names[i] for i in iy], did_sort)
+            lines = lines[order] if lines is not None else None
+    y_names = [names[i] for i in iy]
+    return XY(xv, yv, names[ix], y_names, did_sort, xt is not None, lines)
