@@ -23,6 +23,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -841,7 +842,15 @@ def assemble(parts: list[tuple[np.ndarray, Any]], n_out: int, shape: tuple[int, 
     return jax.tree_util.tree_map(join, *[p[1] for p in parts])
 
 
+_LAST_DRAW = [0.0]
+
+
 def _progress(done: int, total: int | None, points: int, end: bool = False) -> None:
+    """One progress line on stderr, redrawn at most 10 times a second."""
+    now = time.monotonic()
+    if not end and now - _LAST_DRAW[0] < 0.1:
+        return
+    _LAST_DRAW[0] = now
     tot = f"/{total}" if total else ""
     sys.stderr.write(f"\rjaxsubset.stream: block {done}{tot}, {points:,} points")
     if end:
