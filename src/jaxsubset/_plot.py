@@ -22,6 +22,45 @@ def _starts_counts(subsets_or_ranges: Any, n: int) -> tuple[np.ndarray, np.ndarr
     return start, np.clip(count, 0, n - start)
 
 
+def _as_number(x: np.ndarray) -> np.ndarray:
+    """Positions as float64 for spacing arithmetic (datetime64 as nanoseconds)."""
+    if x.dtype.kind in "mM":
+        unit = "datetime64[ns]" if x.dtype.kind == "M" else "timedelta64[ns]"
+        return x.astype(unit).view(np.int64).astype(np.float64)
+    return x.astype(np.float64)
+
+
+def gap_threshold(x: ArrayLike, gap_factor: float | None) -> float | None:
+    """The spacing above which the line breaks: ``gap_factor`` times the median positive
+    spacing of ``x`` (duplicates, spacing 0, do not count); None when nothing breaks."""
+    if gap_factor is None:
+        return None
+    d = np.diff(_as_number(np.asarray(x)))
+    d = d[d > 0]
+    return float(gap_factor * np.median(d)) if d.size else None
+
+
+def break_gaps(x: ArrayLike, y: ArrayLike, threshold: float | None) -> tuple[np.ndarray, ...]:
+    """``(x, y)`` with a NaN point inserted in the middle of every step wider than
+    ``threshold``, so that a plotted line stops at a gap instead of bridging it.
+
+    Missing readings (NaN in ``y``) already break a matplotlib line; this adds breaks where
+    the samples themselves are missing (irregular sampling, a station down for a season).
+    """
+    x = np.asarray(x)
+    y = np.asarray(y, dtype=np.float64)
+    if threshold is None or x.shape[0] < 2:
+        return x, y
+    d = np.diff(_as_number(x))
+    at = np.flatnonzero(d > threshold)
+    if at.size == 0:
+        return x, y
+    mid = x[at] + (x[at + 1] - x[at]) / 2 if x.dtype.kind in "mM" else (x[at] + x[at + 1]) / 2
+    x2 = np.insert(x, at + 1, mid.astype(x.dtype) if x.dtype.kind in "mM" else mid)
+    y2 = np.insert(y, at + 1, np.nan, axis=0)
+    return x2, y2
+
+
 def plot_subsets(
     x: ArrayLike,
     y: ArrayLike,
@@ -34,6 +73,7 @@ def plot_subsets(
     ylabel: str = "y",
     title: str | None = None,
     max_shaded: int = 40,
+    gap_factor: float | None = 5.0,
 ) -> Any:
     """Draw the data dashed black and each subset in colour over its shaded x extent.
 
@@ -41,8 +81,10 @@ def plot_subsets(
     colour over a lightly shaded span, and ``values`` (one per subset, e.g. a mean) as a
     dotted horizontal bar of the same colour across the subset. With more (sliding or rolling
     windows, one per point) the shading would hide the data, so ``values`` are drawn as a line
-    through the subsets' centres instead. Needs matplotlib (``pip install 'jaxsubset[plot]'``),
-    imported only here.
+    through the subsets' centres instead. Gaps show as gaps: the lines break at missing
+    readings (NaN in ``y``) and across steps in ``x`` wider than ``gap_factor`` times the
+    median spacing. ``x`` may be ``datetime64`` (a time axis, drawn with date ticks). Needs
+    matplotlib (``pip install 'jaxsubset[plot]'``), imported only here.
 
     Args:
         x: ``(N,)`` sorted sample positions.
@@ -56,6 +98,8 @@ def plot_subsets(
         ylabel: y axis label.
         title: optional axes title.
         max_shaded: the most subsets drawn one by one.
+        gap_factor: break the lines where consecutive points are further apart than this
+            times the median positive spacing of ``x``; None never breaks them there.
 
     Returns:
         The matplotlib ``Axes`` drawn into.
@@ -95,12 +139,15 @@ def plot_subsets(
         import matplotlib  # noqa: F401  (a clear ImportError here if it is missing)
 
     y2 = y_np.reshape(x_np.shape[0], -1)
+    gap = gap_threshold(x_np, gap_factor)
     for c in range(y2.shape[1]):
-        ax.plot(x_np, y2[:, c], "--", color="black", lw=1.0, label="data" if c == 0 else None)
+        xb, yb = break_gaps(x_np, y2[:, c], gap)
+        ax.plot(xb, yb, "--", color="black", lw=1.0, label="data" if c == 0 else None)
 
     nonempty = count > 0
-    first = np.where(nonempty, x_np[np.minimum(start, max(len(x_np) - 1, 0))], np.nan)
-    last = np.where(nonempty, x_np[np.maximum(start + count - 1, 0)], np.nan)
+    # first/last are only read where the subset is not empty (no NaN: x may be datetime64)
+    first = x_np[np.clip(start, 0, max(len(x_np) - 1, 0))] if len(x_np) else np.zeros(k)
+    last = x_np[np.clip(start + count - 1, 0, max(len(x_np) - 1, 0))] if len(x_np) else first
     if k <= max_shaded:
         for i in range(k):
             colour = f"C{i % 10}"
@@ -109,8 +156,7 @@ def plot_subsets(
                 ax.axvspan(first[i], last[i], color=colour, alpha=0.12, lw=0)
                 for c in range(y2.shape[1]):
                     ax.plot(
-                        x_np[sl],
-                        y2[sl, c],
+                        *break_gaps(x_np[sl], y2[sl, c], gap),
                         "-",
                         color=colour,
                         lw=2.0,
@@ -125,11 +171,13 @@ def plot_subsets(
             ax.plot([], [], ":", color="dimgray", lw=2.5, label=value_label)
     else:
         if vals is not None:
-            centre = (first + last) / 2
+            centre = first + (last - first) / 2
+            if centre.dtype.kind in "mM":
+                centre = centre.astype(x_np.dtype)
             ok = nonempty & np.isfinite(vals)
+            cx, cv = centre[ok], vals[ok]
             ax.plot(
-                centre[ok],
-                vals[ok],
+                *break_gaps(cx, cv, gap_threshold(cx, gap_factor)),
                 "-",
                 color="crimson",
                 lw=1.5,
