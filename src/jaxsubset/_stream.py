@@ -334,15 +334,6 @@ class _Counter:
                 self.cur = None
         return out
 
-    def finish(self) -> int:
-        """Consume the rest; return the total number of points."""
-        if self.cur is not None:
-            self.g0 += self.cur.size
-            self.cur = None
-        for xp in self.it:
-            self.g0 += xp.size
-        return self.g0
-
 
 class _Sweep:
     """``C(v)`` for a fixed set of bounds (any order), fed the x pieces in order."""
