@@ -101,6 +101,34 @@ def _sum_block(n: int, k: int) -> int:
     return b if few < many and b < n else 1
 
 
+def _search_sorted_queries(a: Array, v: Array, side: str, coarse: int = 32) -> Array:
+    """``searchsorted(a, v, side)`` for SORTED queries ``v``, faster than one search per query.
+
+    Every ``coarse``-th query is searched in full; the others bisect only between their two
+    coarse neighbours' answers, for as many steps as the widest such interval needs (a
+    ``while_loop``): about ``log2(coarse)`` steps on evenly spread data instead of ``log2(N)``.
+    """
+    n, q = a.shape[0], v.shape[0]
+    idt = index_dtype()
+    if q == 0 or n == 0:
+        return jnp.zeros((q,), idt)
+    anchors = jnp.searchsorted(a, v[::coarse], side=side).astype(idt)
+    anchors = jnp.concatenate([anchors, jnp.full((1,), n, idt)])
+    c = jnp.arange(q) // coarse
+    lo, hi = anchors[c], anchors[c + 1]
+
+    def step(state: tuple[Array, Array]) -> tuple[Array, Array]:
+        lo, hi = state
+        mid = (lo + hi) // 2
+        am = a[jnp.clip(mid, 0, n - 1)]
+        go = (am <= v) if side == "right" else (am < v)
+        go = go & (lo < hi)
+        return jnp.where(go, mid + 1, lo), jnp.where(go | (lo >= hi), hi, mid)
+
+    lo, _ = lax.while_loop(lambda st: jnp.any(st[0] < st[1]), step, (lo, hi))
+    return lo
+
+
 def _range_sums(
     y: Array, f: Callable[[Array], tuple[Array, ...]], start: Array, stop: Array
 ) -> tuple[Array, Array]:
@@ -556,12 +584,21 @@ def rolling_statistic(
         )
     if not is_traced(width) and np.ndim(width) != 0:
         raise ValueError(f"{func}: `width` must be a scalar, got shape {np.shape(width)}")
-    r = rolling_ranges(x, width, at=at, closed=closed, _func=func)
-    start, count = r.start, r.count
-    if at is None and closed in ("right", "both"):
-        # pandas ends the window of point i at i itself, also when later points tie with it
-        own = jnp.arange(x.shape[0], dtype=start.dtype) + 1
-        count = jnp.maximum(jnp.minimum(start + count, own) - start, 0)
+    r = rolling_ranges(x, width, at=at if at is not None else x[:0], closed=closed, _func=func)
+    if at is not None:
+        start, count = r.start, r.count
+    else:
+        # one window per point: the queries are sorted, so search them as such (much faster)
+        w = width if is_traced(width) else jnp.asarray(width)
+        hi = x.astype(jnp.promote_types(x.dtype, w.dtype))
+        lo_side = "left" if closed in ("left", "both") else "right"
+        start = _search_sorted_queries(x, hi - w, lo_side)
+        if closed in ("right", "both"):
+            # pandas ends the window of point i at i itself, also when later points tie with it
+            stop = jnp.arange(x.shape[0], dtype=start.dtype) + 1
+        else:
+            stop = _search_sorted_queries(x, hi, "left")
+        count = jnp.maximum(stop - start, 0)
     start, count = jnp.broadcast_arrays(start, count)
     cap = None
     if "median" in stats:
