@@ -4,9 +4,11 @@ The data are cut into ``D`` equal shards of ``S = ceil(N / D)`` points (the last
 zeros that no range reads). Every subset is computed on the device holding its first point; its
 points past the shard come from the next shards through ``jax.lax.ppermute`` (a halo of
 ``capacity`` points, ``ceil(capacity / S)`` hops), so subsets crossing shard boundaries are
-exact. The index ranges are found first with the in-memory functions of
-:mod:`jaxsubset.ranges`, then grouped by owning device into one ``(D, R)`` table, so one
-``jit(shard_map(...))`` serves the whole analysis.
+exact. The index ranges are found first on the host, by arithmetic or by x-only passes in
+blocks (as :func:`jaxsubset.stream` finds them, with the semantics of :mod:`jaxsubset.ranges`),
+then grouped by owning device into one ``(D, R)`` table, so one ``jit(shard_map(...))`` serves
+the whole analysis. ``x`` and ``y`` stay on the host (memory maps are fine) and each device is
+given only its own shard.
 """
 
 import math
@@ -18,9 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
-from ._ranges import bin_ranges, chunk_ranges, rolling_ranges, select_ranges, sliding_ranges
-from ._stream import _KIND_ARGS, KINDS, assemble, check_compute, group_size, windowed
-from ._validate import as_xy, index_dtype, static_int
+from ._stream import _ArraySource, assemble, check_compute, group_size, plan, windowed
+from ._validate import index_dtype, static_int
 
 
 #: Traces of the sharded kernel so far (tests check one compilation per analysis).
@@ -50,52 +51,6 @@ def _mesh(mesh: Mesh | None, devices: int | None, func: str) -> Mesh:
             f"{func}: `devices` must be <= the {len(available)} device(s) available, got {devices}"
         )
     return Mesh(np.array(available[:devices]), ("shards",))
-
-
-def _ranges(
-    x: jax.Array, kind: str, kw: dict[str, Any], capacity: int | None, func: str
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Concrete ``(start, count)`` of every subset and the capacity, by the in-memory path."""
-    if kind not in KINDS:
-        raise ValueError(
-            f"{func}: `kind` must be one of {', '.join(map(repr, KINDS))}, got {kind!r}"
-        )
-    extra = set(kw) - _KIND_ARGS[kind]
-    if extra:
-        raise TypeError(
-            f"{func}: unexpected argument(s) {sorted(extra)}; "
-            f"{kind} takes {sorted(_KIND_ARGS[kind])}"
-        )
-    if kind in ("chunks", "sliding"):
-        if capacity is not None:
-            raise TypeError(f"{func}: `capacity` is derived for {kind}; do not pass it")
-        if kind == "chunks":
-            r = chunk_ranges(x, kw.get("n"), size=kw.get("size"), _func=func)
-        else:
-            if "size" not in kw:
-                raise TypeError(f"{func}: missing the window `size`")
-            r = sliding_ranges(x, kw["size"], step=kw.get("step", 1), _func=func)
-        capacity = max(r.max_count, 1)
-    else:
-        if capacity is None:
-            raise TypeError(
-                f"{func}: `capacity` is required for {kind} (subset sizes depend on the data); "
-                "see jaxsubset.grow_capacity to find it automatically"
-            )
-        capacity = static_int(capacity, "capacity", func)
-        needed = {"rolling": ("width",), "bins": ("edges",), "select": ("lo", "hi")}[kind]
-        for name in needed:
-            if name not in kw:
-                raise TypeError(f"{func}: missing the argument `{name}`")
-        if kind == "rolling":
-            r = rolling_ranges(
-                x, kw["width"], at=kw.get("at"), closed=kw.get("closed", "right"), _func=func
-            )
-        elif kind == "bins":
-            r = bin_ranges(x, kw["edges"], _func=func)
-        else:
-            r = select_ranges(x, kw["lo"], kw["hi"], closed=kw.get("closed", "left"), _func=func)
-    return np.asarray(r.start, np.int64), np.asarray(r.count, np.int64), capacity
 
 
 def _kernel(mesh: Mesh, key: tuple) -> Any:
@@ -129,10 +84,32 @@ def _kernel(mesh: Mesh, key: tuple) -> Any:
     return f
 
 
-def _put(a: np.ndarray, mesh: Mesh) -> jax.Array:
-    """Place ``a`` sharded along its first axis; each process only reads its own shards."""
-    sharding = NamedSharding(mesh, jax.P(mesh.axis_names[0]))
-    return jax.make_array_from_callback(a.shape, sharding, lambda idx: a[idx])
+def axis_of(mesh: Mesh) -> str:
+    return mesh.axis_names[0]
+
+
+def _host(a: Any) -> np.ndarray:
+    """A NumPy view of ``a`` (memory maps stay memory maps; JAX arrays come to the host)."""
+    return a if isinstance(a, np.ndarray) else np.asarray(a)
+
+
+def _put(a: np.ndarray, mesh: Mesh, length: int | None = None, dtype: Any = None) -> jax.Array:
+    """Place ``a`` sharded along its first axis, zero-padded to ``length`` rows.
+
+    Each process reads only the rows of its own devices' shards (multi-host friendly).
+    """
+    length = a.shape[0] if length is None else length
+    dtype = a.dtype if dtype is None else dtype
+    sharding = NamedSharding(mesh, jax.P(axis_of(mesh)))
+
+    def rows(idx: tuple[slice, ...]) -> np.ndarray:
+        lo, hi, _ = idx[0].indices(length)
+        out = np.zeros((hi - lo,) + a.shape[1:], dtype)
+        got = np.asarray(a[lo : min(hi, a.shape[0])], dtype)
+        out[: got.shape[0]] = got
+        return out
+
+    return jax.make_array_from_callback((length,) + a.shape[1:], sharding, rows)
 
 
 def _to_host(tree: Any) -> Any:
@@ -199,11 +176,21 @@ def shard(
     stats, fn, batch_size = check_compute(statistic, fn, batch_size, func)
     ddof = static_int(ddof, "ddof", func, minimum=0)
     mesh = _mesh(mesh, devices, func)
-    x, y = as_xy(x, y, func)
-    start, count, capacity = _ranges(x, kind, kind_args, capacity, func)
-    shape = start.shape
+    # x and y stay on the host (memory-mapped is fine): the ranges come from x-only passes in
+    # blocks and every device receives only its own shard, so nothing holds all N points twice
+    src = _ArraySource(_host(x), _host(y), 1 << 20, func, "arrays")
+    pl = plan(src, kind, kind_args, capacity, 1 << 20, name="shard")
+    capacity = pl.capacity
+    start, count, idx = pl.provider.take(math.inf, src.length)
+    if pl.shape is not None:  # ranges come sorted by start: back to the subsets' order
+        order = np.empty_like(idx)
+        order[idx] = np.arange(idx.size)
+        start, count = start[order], count[order]
+        shape = pl.shape
+    else:
+        shape = start.shape
     start, count = start.reshape(-1), count.reshape(-1)
-    n, n_dev = x.shape[0], mesh.size
+    n, n_dev = src.length, mesh.size
     shard_len = max(-(-n // n_dev), 1)
     hops = min(math.ceil(capacity / shard_len), n_dev - 1)
     # group the ranges by the device holding their first point: one (D, R) table
@@ -220,13 +207,14 @@ def shard(
     table[owner[order], slot] = order
     lstart[owner[order], slot] = start[order] - owner[order] * shard_len
     cnt[owner[order], slot] = count[order]
-    # the data, padded to D * S points and sharded
-    xn, yn = np.asarray(x), np.asarray(y)
-    pad = n_dev * shard_len - n
-    xn = np.concatenate([xn, np.zeros(pad, xn.dtype)])
-    yn = np.concatenate([yn, np.zeros((pad,) + yn.shape[1:], yn.dtype)])
+    # the data, padded to D * S points (zeros no range reads), each device given its shard
+    total = n_dev * shard_len
+    xs = _put(src.x, mesh, total, src.xdt) if fn is not None else None
+    ys = _put(src.y, mesh, total, src.ydt)
+    if xs is None:  # statistics never read x: zeros, made on the devices
+        xs = jax.device_put(jnp.zeros(total, src.ydt), NamedSharding(mesh, jax.P(axis_of(mesh))))
     kernel = _kernel(mesh, (capacity, stats, fn, batch_size, ddof, shard_len, hops))
-    out = kernel(_put(xn, mesh), _put(yn, mesh), _put(lstart, mesh), _put(cnt, mesh))
+    out = kernel(xs, ys, _put(lstart, mesh), _put(cnt, mesh))
     out = _to_host(out)
     valid = table >= 0
     result = {

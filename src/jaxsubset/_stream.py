@@ -483,13 +483,18 @@ class _Plan:
 
 
 def plan(
-    source: _Source, kind: str, kind_args: dict[str, Any], capacity: int | None, block: int
+    source: _Source,
+    kind: str,
+    kind_args: dict[str, Any],
+    capacity: int | None,
+    block: int,
+    name: str = "stream",
 ) -> _Plan:
     """Ranges for ``kind`` over a stream (an x pass for the x-value kinds)."""
-    func = f"stream({kind!r})"
+    func = f"{name}({kind!r})"
     if kind not in KINDS:
         raise ValueError(
-            f"stream: `kind` must be one of {', '.join(map(repr, KINDS))}, got {kind!r}"
+            f"{name}: `kind` must be one of {', '.join(map(repr, KINDS))}, got {kind!r}"
         )
     extra = set(kind_args) - _KIND_ARGS[kind]
     if extra:
