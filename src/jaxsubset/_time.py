@@ -56,19 +56,26 @@ def _require_x64(func: str) -> None:
         )
 
 
+def _as_kind(value: Any, convert: Any, kind: str) -> np.ndarray:
+    """``value`` as a NumPy array of dtype kind ``kind``; Python objects (``datetime``, pandas
+    ``Timestamp``/``Timedelta``) converted one by one with ``convert``. TypeError otherwise."""
+    if hasattr(value, "dtype") and not isinstance(value, _dt.datetime | _dt.timedelta):
+        arr = np.asarray(value)
+    else:
+        obj = np.asarray(value, dtype=object)
+        arr = np.asarray([convert(v) for v in obj.ravel()]).reshape(obj.shape)
+    if arr.dtype.kind != kind:
+        raise TypeError(f"expected dtype kind {kind!r}, got {arr.dtype}")
+    return arr
+
+
 def datetime_to_ns(value: Any, name: str, func: str) -> np.ndarray:
     """Dates (datetime64, ``datetime``, ISO strings, pandas Timestamps) as int64 nanoseconds."""
     try:
         if isinstance(value, str) or (isinstance(value, np.ndarray) and value.dtype.kind == "U"):
             arr = np.asarray(value, dtype="datetime64[ns]")
-        elif isinstance(value, _dt.datetime | _dt.date) or not hasattr(value, "dtype"):
-            arr = np.asarray(
-                [np.datetime64(v) for v in np.ravel(np.asarray(value, dtype=object))]
-            ).reshape(np.shape(np.asarray(value, dtype=object)))
         else:
-            arr = np.asarray(value)
-        if arr.dtype.kind != "M":
-            raise TypeError
+            arr = _as_kind(value, np.datetime64, "M")
     except (TypeError, ValueError):
         raise TypeError(
             f"{func}: `{name}` must be dates (numpy.datetime64 or ISO strings) on a time axis, "
@@ -104,15 +111,7 @@ def timedelta_to_ns(value: Any, name: str, func: str) -> np.ndarray:
         ns = amount * np.timedelta64(1, unit).astype("timedelta64[ns]").astype(np.int64)
         return np.asarray(round(ns), dtype=np.int64)
     try:
-        if isinstance(value, _dt.timedelta):
-            arr = np.asarray(np.timedelta64(value))
-        elif not hasattr(value, "dtype"):
-            arr = np.asarray([np.timedelta64(v) for v in np.ravel(np.asarray(value, object))])
-            arr = arr.reshape(np.shape(np.asarray(value, dtype=object)))
-        else:
-            arr = np.asarray(value)
-        if arr.dtype.kind != "m":
-            raise TypeError
+        arr = _as_kind(value, np.timedelta64, "m")
     except (TypeError, ValueError):
         raise TypeError(
             f"{func}: `{name}` must be a duration on a time axis (numpy.timedelta64 or a string "
