@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 
 def discover() -> list[str]:
     """Benchmark names (``bench_<name>.py``), ``core`` first, then alphabetical."""
-    names = sorted(p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
+    names = (p.stem.removeprefix("bench_") for p in HERE.glob("bench_*.py"))
     return sorted(names, key=lambda n: (n != "core", n))
 
 
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             try:
                 importlib.import_module(f"bench_{name}").main(sub)
-            except Exception:  # noqa: BLE001 - one broken module must not hide the others
+            except (Exception, SystemExit):  # noqa: BLE001 - one broken module hides no other
                 traceback.print_exc()
                 failed.append(name)
                 continue
