@@ -108,3 +108,42 @@ def test_errors():
         jaxsubset.plot_subsets(x, x, r, ax=_ax(), values=[1, 2, 3])
     with pytest.raises(ValueError, match="`y` must have shape"):
         jaxsubset.plot_subsets(x, x[:3], r, ax=_ax())
+
+
+def test_gaps_show_as_gaps():
+    """No line across a missing stretch: NaN readings break it, and so does a step in x wider
+    than 5x the median spacing (a NaN point inserted there); duplicates do not count as spacing."""
+    x = np.r_[np.arange(10.0), 10.0, np.arange(40.0, 50.0)]  # a duplicate x and a gap 10 -> 40
+    y = np.cos(x)
+    y[3] = np.nan
+    r = jaxsubset.ranges.chunks(x, 3)  # [0..6], [7, 8, 9, 10, 40, 41, 42], [43..49]
+    ax = jaxsubset.plot_subsets(x, y, r, ax=_ax())
+    data = ax.get_lines()[0]
+    xs, ys = np.asarray(data.get_xdata()), np.asarray(data.get_ydata())
+    assert len(xs) == len(x) + 1  # one break inserted
+    assert np.isnan(ys[3])  # the missing reading
+    (k,) = np.flatnonzero(np.isnan(ys) & ~np.isin(xs, x))
+    assert xs[k] == 25.0 and xs[k - 1] == 10.0 and xs[k + 1] == 40.0
+    # the subset holding the gap breaks there too; the last one is drawn as it is
+    second, third = ax.get_lines()[2:4]
+    assert np.isnan(np.asarray(second.get_ydata())).sum() == 1 and len(second.get_xdata()) == 8
+    np.testing.assert_array_equal(third.get_xdata(), x[14:])
+    # gap_factor=None: only the NaN readings break the line
+    ax = jaxsubset.plot_subsets(x, y, r, ax=_ax(), gap_factor=None)
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), x)
+
+
+def test_time_axis_and_the_values_line_break_at_gaps():
+    t = np.r_[
+        np.arange("2001-01-01", "2001-03-01", dtype="datetime64[D]"),
+        np.arange("2005-01-01", "2005-02-01", dtype="datetime64[D]"),
+    ].astype("datetime64[ns]")
+    y = np.sin(np.arange(len(t)) / 5.0)
+    r = jaxsubset.ranges.rolling(jaxsubset.to_ns(t), jaxsubset.to_ns("7D"))
+    ax = jaxsubset.plot_subsets(t, y, r, ax=_ax(), values=y, value_label="mean")
+    data, line = ax.get_lines()[0], ax.get_lines()[1]
+    for ln in (data, line):
+        xs, ys = np.asarray(ln.get_xdata()), np.asarray(ln.get_ydata(), float)
+        assert xs.dtype.kind == "M"
+        (k,) = np.flatnonzero(np.isnan(ys))
+        assert t[58] < xs[k] < t[59]  # between 2001-02-28 and 2005-01-01
