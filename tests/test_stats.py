@@ -80,6 +80,14 @@ def test_binned_single_value_range_widens_like_scipy():
         _check(x, np.arange(6.0), statistic, 4)
 
 
+@pytest.mark.parametrize("order", ["shuffled", "sorted"])
+def test_binned_large_offset_and_trend_keep_digits(order):
+    x = np.sort(X) if order == "sorted" else X
+    for v, rtol in ((1e8 + Y, 1e-9), (5.0 * x + 0.01 * Y, 1e-11)):
+        for statistic in ("mean", "std", "sum"):
+            _check(x, v, statistic, 9, rtol=rtol)
+
+
 def test_binned_float32():
     x = X.astype(np.float32)
     v = Y.astype(np.float32)

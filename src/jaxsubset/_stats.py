@@ -686,6 +686,49 @@ def _on_edge_end(x: Array, i0: Array, last_edge: Array, dec: Array) -> Array:
     return lo
 
 
+def _disjoint_deviations(
+    y: Array, start: Array, stop: Array, mean: Array, block: int
+) -> tuple[Array, Array]:
+    """``sum(y - mean_k)`` and ``sum((y - mean_k)**2)`` over DISJOINT sorted ranges, in O(N).
+
+    Two passes without a per-point bin id: each block of ``block`` points gets its own mean and
+    squared deviations (halving reductions); a block lying inside range ``k`` adds
+    ``M2_b + block * (mean_b - mean_k)**2`` (Chan's combination, no cancellation); the points
+    of a range outside its whole blocks (fewer than ``block`` at each end) are read by a small
+    gather and measured against ``mean_k`` directly.
+    """
+    n, c = y.shape
+    k = start.shape[0]
+    nb = n // block
+    yb = y[: nb * block].reshape(nb, block, c)
+    bmean = _tree_reduce(yb, jnp.add) / block
+    bm2 = _tree_reduce((yb - bmean[:, None]) ** 2, jnp.add)
+    b0 = jnp.arange(nb, dtype=start.dtype) * block
+    kk = jnp.searchsorted(stop, b0, side="right").astype(start.dtype)
+    kc = jnp.clip(kk, 0, max(k - 1, 0))
+    inside = (kk < k) & (start[kc] <= b0) & (b0 + block <= stop[kc])
+    dm = bmean - mean[kc]
+    dest = jnp.where(inside, kk, k)
+    full1 = jnp.zeros((k, c), y.dtype).at[dest].add(block * dm, mode="drop")
+    full2 = jnp.zeros((k, c), y.dtype).at[dest].add(bm2 + block * dm**2, mode="drop")
+    fb0 = -(-start // block)
+    fb1 = stop // block
+    has_full = fb1 > fb0
+    h_end = jnp.where(has_full, fb0 * block, jnp.minimum(stop, start + block))
+    t_beg = jnp.where(has_full, fb1 * block, h_end)
+    offs = jnp.arange(block, dtype=start.dtype)
+
+    def window(first: Array, end: Array) -> tuple[Array, Array]:
+        idx = first[:, None] + offs
+        dev = jnp.take(y, idx, axis=0, mode="clip") - mean[:, None, :]
+        dev = jnp.where((idx < end[:, None])[..., None], dev, 0)
+        return dev.sum(axis=1), (dev**2).sum(axis=1)
+
+    h1, h2 = window(start, h_end)
+    t1, t2 = window(t_beg, stop)
+    return full1 + h1 + t1, full2 + h2 + t2
+
+
 def _order_key(v: Array) -> Array:
     """Unsigned ints whose order is the float order of ``v`` (NaN above +inf, as np.sort)."""
     bits = 64 if v.dtype == jnp.float64 else 32
@@ -813,16 +856,15 @@ def _binned_core(
         if statistic == "mean":
             return mean.astype(out_dtype), d
         # two passes, as scipy: deviations from each bin's mean, so no digits are lost
-        mean_pt = jnp.concatenate([jnp.zeros((1, c), acc), mean, jnp.zeros((1, c), acc)])[d]
-        dev = v.astype(acc) - mean_pt
-        inside = ((d >= 1) & (d <= nb))[:, None]
-        dev = jnp.where(inside, dev, 0)
-        if x_sorted:
-            sums = _range_sums(dev, lambda a: (a, a**2), start, stop)[0]
-            s1, s2 = sums[:, :c], sums[:, c:]
+        block = _sum_block(n_pts, nb) if x_sorted else 1
+        if block > 1 and n_pts // block > 0:
+            ref = _reference(v)  # block means of 1e8 + noise would lose digits unshifted
+            s1, s2 = _disjoint_deviations(v.astype(acc) - ref, start, stop, mean - ref, block)
         else:
+            mean_pt = jnp.concatenate([jnp.zeros((1, c), acc), mean, jnp.zeros((1, c), acc)])
+            dev = v.astype(acc) - mean_pt[d]
             s1 = jax.ops.segment_sum(dev, d, nb + 2)[1:-1]
-            s2 = jax.ops.segment_sum(dev * dev, d, nb + 2)[1:-1]
+            s2 = jax.ops.segment_sum(dev**2, d, nb + 2)[1:-1]
         m2 = jnp.maximum(s2 - s1 * s1 / safe, 0)
         std = jnp.sqrt(m2 / safe)
         std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
