@@ -455,3 +455,28 @@ def test_figure_of_a_time_axis_breaks_at_gaps_and_missing_readings(tmp_path, run
     assert len(breaks) == np.isnan(y).sum() + 1
     inserted = xs[breaks[~np.isin(xs[breaks], t.values)]]
     assert len(inserted) == 1 and t[299] < inserted[0] < t[300]
+
+
+def test_fixed_width_formats_parse_without_strptime_and_agree_with_it():
+    import datetime as dt
+
+    from jaxsubset._io import _fixed_width_dates
+
+    rng = np.random.default_rng(7)
+    secs = rng.integers(-(2**62) // 10**9, 2**62 // 10**9, 3000)
+    stamps = secs.astype("datetime64[s]").astype(object)
+    for fmt in ("%Y%m%d%H%M%S", "%d.%m.%Y %H:%M:%S", "%Y%m%d"):
+        text = np.array([d.strftime(fmt) for d in stamps])
+        want = [np.datetime64(dt.datetime.strptime(s, fmt), "s") for s in text]
+        np.testing.assert_array_equal(_fixed_width_dates(text, fmt), want)
+        np.testing.assert_array_equal(
+            parse_dates(text, "x", x_format=fmt), np.array(want, "M8[ns]").view(np.int64)
+        )
+    # what the vectorised road cannot take goes to strptime: ragged cells, other directives
+    assert _fixed_width_dates(np.array(["1/2/2001", "11/12/2001"]), "%d/%m/%Y") is None
+    assert iso_strings(parse_dates(["1/2/2001", "11/12/2001"], "x", x_format="%d/%m/%Y").view(
+        "datetime64[ns]")) == ["2001-02-01", "2001-12-11"]  # fmt: skip
+    assert _fixed_width_dates(np.array(["20010229"]), "%Y%m%d") is None  # not a leap year
+    with pytest.raises(InputError, match="line 9 holds '20010229'"):
+        parse_dates(["20010228", "20010229"], "x", lambda i: f"line {i + 8}", "%Y%m%d")
+    assert _fixed_width_dates(np.array(["Dec 2001"]), "%b %Y") is None

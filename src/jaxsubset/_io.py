@@ -410,6 +410,64 @@ def _parse_one(text: str, x_format: str | None) -> np.datetime64:
     return np.datetime64(d, "us")
 
 
+_FIELDS = {"Y": 4, "m": 2, "d": 2, "H": 2, "M": 2, "S": 2}
+
+
+def _fixed_width_dates(arr: np.ndarray, x_format: str) -> np.ndarray | None:
+    """Dates of a fixed-width numeric ``strptime`` format (``%Y%m%d``, ``%Y-%m-%d %H:%M``...)
+    parsed without a Python loop, as datetime64[s]; None when the format or a cell needs
+    ``strptime`` itself (other directives, ragged widths, a bad or impossible date)."""
+    layout: list[tuple[str, int]] = []  # (field or literal character, position)
+    pos, i = 0, 0
+    while i < len(x_format):
+        c = x_format[i]
+        if c == "%":
+            key = x_format[i + 1 : i + 2]
+            if key not in _FIELDS:
+                return None
+            layout.append((key, pos))
+            pos += _FIELDS[key]
+            i += 2
+        else:
+            layout.append(("=" + c, pos))
+            pos += 1
+            i += 1
+    lengths = np.char.str_len(arr)
+    if arr.size == 0 or lengths.min() != pos or lengths.max() != pos:
+        return None
+    codes = np.ascontiguousarray(arr.astype(f"U{pos}")).view(np.uint32).reshape(len(arr), pos)
+    codes = codes.astype(np.int64)
+    fields = {"m": 1, "d": 1, "H": 0, "M": 0, "S": 0}
+    for key, at in layout:
+        if key.startswith("="):
+            if np.any(codes[:, at] != ord(key[1])):
+                return None
+            continue
+        digits = codes[:, at : at + _FIELDS[key]] - ord("0")
+        if np.any((digits < 0) | (digits > 9)):
+            return None
+        fields[key] = digits @ (10 ** np.arange(_FIELDS[key] - 1, -1, -1))
+    if "Y" not in fields:
+        return None
+    month = fields["m"]
+    if np.any((month < 1) | (month > 12)):
+        return None
+    first = (np.asarray((fields["Y"] - 1970) * 12 + month - 1)).astype("datetime64[M]")
+    days = (first + 1).astype("datetime64[D]") - first.astype("datetime64[D]")
+    day = np.asarray(fields["d"])
+    if np.any((day < 1) | (day > days.astype(np.int64))):
+        return None
+    hms = [np.asarray(fields[k]) for k in ("H", "M", "S")]
+    if np.any(hms[0] > 23) or np.any(hms[1] > 59) or np.any(hms[2] > 59):
+        return None
+    secs = (hms[0] * 60 + hms[1]) * 60 + hms[2]
+    return (
+        first.astype("datetime64[D]").astype("datetime64[s]")
+        + (day - 1) * np.timedelta64(86_400, "s")
+        + secs * np.timedelta64(1, "s")
+    )
+
+
 def parse_dates(
     cells: Sequence[str] | np.ndarray,
     label: str,
@@ -445,6 +503,10 @@ def parse_dates(
                 dates = arr.astype("datetime64")
             except (ValueError, UserWarning, DeprecationWarning, OverflowError):
                 dates = None
+        if dates is not None:
+            return _checked_ns(dates, label, where)
+    else:
+        dates = _fixed_width_dates(arr, x_format)
         if dates is not None:
             return _checked_ns(dates, label, where)
     uniq, first, inv = np.unique(arr, return_index=True, return_inverse=True)
