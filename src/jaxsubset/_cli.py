@@ -916,7 +916,7 @@ time axes (an x column of dates):
 missing values:
   an empty cell (or NA, NaN, null) in a y column is a missing reading. --nan-policy omit
   (the default) computes every statistic from the real readings only and says on stderr how
-  many were omitted; propagate makes the statistics of a subset holding one NaN; raise stops
+  many were omitted; propagate gives NaN statistics to a subset holding one; raise stops
   (exit status 2). --stat valid counts the real readings of every subset beside count.
   Duplicate x values are legal and keep their order. In --plot figures the data line breaks at
   missing readings and across gaps in x wider than 5 times the median spacing.
