@@ -94,7 +94,7 @@ def workload_binned(cfg: dict[str, Any]) -> tuple[list[dict], list[dict]]:
         x = np.sort(xs) if order == "sorted" else xs
         x_sorted = order == "sorted"
         xj, yj = jax.device_put(x), jax.device_put(y)
-        for stat in STATS:
+        for stat in cfg["stats"]:
 
             def ours(x, y, stat=stat, x_sorted=x_sorted):
                 r = jaxsubset.binned_statistic(x, y, stat, nb, (0.0, 1.0), x_sorted=x_sorted)
@@ -188,7 +188,7 @@ def workload_rolling(cfg: dict[str, Any]) -> tuple[list[dict], list[dict]]:
     rows, targets = [], []
     floor = time_steady(lambda: np.sum(y), repeats=cfg["repeats"] * 3)
     rows.append(dict(stat="-", method="floor: np.sum(y)", steady_s=floor))
-    for stat in ROLL_STATS:
+    for stat in (s for s in ROLL_STATS if s in cfg["stats"]):
         f = jax.jit(lambda t, y, wd, stat=stat: jaxsubset.rolling_statistic(t, y, wd, stat))
         first = time_first(lambda f=f: f(tj, yj, width))
         t_ours = time_steady(
@@ -229,8 +229,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--quick", action="store_true", help="small N (seconds), for the smoke test")
     p.add_argument("--json", metavar="PATH", help="write every result to PATH as JSON")
     p.add_argument("--only", choices=("binned", "rolling"), action="append")
+    p.add_argument("--stats", help="comma-separated statistics to run (default: all)")
     args = p.parse_args(argv)
     cfg = dict(QUICK if args.quick else FULL)
+    cfg["stats"] = tuple(args.stats.split(",")) if args.stats else STATS
+    unknown = set(cfg["stats"]) - set(STATS)
+    if unknown:
+        p.error(f"unknown statistics {sorted(unknown)}; choose from {', '.join(STATS)}")
     only = set(args.only or ("binned", "rolling"))
     info = print_header("jaxsubset statistics (issue 3)" + (" --quick" if args.quick else ""))
     results: dict[str, list[dict]] = {}

@@ -6,9 +6,10 @@ table of block extremes. Two roads, picked statically from ``N`` and the number 
 by a cost model measured on a 2-core CPU (see BENCHMARKS.md, "Statistics"):
 
 * **few ranges** (``K * block`` much smaller than ``N``: bins, chunks, a handful of x-ranges):
-  one reshape-reduce pass over the data gives per-block sums (or extremes); each range is the
-  block prefix (or a sparse-table query over blocks) plus two partial blocks read by a small
-  gather of ``block`` points at each end. Cost ``N + K * block``, close to one ``np.sum`` pass.
+  one reshape-reduce pass over the data gives per-block sums (or extremes, by halving, which
+  XLA vectorises); each range is the block prefix (or a sparse-table query over blocks) plus
+  two partial blocks read by a small gather of ``block`` points at each end. Cost
+  ``N + K * block``: a few ``np.sum`` passes.
 * **many ranges** (rolling windows, one per point): a full prefix sum, and for min/max a sparse
   table of ``log2(block) + 1`` levels plus a sparse table over blocks; O(1) gathers per range.
 
@@ -453,9 +454,10 @@ def range_statistic(
     """A statistic of ``y`` over every index range, without padded copies where possible.
 
     count/sum/mean/var/std come from shifted prefix sums and min/max from a sparse table of
-    block extremes (O(N + K) work, never ``K x capacity``); the median sorts inside padded
-    windows of ``capacity`` points. Conventions are those of :class:`jaxsubset.Subsets`: an
-    empty range gives NaN (0 for ``"sum"`` and ``"count"``), a range holding a NaN gives NaN.
+    block extremes (O(N + K) to O(N log N) work, never ``K x capacity``); the median sorts
+    inside padded windows of ``capacity`` points. Conventions are those of
+    :class:`jaxsubset.Subsets`: an empty range gives NaN (0 for ``"sum"`` and ``"count"``), a
+    range holding a NaN gives NaN.
 
     Args:
         y: ``(N, *channels)`` values, in the order of the sorted ``x`` the ranges index.
@@ -925,9 +927,10 @@ def binned_statistic(
     Same bins as scipy (``numpy.histogram`` edges, every bin half-open but the last, which
     is closed), same ``binnumber`` (0 below the range, ``nbins + 1`` above it), same results:
     NaN for empty bins (0 for ``"sum"`` and ``"count"``), ``"std"`` with ``ddof=0``, float
-    ``"count"``. ``x`` need not be sorted: unsorted ``x`` is reduced with one scatter per
-    statistic; sorted ``x`` (detected eagerly, or promised with ``x_sorted=True``) takes the
-    prefix-sum road, close to one pass over ``values``.
+    ``"count"``. ``x`` need not be sorted: unsorted ``x`` is reduced by scatters into the bins
+    (one per moment; the median by a radix select of a few histogram passes, never a sort);
+    sorted ``x`` (detected eagerly, or promised with ``x_sorted=True``) takes the block /
+    prefix-sum road, a few passes over ``values``. ``"std"`` is two-pass, as scipy's.
 
     Args:
         x: ``(N,)`` sample positions (any order; NaN raises eagerly).
