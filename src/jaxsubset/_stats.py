@@ -633,6 +633,14 @@ class BinnedStatisticResult(NamedTuple):
         bin_edges: ``(nbins + 1,)`` the bin edges.
         binnumber: ``(N,)`` int, the bin of each point: ``1..nbins`` inside, 0 below the first
             edge and ``nbins + 1`` above the last (scipy's numbering).
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.array([-1.0, 0.5, 1.5, 2.0, 9.0])
+        >>> res = jaxsubset.binned_statistic(x, x, "count", bins=[0.0, 1.0, 2.0])
+        >>> statistic, edges, binnumber = res
+        >>> statistic.tolist(), binnumber.tolist()
+        ([1.0, 2.0], [0, 1, 2, 2, 3])
     """
 
     statistic: Array
