@@ -480,3 +480,24 @@ def test_fixed_width_formats_parse_without_strptime_and_agree_with_it():
     with pytest.raises(InputError, match="line 9 holds '20010229'"):
         parse_dates(["20010228", "20010229"], "x", lambda i: f"line {i + 8}", "%Y%m%d")
     assert _fixed_width_dates(np.array(["Dec 2001"]), "%b %Y") is None
+
+
+def test_parquet_output_stores_timestamps_and_json_iso_text(tmp_path, run):
+    pq = pytest.importorskip("pyarrow.parquet")
+    (tmp_path / "d.csv").write_text("date,v\n2001-12-29,1\n2001-12-30,\n2002-03-01,5\n")
+    rc, _, err = run("d.csv", "--bins", "1M", "--stat", "mean", "--out", "o.parquet", "--quiet")
+    assert rc == 0, err
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert str(t.schema.field("lo").type) == "timestamp[ns]"
+    assert str(t.schema.field("x_first").type) == "timestamp[ns]"
+    got = t.to_pydict()
+    assert [d.isoformat() for d in got["lo"]] == [
+        "2001-12-01T00:00:00", "2002-01-01T00:00:00", "2002-02-01T00:00:00",
+        "2002-03-01T00:00:00",
+    ]  # fmt: skip
+    assert got["x_first"][1] is None and got["mean"][0] == 1.0  # NaT is null; NaN omitted
+    rc, _, err = run("d.csv", "--bins", "1M", "--stat", "mean", "--out", "o.json", "--quiet")
+    assert rc == 0, err
+    rows = json.loads((tmp_path / "o.json").read_text())
+    assert rows[1] == {"subset": 1, "start": 2, "count": 0, "x_first": None, "x_last": None,
+                       "lo": "2002-01-01", "hi": "2002-02-01", "mean": None}  # fmt: skip

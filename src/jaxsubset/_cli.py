@@ -75,16 +75,6 @@ def _nonneg_int(text: str) -> int:
     return v
 
 
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
-
-
 _PERIOD = re.compile(r"^\s*([0-9]*\.?[0-9]+)?\s*([A-Za-z]+)\s*$")
 _CALENDAR_MONTHS = {
     **dict.fromkeys(("Y", "YS", "YE", "A", "AS", "y", "year", "years"), 12),
