@@ -400,3 +400,15 @@ def test_benchmark_runs_quick_and_reports_targets():
     }
     assert all(r["max_rel_err"] < 1e-12 for r in ours)
     assert all(t["status"] in ("MET", "MISSED") for t in out["targets"])
+
+
+def test_empty_data_everywhere():
+    e = np.zeros(0)
+    for statistic in ("mean", "count", "median"):
+        got = binned_statistic(e, e, statistic, 3, (0.0, 1.0)).statistic
+        want = {"count": [0.0] * 3}.get(statistic, [np.nan] * 3)
+        np.testing.assert_array_equal(np.asarray(got), want)
+    out = range_statistic(e, jaxsubset.ranges.chunks(e, 2), ("sum", "max", "median"))
+    assert out["sum"].tolist() == [0.0, 0.0]
+    assert np.isnan(np.asarray(out["max"])).all() and np.isnan(np.asarray(out["median"])).all()
+    assert jaxsubset.rolling_statistic(e, e, 1.0, "mean").shape == (0,)

@@ -505,7 +505,7 @@ def range_statistic(
     batch = ranges.batch_shape
     ch = tuple(y.shape[1:])
     start, count = jnp.broadcast_arrays(ranges.start, ranges.count)
-    y2 = y.reshape(y.shape[0], -1)
+    y2 = y.reshape(y.shape[0], int(np.prod(y.shape[1:])))
     out = _range_stats(
         y2, start.reshape(-1), count.reshape(-1), tuple(sorted(set(stats))), ddof, cap
     )
@@ -609,7 +609,13 @@ def rolling_statistic(
     ch = tuple(y.shape[1:])
     want = tuple(sorted(set(stats) | {"count"}))
     out = _range_stats(
-        y.reshape(y.shape[0], -1), start.reshape(-1), count.reshape(-1), want, ddof, cap, True
+        y.reshape(y.shape[0], int(np.prod(y.shape[1:]))),
+        start.reshape(-1),
+        count.reshape(-1),
+        want,
+        ddof,
+        cap,
+        True,
     )
     ok = out["count"] >= min_periods
     # pandas' count compares min_periods with the rows of the window, NaN rows included
@@ -1065,7 +1071,7 @@ def binned_statistic(
         else:
             np_x = np.asarray(x)
             x_sorted = bool(np_x.size < 2 or np.all(np_x[1:] >= np_x[:-1]))
-    x_sorted = bool(x_sorted)
+    x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
     if fn is not None:
         if capacity is None:
             if is_traced((x, edges)):
@@ -1078,7 +1084,7 @@ def binned_statistic(
             capacity = 1 << (max(big, 1) - 1).bit_length()
         capacity = static_int(capacity, "capacity", func)
     ch = tuple(values.shape[:-1])
-    v = jnp.moveaxis(values.reshape((-1, n_pts)), 0, 1)
+    v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
     stat, d = _binned_core(x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn)
     stat = jnp.moveaxis(stat, 1, 0).reshape(ch + (nbins,))
     return BinnedStatisticResult(stat, edges, d)
