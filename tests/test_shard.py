@@ -145,3 +145,16 @@ def test_shard_one_device_and_errors():
     ref = jaxsubset.select(jnp.asarray(x), jnp.asarray(y), 2.5, 7.0, capacity=8)
     out = jaxsubset.shard(x, y, "select", lo=2.5, hi=7.0, capacity=8, statistic="mean")
     assert out["mean"].shape == () and out["mean"] == ref.mean()
+
+
+def test_shard_nan_policy_omit_on_one_device():
+    rng = np.random.default_rng(11)
+    x = np.arange(300.0)
+    y = rng.normal(size=300)
+    y[::7] = np.nan
+    out = jaxsubset.shard(
+        x, y, "sliding", size=20, step=15, statistic=("mean", "valid"), nan_policy="omit", devices=1
+    )
+    windows = np.lib.stride_tricks.sliding_window_view(y, 20)[::15]
+    np.testing.assert_allclose(out["mean"], np.nanmean(windows, axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(out["valid"], (~np.isnan(windows)).sum(1))

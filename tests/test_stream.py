@@ -229,3 +229,35 @@ def test_stream_memory_maps_read_only_and_copy_on_write(tmp_path):
             out = jaxsubset.stream((y, arr), "chunks", size=1000, statistic="mean", block_size=1000)
             assert out["mean"][2] == third
             np.testing.assert_allclose(np.delete(out["mean"], 2), np.delete(want, 2))
+
+
+@pytest.mark.parametrize(
+    "kind, kw", [("sliding", {"size": 50, "step": 7}), ("chunks", {"size": 40})]
+)
+def test_stream_nan_policy_omit_equals_numpy_nan_functions(data, kind, kw):
+    x, y = data
+    y = y.copy()
+    y[::9] = np.nan
+    y[200:260] = np.nan  # whole windows of missing readings
+    out = jaxsubset.stream(
+        (x, y), kind, statistic=("mean", "max", "valid"), nan_policy="omit", block_size=BLOCK, **kw
+    )
+    ranges = (
+        jaxsubset.ranges.sliding(x, 50, step=7)
+        if kind == "sliding"
+        else (jaxsubset.ranges.chunks(x, size=40))
+    )
+    for k, (i0, c) in enumerate(
+        zip(np.asarray(ranges.start), np.asarray(ranges.count), strict=True)
+    ):
+        seg = y[i0 : i0 + c]
+        assert out["valid"][k] == np.sum(~np.isnan(seg))
+        if np.isnan(seg).all():
+            assert np.isnan(out["mean"][k]) and np.isnan(out["max"][k])
+        else:
+            np.testing.assert_allclose(out["mean"][k], np.nanmean(seg), rtol=1e-12)
+            assert out["max"][k] == np.nanmax(seg)
+    prop = jaxsubset.stream((x, y), kind, statistic="mean", block_size=BLOCK, **kw)
+    assert np.isnan(prop["mean"]).sum() > np.isnan(out["mean"]).sum()
+    with pytest.raises(ValueError, match="`nan_policy` must be one of"):
+        jaxsubset.stream((x, y), kind, statistic="mean", nan_policy="drop", **kw)

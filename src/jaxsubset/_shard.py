@@ -21,7 +21,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
 from ._stream import _ArraySource, assemble, check_compute, group_size, plan, windowed
-from ._validate import index_dtype, static_int
+from ._validate import check_nan_policy, index_dtype, static_int
 
 
 #: Traces of the sharded kernel so far (tests check one compilation per analysis).
@@ -57,7 +57,7 @@ def _kernel(mesh: Mesh, key: tuple) -> Any:
     """``jit(shard_map(...))`` for one (mesh, capacity, statistics, fn, shard size, hops)."""
     if (mesh, key) in _KERNELS:
         return _KERNELS[(mesh, key)]
-    capacity, stats, fn, batch_size, ddof, shard, hops = key
+    capacity, stats, fn, batch_size, ddof, nan_policy, shard, hops = key
     (axis,) = mesh.axis_names
     n_dev = mesh.size
     spec = jax.P(axis)
@@ -76,7 +76,7 @@ def _kernel(mesh: Mesh, key: tuple) -> Any:
             yparts.append(jnp.zeros((short,) + ys.shape[1:], ys.dtype))
         xw, yw = jnp.concatenate(xparts), jnp.concatenate(yparts)
         g0 = (jax.lax.axis_index(axis) * shard).astype(index_dtype())
-        out = windowed(xw, yw, ls[0], ct[0], g0, capacity, stats, fn, batch_size, ddof)
+        out = windowed(xw, yw, ls[0], ct[0], g0, capacity, stats, fn, batch_size, ddof, nan_policy)
         return jax.tree_util.tree_map(lambda a: a[None], out)
 
     f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(spec, spec, spec, spec), out_specs=spec))
@@ -132,6 +132,7 @@ def shard(
     devices: int | None = None,
     batch_size: int | None = None,
     ddof: int = 0,
+    nan_policy: str = "propagate",
     **kind_args: Any,
 ) -> dict[str, Any]:
     """Run a subset analysis with the data sharded over a 1-D device mesh, exactly.
@@ -159,6 +160,7 @@ def shard(
         devices: the number of devices to use (default: all of ``jax.devices()``).
         batch_size: for ``fn``: ``lax.map`` batch size (see :meth:`Subsets.apply`).
         ddof: delta degrees of freedom of ``var`` and ``std``.
+        nan_policy: missing readings in ``y``: ``"propagate"``, ``"omit"`` or ``"raise"``.
         **kind_args: the arguments of ``kind``.
 
     Returns:
@@ -175,6 +177,7 @@ def shard(
     func = f"shard({kind!r})"
     stats, fn, batch_size = check_compute(statistic, fn, batch_size, func)
     ddof = static_int(ddof, "ddof", func, minimum=0)
+    nan_policy = check_nan_policy(nan_policy, func)
     mesh = _mesh(mesh, devices, func)
     # x and y stay on the host (memory-mapped is fine): the ranges come from x-only passes in
     # blocks and every device receives only its own shard, so nothing holds all N points twice
@@ -213,7 +216,7 @@ def shard(
     ys = _put(src.y, mesh, total, src.ydt)
     if xs is None:  # statistics never read x: zeros, made on the devices
         xs = jax.device_put(jnp.zeros(total, src.ydt), NamedSharding(mesh, jax.P(axis_of(mesh))))
-    kernel = _kernel(mesh, (capacity, stats, fn, batch_size, ddof, shard_len, hops))
+    kernel = _kernel(mesh, (capacity, stats, fn, batch_size, ddof, nan_policy, shard_len, hops))
     out = kernel(xs, ys, _put(lstart, mesh), _put(cnt, mesh))
     out = _to_host(out)
     valid = table >= 0

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._subsets import Subsets
-from ._validate import check_closed, index_dtype, static_int
+from ._validate import check_closed, check_nan_policy, index_dtype, static_int
 
 
 STATISTICS = ("sum", "mean", "var", "std", "min", "max", "median", "argmin", "argmax")
@@ -710,16 +710,19 @@ def compute(
     fn: Callable | None,
     batch_size: int | None,
     ddof: int = 0,
+    nan_policy: str = "propagate",
 ):
     """The per-subset results of one call: the named reductions and/or ``fn``'s output."""
     out: dict[str, Any] = {}
     for name in statistics:
         if name in ("var", "std"):
-            out[name] = getattr(s, name)(ddof=ddof)
+            out[name] = getattr(s, name)(ddof=ddof, nan_policy=nan_policy)
+        elif name == "valid":
+            out[name] = s.valid_count()
         elif name != "count":  # the true counts come from the ranges, on the host
-            out[name] = getattr(s, name)()
+            out[name] = getattr(s, name)(nan_policy=nan_policy)
     if fn is not None:
-        out["result"] = s.apply(fn, batch_size=batch_size)
+        out["result"] = s.apply(fn, batch_size=batch_size, nan_policy=nan_policy)
     return out
 
 
@@ -744,6 +747,7 @@ def windowed(
     fn: Callable | None,
     batch_size: int | None,
     ddof: int,
+    nan_policy: str = "propagate",
 ) -> dict[str, Any]:
     """Per-subset results of the ranges ``[lstart, lstart + count)`` of a window of points.
 
@@ -765,7 +769,7 @@ def windowed(
         def full() -> dict[str, Any]:
             mask = jnp.ones((group, capacity), bool)  # a constant: XLA drops the masking
             s = Subsets(x=xs, y=ys, mask=mask, start=ls + g0, count=ct)
-            return compute(s, statistics, fn, None, ddof)
+            return compute(s, statistics, fn, None, ddof, nan_policy)
 
         def masked() -> dict[str, Any]:
             mask = offsets < jnp.minimum(ct, capacity)[:, None]
@@ -776,7 +780,7 @@ def windowed(
                 start=ls + g0,
                 count=ct,
             )
-            return compute(s, statistics, fn, None, ddof)
+            return compute(s, statistics, fn, None, ddof, nan_policy)
 
         return jax.lax.cond(jnp.all(ct == capacity), full, masked)
 
@@ -790,14 +794,17 @@ def _kernel(
     fn: Callable | None,
     batch_size: int | None,
     ddof: int = 0,
+    nan_policy: str = "propagate",
 ):
-    key = (capacity, statistics, fn, batch_size, ddof)
+    key = (capacity, statistics, fn, batch_size, ddof, nan_policy)
     if key not in _KERNELS:
 
         @jax.jit
         def kernel(xb, yb, lstart, count, g0):
             TRACES[0] += 1
-            return windowed(xb, yb, lstart, count, g0, capacity, statistics, fn, batch_size, ddof)
+            return windowed(
+                xb, yb, lstart, count, g0, capacity, statistics, fn, batch_size, ddof, nan_policy
+            )
 
         _KERNELS[key] = kernel
     return _KERNELS[key]
@@ -811,7 +818,7 @@ def check_compute(statistic: Any, fn: Any, batch_size: Any, func: str):
     if statistic is not None:
         stats = (statistic,) if isinstance(statistic, str) else tuple(statistic)
         for s in stats:
-            if s not in STATISTICS and s != "count":
+            if s not in STATISTICS and s not in ("count", "valid"):
                 raise ValueError(
                     f"{func}: unknown statistic {s!r}; choose from {', '.join(STATISTICS)}"
                 )
@@ -864,10 +871,15 @@ _REGULAR: dict[Any, Any] = {}
 
 
 def _kernel_regular(
-    size: int, statistics: tuple[str, ...], fn: Any, batch_size: Any, ddof: int = 0
+    size: int,
+    statistics: tuple[str, ...],
+    fn: Any,
+    batch_size: Any,
+    ddof: int = 0,
+    nan_policy: str = "propagate",
 ) -> Any:
     """Chunks of ``size`` aligned with the block: a reshape instead of a gather (same values)."""
-    key = (size, statistics, fn, batch_size, ddof)
+    key = (size, statistics, fn, batch_size, ddof, nan_policy)
     if key not in _REGULAR:
 
         @jax.jit
@@ -883,13 +895,13 @@ def _kernel_regular(
                 # folds away (10x faster on CPU than the masked reductions)
                 mask = jnp.ones((rows, size), bool)
                 s = Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
-                return compute(s, statistics, fn, batch_size, ddof)
+                return compute(s, statistics, fn, batch_size, ddof, nan_policy)
 
             def masked() -> dict[str, Any]:
                 # slots past the data are the block's zero padding, as _gather's padding
                 mask = jnp.arange(size, dtype=idt) < jnp.minimum(count, size)[:, None]
                 s = Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
-                return compute(s, statistics, fn, batch_size, ddof)
+                return compute(s, statistics, fn, batch_size, ddof, nan_policy)
 
             return jax.lax.cond(jnp.all(count == size), full, masked)
 
@@ -907,6 +919,7 @@ def _run(
     progress: bool,
     prefetch: int,
     ddof: int = 0,
+    nan_policy: str = "propagate",
 ) -> tuple[dict[str, Any], int]:
     """The data pass: every block + halo through one kernel; returns (results, N)."""
     cap = pl.capacity
@@ -919,9 +932,9 @@ def _run(
         group = group_size(cap, batch_size)
         per = -(-pl.per_block // group) * group
     if regular:
-        kernel = _kernel_regular(cap, stats, fn, batch_size, ddof)
+        kernel = _kernel_regular(cap, stats, fn, batch_size, ddof, nan_policy)
     else:
-        kernel = _kernel(cap, stats, fn, batch_size, ddof)
+        kernel = _kernel(cap, stats, fn, batch_size, ddof, nan_policy)
     idt = index_dtype()
     total = -(-source.length // block) if source.length else None
     with_x = fn is not None
@@ -992,6 +1005,7 @@ def stream(
     batch_size: int | None = None,
     columns: Sequence[str] = ("x", "y"),
     ddof: int = 0,
+    nan_policy: str = "propagate",
     progress: bool = False,
     prefetch: int = 2,
     **kind_args: Any,
@@ -1031,6 +1045,8 @@ def stream(
         batch_size: for ``fn``: ``lax.map`` batch size (see :meth:`Subsets.apply`).
         columns: the x and y column names of a Parquet file.
         ddof: delta degrees of freedom of ``var`` and ``std``.
+        nan_policy: missing readings in ``y``: ``"propagate"``, ``"omit"`` or ``"raise"``, as
+            for the :class:`Subsets` reductions (also the mask ``fn`` receives).
         progress: print a progress line to stderr.
         prefetch: blocks read ahead by the background thread (2: double buffering).
         **kind_args: the arguments of ``kind``.
@@ -1064,7 +1080,10 @@ def stream(
     if pl.aligned is not None:  # whole chunks per block: no halo, a reshape instead of a gather
         block = max(pl.aligned, block // pl.aligned * pl.aligned)
     ddof = static_int(ddof, "ddof", func, minimum=0)
-    result, big_n = _run(src, pl, stats, fn, batch_size, block, progress, prefetch, ddof)
+    nan_policy = check_nan_policy(nan_policy, func)
+    result, big_n = _run(
+        src, pl, stats, fn, batch_size, block, progress, prefetch, ddof, nan_policy
+    )
     if kind == "sliding" and big_n < pl.capacity:
         raise ValueError(f"{func}: `size` must be <= len(x)={big_n}, got {pl.capacity}")
     return result
