@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from ._bigfile import streamed_statistics, wants_stream
 from ._io import (
     OUTPUT_SUFFIXES,
     XY,
@@ -62,6 +63,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if v < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _nonneg_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return v
 
 
@@ -692,6 +703,21 @@ def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarra
     return _fixed_edges(x, v, stripped), f"bins of {stripped}"
 
 
+def x_request(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, np.ndarray]]:
+    """``--width`` or ``--bins`` in x units: the width or the edges, a description, and the
+    x bounds of every subset (``lo``/``hi``), on a time axis in int64 nanoseconds."""
+    x = xy.x
+    if args.width is not None:
+        width = width_value(str(args.width), xy)
+        if xy.x_time:
+            what = f"time windows (a - {args.width}, a] at every point"
+            return width, what, {"lo": x - np.int64(width), "hi": x}
+        lo = x.astype(np.float64) - width
+        return width, f"x-width windows (a - {width!r}, a] at every point", {"lo": lo, "hi": x}
+    edges, what = bin_edges(args.bins, xy, getattr(args, "x_format", None))
+    return edges, what, {"lo": edges[:-1], "hi": edges[1:]}
+
+
 def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, np.ndarray]]:
     """The :class:`jaxsubset.Ranges` the options ask for, a description, and x bounds (if any).
 
@@ -717,17 +743,11 @@ def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, 
         r = jaxsubset.ranges.sliding(x, args.window, step=step)
         return r, f"sliding windows of {args.window} points, step {step}", {}
     if args.width is not None:
-        width = width_value(str(args.width), xy)
-        r = jaxsubset.ranges.rolling(x, width)
-        if xy.x_time:
-            what = f"time windows (a - {args.width}, a] at every point"
-            return r, what, {"lo": x - np.int64(width), "hi": x}
-        lo = x.astype(np.float64) - width
-        return r, f"x-width windows (a - {width!r}, a] at every point", {"lo": lo, "hi": x}
+        width, what, bounds = x_request(args, xy)
+        return jaxsubset.ranges.rolling(x, width), what, bounds
     if args.bins is not None:
-        edges, what = bin_edges(args.bins, xy, x_format)
-        r = jaxsubset.ranges.bins(x, edges)
-        return r, what, {"lo": edges[:-1], "hi": edges[1:]}
+        edges, what, bounds = x_request(args, xy)
+        return jaxsubset.ranges.bins(x, edges), what, bounds
     lo, hi = read_range_file(args.ranges, xy.x_time, x_format)
     r = jaxsubset.ranges.select(x, lo, hi, closed="left")
     return r, f"{len(lo)} ranges [lo, hi) from {args.ranges}", {"lo": lo, "hi": hi}
@@ -809,14 +829,20 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             raise InputError("--out and --plot name the same file")
     progress = Progress(None, "", stream=stderr, enabled=not args.quiet).start()
     try:
-        progress.stage(f"reading {args.input}")
-        xy = read_xy(args.input, args.x, args.y, sort=args.sort, x_format=args.x_format)
-        progress.stage("finding the subsets")
-        ranges, what, bounds = build_ranges(args, xy)
-        n_missing = missing_readings(xy, ranges, args.nan_policy)
-        values = compute_statistics(
-            xy, ranges, stats, ddof=args.ddof, progress=progress, nan_policy=args.nan_policy
-        )
+        if wants_stream(args, stats):  # a big .npy: block by block, never loaded whole
+            progress.stage(f"streaming {args.input}")
+            xy, ranges, bounds, values, what, n_missing = streamed_statistics(
+                args, stats, x_request
+            )
+        else:
+            progress.stage(f"reading {args.input}")
+            xy = read_xy(args.input, args.x, args.y, sort=args.sort, x_format=args.x_format)
+            progress.stage("finding the subsets")
+            ranges, what, bounds = build_ranges(args, xy)
+            n_missing = missing_readings(xy, ranges, args.nan_policy)
+            values = compute_statistics(
+                xy, ranges, stats, ddof=args.ddof, progress=progress, nan_policy=args.nan_policy
+            )
         cols = result_columns(xy, ranges, bounds, values)
         n_rows = len(cols["subset"])
         progress.stage("writing")
@@ -1096,6 +1122,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     st.add_argument(
         "--sort", action="store_true", help="sort the rows by x instead of rejecting an unsorted x"
+    )
+    st.add_argument(
+        "--stream-above",
+        type=_nonneg_float,
+        metavar="MB",
+        default=1000.0,
+        help=".npy inputs larger than this many megabytes (default 1000) are streamed block by "
+        "block through one compiled kernel instead of being read whole (not with --plot, "
+        "--sort, --ranges or several --y), e.g. --stream-above 0 to always stream",
     )
     st.add_argument(
         "--quiet",

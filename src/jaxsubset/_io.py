@@ -89,7 +89,9 @@ def suffix(path: str | os.PathLike) -> str:
 
 
 # ---------------------------------------------------------------------------- reading
-def read_table(path: str | os.PathLike, x_format: str | None = None) -> Table:
+def read_table(
+    path: str | os.PathLike, x_format: str | None = None, *, mmap: bool = False
+) -> Table:
     """Read every column of a file into a :class:`Table` (text stays text until converted).
 
     Args:
@@ -97,6 +99,7 @@ def read_table(path: str | os.PathLike, x_format: str | None = None) -> Table:
             ``.parquet`` file.
         x_format: a ``strptime`` format of dates in the file; text of that form (like numbers
             and ISO dates) is data, not a header, when a header is detected.
+        mmap: memory-map a ``.npy`` file (its columns are views; nothing is loaded).
 
     Returns:
         The file's columns and their names.
@@ -116,7 +119,7 @@ def read_table(path: str | os.PathLike, x_format: str | None = None) -> Table:
             "(use .csv, .tsv, .txt, .dat, .npy, .npz or .parquet)"
         )
     if ext == ".npy":
-        table = _read_npy(path)
+        table = _read_npy(path, mmap)
     elif ext == ".npz":
         table = _read_npz(path)
     elif ext in (".parquet", ".pq"):
@@ -235,9 +238,9 @@ def _read_text(path: str, delimiter: str | None, x_format: str | None = None) ->
     return Table(path, names, cols, header=header, lines=numbers)
 
 
-def _load_numpy(path: str, what: str):
+def _load_numpy(path: str, what: str, mmap: bool = False):
     try:
-        return np.load(path, allow_pickle=False)
+        return np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
     except ValueError as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         if "pickle" in msg.lower():
@@ -247,8 +250,8 @@ def _load_numpy(path: str, what: str):
         raise InputError(f"{path}: cannot read the file as {what}: {e}") from None
 
 
-def _read_npy(path: str) -> Table:
-    a = _load_numpy(path, "a NumPy .npy array")
+def _read_npy(path: str, mmap: bool = False) -> Table:
+    a = _load_numpy(path, "a NumPy .npy array", mmap)
     if a.dtype.names:  # structured array: one column per field
         names = list(a.dtype.names)
         return Table(path, names, [np.asarray(a[n]).reshape(-1) for n in names], header=True)

@@ -1,0 +1,168 @@
+"""``jaxsubset stats`` on big ``.npy`` files: streamed block by block through one kernel.
+
+A memory-mapped ``.npy`` larger than ``--stream-above`` megabytes is never loaded whole: the
+statistics go through :func:`jaxsubset.stream` (fixed blocks with halos, one compiled kernel,
+read-ahead in a thread), and the table is built from the same columns as the in-memory path.
+"""
+
+import argparse
+import os
+import types
+from typing import Any
+
+import numpy as np
+
+from ._capacity import next_power_of_two
+from ._io import XY, InputError, read_table
+
+
+# What the streamed path covers; anything else falls back to reading the file whole.
+STREAMED_STATS = ("count", "sum", "mean", "std", "var", "min", "max", "median", "valid")
+
+
+def wants_stream(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
+    """Whether this ``stats`` run streams its input instead of reading it whole."""
+    path = args.input
+    if not str(path).lower().endswith(".npy") or args.ranges is not None:
+        return False
+    if args.plot is not None or args.sort or getattr(args, "x_format", None):
+        return False  # a figure or a sort needs every point in memory
+    if len(args.y or []) > 1 or any(s not in STREAMED_STATS for s in stats):
+        return False
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return False  # the normal reader reports the problem
+    return size > args.stream_above * 1e6
+
+
+def _columns(args: argparse.Namespace) -> tuple[XY, np.ndarray]:
+    """x and the y column as memory-mapped views (nothing loaded), in an :class:`XY`."""
+    table = read_table(args.input, mmap=True)
+    ix = table.index_of(args.x if args.x is not None else 0, "x")
+    if args.y:
+        iy = table.index_of(args.y[0], "y")
+    else:
+        rest = [i for i in range(len(table.names)) if i != ix]
+        if not rest:
+            raise InputError(f"{args.input}: needs a y column besides the x column")
+        iy = rest[0]
+    x, y = table.columns[ix], table.columns[iy]
+    for name, col in (("x", x), ("y", y)):
+        if col.dtype.kind not in "biuf":
+            raise InputError(f"{args.input}: the {name} column must be numeric, got {col.dtype}")
+    return XY(x, y[:, None], table.names[ix], [table.names[iy]]), y
+
+
+def _missing(y: np.ndarray, nan_policy: str, where: str, block: int) -> int:
+    """Count missing readings in ``y`` block by block; with "raise" name the first."""
+    if y.dtype.kind != "f":
+        return 0
+    total = 0
+    for a in range(0, y.shape[0], block):
+        nan = np.isnan(y[a : a + block])
+        n = int(nan.sum())
+        if n and nan_policy == "raise":
+            raise InputError(
+                f"--nan-policy raise: {where} holds missing y reading(s), the first at row "
+                f"{a + int(np.argmax(nan))} (--nan-policy omit skips them)"
+            )
+        total += n
+    return total
+
+
+def _check_x(xy: XY, where: str, block: int) -> None:
+    """x sorted ascending and NaN-free, checked block by block (as the in-memory reader does)."""
+    x, prev = xy.x, None
+    for a in range(0, x.shape[0], block):
+        xb = np.asarray(x[a : a + block])
+        if xb.dtype.kind == "f" and np.isnan(xb).any():
+            k = a + int(np.argmax(np.isnan(xb)))
+            raise InputError(
+                f"{where}: x column {xy.x_name!r} has a missing/NaN value at row {k}; every "
+                "point needs a position"
+            )
+        full = xb if prev is None else np.concatenate([prev, xb])
+        bad = full[1:] < full[:-1]
+        if bad.any():
+            k = int(np.argmax(bad)) + 1 + a - (0 if prev is None else 1)
+            raise InputError(
+                f"{where}: x column {xy.x_name!r} is not sorted ascending "
+                f"(row {k}: {x[k].item()!r} after {x[k - 1].item()!r}); "
+                "pass --sort to sort the rows by x"
+            )
+        prev = xb[-1:]
+
+
+def _rolling_capacity(x: np.ndarray, width: float, block: int) -> int:
+    """The largest ``(a - width, a]`` window, found block by block on the mapped x."""
+    most = 1
+    for a in range(0, x.shape[0], block):
+        xb = np.asarray(x[a : a + block])
+        lo = np.searchsorted(x, xb - width, side="right")
+        most = max(most, int((np.arange(a + 1, a + 1 + xb.shape[0]) - lo).max(initial=1)))
+    return next_power_of_two(most)
+
+
+def streamed_statistics(
+    args: argparse.Namespace,
+    stats: tuple[str, ...],
+    build_bounds: Any,
+) -> tuple[XY, Any, dict[str, np.ndarray], dict[str, np.ndarray], str, int]:
+    """Run the statistics by :func:`jaxsubset.stream`.
+
+    Args:
+        args: the parsed ``stats`` options.
+        stats: statistic names.
+        build_bounds: the command's ``(args, xy) -> (edges_or_width, what, bounds)`` helper for
+            ``--bins`` / ``--width`` (so both paths read those options the same way).
+
+    Returns:
+        ``(xy, ranges, bounds, values, what, n_missing)`` as the in-memory path builds them.
+    """
+    import jaxsubset
+
+    xy, y = _columns(args)
+    block = 1 << 20
+    _check_x(xy, args.input, block)
+    n_missing = _missing(y, args.nan_policy, args.input, block)
+    policy = "omit" if args.nan_policy == "omit" else "propagate"
+    kernel_stats = tuple(s for s in stats if s != "count") or ("sum",)
+    common = dict(statistic=kernel_stats, ddof=args.ddof, nan_policy=policy, block_size=block)
+    bounds: dict[str, np.ndarray] = {}
+    source = (xy.x, y)
+    try:
+        if args.chunks is not None:
+            out = jaxsubset.stream(source, "chunks", n=args.chunks, **common)
+            what = f"{args.chunks} chunks"
+        elif args.size is not None:
+            out = jaxsubset.stream(source, "chunks", size=args.size, **common)
+            what = f"chunks of {args.size} points"
+        elif args.window is not None:
+            if args.window > xy.x.shape[0]:
+                raise InputError(
+                    f"--window {args.window} is longer than the data ({xy.x.shape[0]} points)"
+                )
+            step = args.step or 1
+            out = jaxsubset.stream(source, "sliding", size=args.window, step=step, **common)
+            what = f"sliding windows of {args.window} points, step {step}"
+        elif args.width is not None:
+            width, what, bounds = build_bounds(args, xy)
+            cap = _rolling_capacity(xy.x, width, block)
+            out = jaxsubset.stream(source, "rolling", width=width, capacity=cap, **common)
+        else:
+            edges, what, bounds = build_bounds(args, xy)
+            idx = np.searchsorted(xy.x, edges, side="left")
+            idx[-1] = np.searchsorted(xy.x, edges[-1], side="right")
+            cap = next_power_of_two(int(np.diff(idx).max(initial=1)))
+            out = jaxsubset.stream(source, "bins", edges=edges, capacity=cap, **common)
+    except ValueError as e:  # stream's own checks (x unsorted, NaN in x): one line
+        raise InputError(f"{args.input}: {e}") from None
+    ranges = types.SimpleNamespace(start=out["start"], count=out["count"])
+    values = {}
+    for st in stats:
+        if st == "count":
+            values[st] = out["count"].astype(np.int64)[:, None]
+        else:
+            values[st] = np.asarray(out[st])[:, None]
+    return xy, ranges, bounds, values, what + " (streamed)", n_missing

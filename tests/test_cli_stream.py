@@ -1,0 +1,82 @@
+"""`jaxsubset stats` streams big .npy files block by block, with the in-memory path's results."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import jaxsubset
+from jaxsubset._cli import main
+
+
+@pytest.fixture(scope="module")
+def npy(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    n = 20_000
+    x = np.sort(rng.uniform(0, 100, n))
+    y = rng.normal(size=n)
+    y[::37] = np.nan
+    path = tmp_path_factory.mktemp("big") / "data.npy"
+    np.save(path, np.stack([x, y], axis=1))
+    return path
+
+
+@pytest.mark.parametrize(
+    "subsets",
+    [
+        ["--chunks", "7"],
+        ["--size", "3000"],
+        ["--window", "999", "--step", "500"],
+        ["--width", "0.5"],
+        ["--bins", "13"],
+    ],
+)
+def test_streamed_table_equals_in_memory_table(npy, tmp_path, subsets, monkeypatch, capsys):
+    stats = ["--stat", "count,mean,std,min,max,median,valid"]
+    whole, streamed = tmp_path / "whole.csv", tmp_path / "streamed.csv"
+    assert main(["stats", str(npy), *subsets, *stats, "--out", str(whole)]) == 0
+    calls = []
+    real = jaxsubset.stream
+    monkeypatch.setattr(jaxsubset, "stream", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert (
+        main(["stats", str(npy), *subsets, *stats, "--out", str(streamed), "--stream-above", "0"])
+        == 0
+    )
+    assert calls == [1]
+    assert "(streamed)" in capsys.readouterr().err
+    a, b = pd.read_csv(whole), pd.read_csv(streamed)
+    assert list(a.columns) == list(b.columns)
+    for col in a.columns:
+        np.testing.assert_allclose(
+            a[col].to_numpy(float), b[col].to_numpy(float), rtol=1e-12, equal_nan=True, err_msg=col
+        )
+
+
+def test_streamed_bad_input_exits_2_without_output(npy, tmp_path, capsys):
+    data = np.load(npy)
+    data[[10, 11], 0] = data[[11, 10], 0]
+    bad = tmp_path / "unsorted.npy"
+    np.save(bad, data)
+    out = tmp_path / "out.csv"
+    assert main(["stats", str(bad), "--chunks", "3", "--stream-above", "0", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not sorted ascending (row 11:" in err[0]
+    assert not out.exists()
+    assert (
+        main(
+            [
+                "stats",
+                str(npy),
+                "--chunks",
+                "3",
+                "--stream-above",
+                "0",
+                "--nan-policy",
+                "raise",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
+    assert "missing y reading(s), the first at row 0" in capsys.readouterr().err
+    assert not out.exists()
