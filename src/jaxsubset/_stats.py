@@ -854,7 +854,13 @@ def _binned_core(
         start, stop = bounds[:-1], jnp.maximum(bounds[1:], bounds[:-1])
         count = stop - start
     else:
-        count = jnp.zeros((nb + 2,), idt).at[d].add(1)[1:-1]
+        if acc == jnp.float64 and statistic != "count":
+            # a float scatter, exact below 2**53: an int64 scatter-add beside the values'
+            # scatter was measured 4x slower on CPU (XLA then fuses them badly)
+            ones = jnp.ones((n_pts,), acc)
+            count = jax.ops.segment_sum(ones, d, nb + 2)[1:-1].astype(idt)
+        else:
+            count = jnp.zeros((nb + 2,), idt).at[d].add(1)[1:-1]
         start = stop = None
     cnt = jnp.broadcast_to(count[:, None], (nb, c))
     if statistic == "count":
