@@ -3,7 +3,6 @@
 import pathlib
 import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -31,6 +30,3 @@ def test_ruff(args):
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
-
-def test_python_is_supported():
-    assert sys.version_info >= (3, 11)
