@@ -29,4 +29,3 @@ def test_ruff(args):
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-
