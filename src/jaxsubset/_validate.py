@@ -46,23 +46,23 @@ def static_int(value: Any, name: str, func: str, *, minimum: int = 1) -> int:
     return as_int
 
 
+def check_choice(value: Any, name: str, choices: tuple[str, ...], func: str) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise naming the argument."""
+    if value not in choices:
+        raise ValueError(
+            f"{func}: `{name}` must be one of {', '.join(map(repr, choices))}, got {value!r}"
+        )
+    return value
+
+
 def check_closed(closed: Any, func: str) -> str:
     """Validate a ``closed`` argument against the pandas names."""
-    if closed not in CLOSED_VALUES:
-        raise ValueError(
-            f"{func}: `closed` must be one of {', '.join(map(repr, CLOSED_VALUES))}, got {closed!r}"
-        )
-    return closed
+    return check_choice(closed, "closed", CLOSED_VALUES, func)
 
 
 def check_nan_policy(nan_policy: Any, func: str) -> str:
     """Validate a ``nan_policy`` argument against SciPy's names."""
-    if nan_policy not in NAN_POLICIES:
-        raise ValueError(
-            f"{func}: `nan_policy` must be one of {', '.join(map(repr, NAN_POLICIES))}, "
-            f"got {nan_policy!r}"
-        )
-    return nan_policy
+    return check_choice(nan_policy, "nan_policy", NAN_POLICIES, func)
 
 
 def as_x(x: Any, func: str) -> jax.Array:
