@@ -19,6 +19,7 @@ Non-finite values never leak into neighbouring ranges: when any is present, NaN/
 counted per range and the results follow NumPy (a range with a NaN gives NaN, and so on).
 """
 
+import builtins
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -28,10 +29,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._ranges import Ranges, rolling_ranges
+from ._capacity import _raise_if
+from ._ranges import Ranges, _bound_array, rolling_ranges
 from ._subsets import _gather
+from ._time import time_kind, to_datetime64
 from ._typing import Array, ArrayLike
-from ._validate import as_x, check_closed, index_dtype, is_traced, static_int
+from ._validate import as_x, check_closed, check_nan_policy, index_dtype, is_traced, static_int
 
 
 STATISTICS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
@@ -450,6 +453,7 @@ def range_statistic(
     *,
     ddof: int = 0,
     capacity: int | None = None,
+    nan_policy: str = "propagate",
 ) -> Array | dict[str, Array]:
     """A statistic of ``y`` over every index range, without padded copies where possible.
 
@@ -500,15 +504,18 @@ def range_statistic(
             f"got {statistic!r}"
         )
     ddof = static_int(ddof, "ddof", func, minimum=0)
+    nan_policy = check_nan_policy(nan_policy, func)
     y = _as_y(y, func)
+    if nan_policy == "raise":
+        _raise_on_nan(y, func, "y")
     cap = _static_capacity(ranges, capacity, func) if "median" in stats else None
     batch = ranges.batch_shape
     ch = tuple(y.shape[1:])
     start, count = jnp.broadcast_arrays(ranges.start, ranges.count)
     y2 = y.reshape(y.shape[0], int(np.prod(y.shape[1:])))
-    out = _range_stats(
-        y2, start.reshape(-1), count.reshape(-1), tuple(sorted(set(stats))), ddof, cap
-    )
+    omit = nan_policy == "omit"
+    want = tuple(sorted(set(stats)))
+    out = _range_stats(y2, start.reshape(-1), count.reshape(-1), want, ddof, cap, omit)
     res = {s: out[s].reshape(batch + ch) for s in stats}
     return res[stats[0]] if single else res
 
@@ -528,6 +535,7 @@ def rolling_statistic(
     min_periods: int = 1,
     ddof: int = 1,
     capacity: int | None = None,
+    nan_policy: str = "omit",
 ) -> Array | dict[str, Array]:
     """Rolling x-width window statistics with pandas offset-window semantics, in O(N log N).
 
@@ -577,6 +585,8 @@ def rolling_statistic(
     closed = check_closed(closed, func)
     min_periods = static_int(min_periods, "min_periods", func, minimum=0)
     ddof = static_int(ddof, "ddof", func, minimum=0)
+    nan_policy = check_nan_policy(nan_policy, func)
+    tk = time_kind(x)
     x = as_x(x, func)
     y = _as_y(y, func)
     if y.shape[0] != x.shape[0]:
@@ -584,8 +594,14 @@ def rolling_statistic(
             f"{func}: `x` and `y` must have the same length along the first axis, "
             f"got len(x)={x.shape[0]} and y.shape={tuple(y.shape)}"
         )
-    if not is_traced(width) and np.ndim(width) != 0:
+    if nan_policy == "raise":
+        _raise_on_nan(y, func, "y")
+    if not is_traced(width) and not isinstance(width, str) and np.ndim(width) != 0:
         raise ValueError(f"{func}: `width` must be a scalar, got shape {np.shape(width)}")
+    # a time axis: "7D" / timedelta64 widths and datetime64 anchors as int64 nanoseconds
+    width = _bound_array(width, "width", x, func, tk, width=True)
+    if at is not None:
+        at = _bound_array(at, "at", x, func, tk)
     r = rolling_ranges(x, width, at=at if at is not None else x[:0], closed=closed, _func=func)
     if at is not None:
         start, count = r.start, r.count
@@ -615,7 +631,7 @@ def rolling_statistic(
         want,
         ddof,
         cap,
-        True,
+        nan_policy == "omit",
     )
     ok = out["count"] >= min_periods
     # pandas' count compares min_periods with the rows of the window, NaN rows included
@@ -668,6 +684,11 @@ def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> tuple[Array
     """scipy's bin numbers (``digitize`` then the last edge closed) and the on-edge flags."""
     nb = edges.shape[0] - 1
     idt = index_dtype()
+    if jnp.issubdtype(edges.dtype, jnp.integer):
+        # a time axis (int64 nanoseconds): exact comparisons, the last edge closed exactly
+        d = jnp.searchsorted(edges, x, side="right").astype(idt)
+        on_edge = x == edges[-1]
+        return jnp.where(on_edge, d - 1, d), on_edge
     if uniform:
         lo, hi = edges[0], edges[-1]
         g = jnp.floor((x - lo) * (nb / (hi - lo))) + 1
@@ -692,6 +713,8 @@ def _on_edge_end(x: Array, i0: Array, last_edge: Array, dec: Array) -> Array:
     contiguous run starting at ``i0 = searchsorted(x, last_edge, "left")``; bisect its end.
     """
     n = x.shape[0]
+    if jnp.issubdtype(x.dtype, jnp.integer):  # a time axis: the last edge closed exactly
+        return jnp.searchsorted(x, last_edge, side="right").astype(i0.dtype)
     target = _around(last_edge, dec)
     lo, hi = i0, jnp.asarray(n, i0.dtype)  # invariant: x[lo:] may match, x[hi:] does not
     for _ in range(max(n, 1).bit_length()):
@@ -827,7 +850,9 @@ def _sorted_group(ids: Array, v: Array, nseg: int) -> tuple[Array, Array]:
     return sv, starts
 
 
-@functools.partial(jax.jit, static_argnames=("statistic", "uniform", "x_sorted", "capacity", "fn"))
+@functools.partial(
+    jax.jit, static_argnames=("statistic", "uniform", "x_sorted", "capacity", "fn", "omit")
+)
 def _binned_core(
     x: Array,
     v: Array,
@@ -838,8 +863,15 @@ def _binned_core(
     x_sorted: bool,
     capacity: int | None,
     fn: Callable | None,
+    omit: bool = False,
 ) -> tuple[Array, Array]:
-    """Statistic ``(nbins, C)`` and binnumber ``(N,)``; ``v`` is ``(N, C)``."""
+    """Statistic ``(nbins, C)`` and binnumber ``(N,)``; ``v`` is ``(N, C)``.
+
+    With ``omit`` NaN values are left out per channel: every statistic (count included) sees
+    only the real readings. The O(N) roads stay: NaN -> 0 in the sums beside a count of real
+    readings, NaN -> +inf/-inf for min/max, and the median's radix select ranks only the real
+    keys (NaN keys sort above +inf and are never reached).
+    """
     nb = edges.shape[0] - 1
     n_pts, c = v.shape
     idt = index_dtype()
@@ -847,6 +879,9 @@ def _binned_core(
     d, on_edge = _binnumber(xe, edges, dec, uniform)
     out_dtype = _float_dtype(v.dtype)
     acc = _acc_dtype(v.dtype)
+    is_float = jnp.issubdtype(v.dtype, jnp.inexact)
+    omit = omit and is_float
+    nan_v = jnp.isnan(v) if is_float else jnp.zeros(v.shape, bool)
     if x_sorted:
         left = jnp.searchsorted(xe, edges, side="left").astype(idt)
         last = _on_edge_end(xe, left[-1], edges[-1], dec)
@@ -863,28 +898,46 @@ def _binned_core(
             count = jnp.zeros((nb + 2,), idt).at[d].add(1)[1:-1]
         start = stop = None
     cnt = jnp.broadcast_to(count[:, None], (nb, c))
+    mom = None
+    if omit or (statistic == "min" and is_float):
+        # the real readings of every bin and channel (SciPy's "min" skips NaN on its own)
+        if x_sorted and statistic in ("sum", "mean", "std"):
+            mom = _moments(v, start, stop, 1)  # also counts the NaN of every range
+            cnt = cnt - mom["nan"].astype(idt)
+        elif x_sorted:
+            nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
+            cnt = cnt - nan_n.astype(idt)
+        else:
+            real = jax.ops.segment_sum((~nan_v).astype(acc), d, nb + 2)[1:-1]
+            cnt = real.astype(idt)
     if statistic == "count":
         return cnt.astype(out_dtype if out_dtype != jnp.float16 else jnp.float32), d
+    v_real = jnp.where(nan_v, 0, v) if omit else v  # zero gradient at omitted readings
     if statistic in ("sum", "mean", "std"):
         if x_sorted:
-            mom = _moments(v, start, stop, 1)
-            total = _finish("sum", mom, cnt.astype(acc), 0, acc)
+            if mom is None:
+                mom = _moments(v, start, stop, 1)
+            total = _finish("sum", mom, cnt.astype(acc), 0, acc, skipna=omit)
         else:
-            total = jax.ops.segment_sum(v.astype(acc), d, nb + 2)[1:-1]
+            total = jax.ops.segment_sum(v_real.astype(acc), d, nb + 2)[1:-1]
         if statistic == "sum":
             return total.astype(out_dtype), d
         safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
         mean = jnp.where(cnt > 0, total / safe, jnp.nan)
         if statistic == "mean":
             return mean.astype(out_dtype), d
+        mean_pt = jnp.concatenate([jnp.zeros((1, c), acc), mean, jnp.zeros((1, c), acc)])
+        if omit:
+            # an omitted reading stands in as its bin's mean: a deviation of exactly zero
+            fill = mean_pt[d]
+            v_real = jnp.where(nan_v, jnp.where(jnp.isfinite(fill), fill, 0), v)
         # two passes, as scipy: deviations from each bin's mean, so no digits are lost
         block = _sum_block(n_pts, nb) if x_sorted else 1
         if block > 1 and n_pts // block > 0:
-            ref = _reference(v)  # block means of 1e8 + noise would lose digits unshifted
-            s1, s2 = _disjoint_deviations(v.astype(acc) - ref, start, stop, mean - ref, block)
+            ref = _reference(v_real)  # block means of 1e8 + noise would lose digits unshifted
+            s1, s2 = _disjoint_deviations(v_real.astype(acc) - ref, start, stop, mean - ref, block)
         else:
-            mean_pt = jnp.concatenate([jnp.zeros((1, c), acc), mean, jnp.zeros((1, c), acc)])
-            dev = v.astype(acc) - mean_pt[d]
+            dev = v_real.astype(acc) - mean_pt[d]
             s1 = jax.ops.segment_sum(dev, d, nb + 2)[1:-1]
             s2 = jax.ops.segment_sum(dev**2, d, nb + 2)[1:-1]
         m2 = jnp.maximum(s2 - s1 * s1 / safe, 0)
@@ -893,6 +946,8 @@ def _binned_core(
         return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype), d
     vf = v.astype(out_dtype)
     if statistic in ("min", "max"):
+        if omit or (statistic == "min" and is_float):
+            vf = jnp.where(nan_v, jnp.inf if statistic == "min" else -jnp.inf, vf)
         if x_sorted:
             ext = _range_extreme(vf, start, stop, statistic)
         elif statistic == "min":
@@ -902,7 +957,15 @@ def _binned_core(
         return jnp.where(cnt > 0, ext, jnp.nan), d
     if statistic == "median":
         cnt_all = jnp.zeros((nb + 2,), idt).at[d].add(1)
-        med = jax.vmap(lambda col: _segment_median(d, col, nb + 2, cnt_all), 1, 1)(vf)
+        if omit:
+            # canonical (positive) NaN keys sort above +inf: ranking only the real readings
+            # of each bin never reaches them
+            vq = jnp.where(nan_v, jnp.nan, vf)
+            nan_all = jnp.zeros((nb + 2, c), idt).at[d].add(nan_v.astype(idt))
+            cnts = cnt_all[:, None] - nan_all
+            med = jax.vmap(lambda col, k: _segment_median(d, col, nb + 2, k), 1, 1)(vq, cnts)
+        else:
+            med = jax.vmap(lambda col: _segment_median(d, col, nb + 2, cnt_all), 1, 1)(vf)
         return med[1:-1].astype(out_dtype), d
     # a callable: padded subsets of every bin
     if x_sorted:
@@ -915,7 +978,11 @@ def _binned_core(
     sub = _gather(jnp.zeros((n_pts,), out_dtype), ys, gstart, count, capacity)
 
     def per_bin(yb: Array, mb: Array) -> Array:
-        return jax.vmap(lambda col: jnp.asarray(fn(col, mb)), in_axes=1)(yb)
+        def one(col: Array) -> Array:
+            m = mb & ~jnp.isnan(col) if omit else mb  # "omit": the mask leaves NaN out
+            return jnp.asarray(fn(col, m))
+
+        return jax.vmap(one, in_axes=1)(yb)
 
     res = jax.vmap(per_bin)(sub.y, sub.mask)
     res = jnp.asarray(res)
@@ -941,6 +1008,7 @@ def binned_statistic(
     *,
     capacity: int | None = None,
     x_sorted: bool | None = None,
+    nan_policy: str = "propagate",
 ) -> BinnedStatisticResult:
     """``scipy.stats.binned_statistic`` for 1-D ``x``: jit-, vmap- and grad-safe, in O(N).
 
@@ -993,6 +1061,8 @@ def binned_statistic(
             f"{func}: `statistic` must be one of {', '.join(map(repr, BINNED_STATISTICS))} "
             f"or a callable, got {statistic!r}"
         )
+    nan_policy = check_nan_policy(nan_policy, func)
+    tk = time_kind(x)
     x = as_x(x, func)
     n_pts = x.shape[0]
     if not is_traced(x) and jnp.issubdtype(x.dtype, jnp.inexact):
@@ -1013,6 +1083,16 @@ def binned_statistic(
         raise ValueError(
             f"{func}: `values` must have shape (N,) or (*channels, N) with N = len(x) = "
             f"{n_pts}, got {tuple(values.shape)}"
+        )
+    if nan_policy == "raise":
+        _raise_on_nan(values, func, "values")
+    if tk is not None:
+        return _binned_time(
+            x, values, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy
+        )
+    if time_kind(bins) is not None or time_kind(range) is not None:
+        raise TypeError(
+            f"{func}: `bins`/`range` hold dates or durations but `x` is not a time axis"
         )
     edt = _edges_dtype(x)
     if is_traced(bins) and jnp.ndim(bins) == 0:
@@ -1071,6 +1151,27 @@ def binned_statistic(
                 f"is {dmin!r}"
             )
         dec = jnp.asarray(int(-np.log10(dmin)) + 6, jnp.int32)
+    return _binned_run(
+        x, values, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy
+    )
+
+
+def _binned_run(
+    x: Array,
+    values: Array,
+    statistic: str,
+    fn: Callable | None,
+    edges: Array,
+    dec: Array,
+    uniform: bool,
+    capacity: int | None,
+    x_sorted: bool | None,
+    nan_policy: str,
+) -> BinnedStatisticResult:
+    """The shared tail of :func:`binned_statistic`: sortedness, capacity, channels, the core."""
+    func = "binned_statistic"
+    n_pts = x.shape[0]
+    nbins = edges.shape[0] - 1
     if x_sorted is None:
         if is_traced(x):
             x_sorted = False
@@ -1085,12 +1186,129 @@ def binned_statistic(
                     f"{func}: a callable `statistic` needs a static `capacity` under jit; "
                     "compute it eagerly (the largest bin count) and pass capacity=..."
                 )
-            d, _ = _binnumber(x.astype(edt), edges, dec, uniform)
+            d, _ = _binnumber(x.astype(edges.dtype), edges, dec, uniform)
             big = int(np.bincount(np.asarray(d), minlength=nbins + 2)[1:-1].max(initial=1))
             capacity = 1 << (max(big, 1) - 1).bit_length()
         capacity = static_int(capacity, "capacity", func)
     ch = tuple(values.shape[:-1])
     v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
-    stat, d = _binned_core(x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn)
+    omit = nan_policy == "omit"
+    stat, d = _binned_core(x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, omit)
     stat = jnp.moveaxis(stat, 1, 0).reshape(ch + (nbins,))
     return BinnedStatisticResult(stat, edges, d)
+
+
+def _binned_time(
+    x: Array,
+    values: Array,
+    statistic: str,
+    fn: Callable | None,
+    bins: Any,
+    rng: Any,
+    tk: str,
+    capacity: int | None,
+    x_sorted: bool | None,
+    nan_policy: str,
+) -> BinnedStatisticResult:
+    """:func:`binned_statistic` on a time axis: ``x`` already int64 nanoseconds, edges exact.
+
+    Int ``bins`` split ``range`` (dates, default the first and last time) in exact integer
+    arithmetic, ``lo + floor(k * (hi - lo) / nbins)``: float64 cannot hold nanoseconds near
+    1e18. The edges come back as ``datetime64[ns]`` (``timedelta64[ns]`` for a duration axis)
+    when they are concrete.
+    """
+    func = "binned_statistic"
+    if is_traced(bins) and jnp.ndim(bins) == 0:
+        static_int(bins, "bins", func)  # raises: the number of bins sets a shape
+    uniform = isinstance(bins, int | np.integer) and not isinstance(bins, bool | np.bool_)
+    if uniform:
+        nbins = static_int(bins, "bins", func)
+        if rng is not None:
+            if not is_traced(rng) and len(rng) == 1 and not isinstance(rng, str):
+                rng = rng[0]
+            if is_traced(rng):
+                pair = jnp.asarray(rng).reshape(-1)
+            else:
+                if not isinstance(rng, tuple | list | np.ndarray) or len(rng) != 2:
+                    raise ValueError(f"{func}: `range` must be (lo, hi) dates, got {rng!r}")
+                lo_v = _bound_array(rng[0], "range", x, func, tk)
+                hi_v = _bound_array(rng[1], "range", x, func, tk)
+                pair = jnp.stack([jnp.asarray(lo_v).reshape(()), jnp.asarray(hi_v).reshape(())])
+            if pair.shape != (2,):
+                raise ValueError(f"{func}: `range` must be (lo, hi), got shape {pair.shape}")
+            lo, hi = pair[0], pair[1]
+        else:
+            if x.shape[0] == 0:
+                raise ValueError(f"{func}: `x` is empty; pass `range` to define the bins")
+            lo, hi = jnp.min(x), jnp.max(x)
+        if not is_traced((lo, hi)):
+            ilo, ihi = int(lo), int(hi)
+            if ihi < ilo:
+                raise ValueError(
+                    f"{func}: in `range`, start must be <= stop, got "
+                    f"({to_datetime64([ilo])[0]}, {to_datetime64([ihi])[0]})"
+                )
+            if ilo == ihi:  # scipy widens an empty range by half a unit each side
+                ilo, ihi = ilo - nbins, ihi + nbins
+            if ihi - ilo < nbins:
+                raise ValueError(
+                    f"{func}: `range` spans {ihi - ilo} ns, fewer than bins={nbins}; the edges "
+                    "must increase strictly"
+                )
+            np_edges = np.array(
+                [ilo + (k * (ihi - ilo)) // nbins for k in builtins.range(nbins + 1)]
+            )
+            edges = jnp.asarray(np_edges.astype(np.int64))
+        else:
+            lo, hi = jnp.asarray(lo, jnp.int64), jnp.asarray(hi, jnp.int64)
+            same = lo == hi
+            lo, hi = jnp.where(same, lo - nbins, lo), jnp.where(same, hi + nbins, hi)
+            span = hi - lo
+            q, r = span // nbins, span % nbins
+            k = jnp.arange(nbins + 1, dtype=jnp.int64)
+            edges = lo + k * q + (k * r) // nbins
+    else:
+        if is_traced(bins):
+            edges = jnp.asarray(bins)
+        else:
+            edges = jnp.asarray(_bound_array(bins, "bins", x, func, tk))
+        if edges.ndim != 1 or edges.shape[0] < 2:
+            raise ValueError(
+                f"{func}: `bins` must be an int or a 1-D array of at least 2 edges, got shape "
+                f"{tuple(edges.shape)}"
+            )
+        edges = edges.astype(jnp.int64)
+        if not is_traced(edges):
+            e = np.asarray(edges)
+            bad = e[1:] <= e[:-1]
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(
+                    f"{func}: `bins` edges must increase strictly, but bins[{i}]="
+                    f"{to_datetime64(e[i : i + 1])[0]} >= bins[{i + 1}]="
+                    f"{to_datetime64(e[i + 1 : i + 2])[0]}"
+                )
+    dec = jnp.asarray(0, jnp.int32)  # unused: a time axis compares exactly
+    res = _binned_run(x, values, statistic, fn, edges, dec, False, capacity, x_sorted, nan_policy)
+    if not is_traced(res.bin_edges):
+        unit = "datetime64[ns]" if tk == "M" else "timedelta64[ns]"
+        res = res._replace(bin_edges=np.asarray(res.bin_edges, np.int64).view(unit))
+    return res
+
+
+def _raise_on_nan(values: Array, func: str, name: str) -> None:
+    """``nan_policy="raise"``: a ValueError if ``values`` hold NaN, eagerly or at run time."""
+    values = values if is_traced(values) else jnp.asarray(values)
+    if not jnp.issubdtype(values.dtype, jnp.inexact):
+        return
+    nan = jnp.isnan(values).reshape(-1)
+    payload = jnp.stack([jnp.sum(nan), jnp.argmax(nan)]).astype(index_dtype())
+
+    def message(facts: np.ndarray) -> str:
+        return (
+            f"{func}: `{name}` holds {int(facts[0])} NaN (the first at flat index "
+            f"{int(facts[1])}) with nan_policy='raise'; use nan_policy='omit' to skip missing "
+            "readings"
+        )
+
+    _raise_if(jnp.any(nan), payload, message)
