@@ -175,13 +175,17 @@ def _range_sums(
     return (b1 - b0) + (p1 - p0), ok
 
 
-def _moments(y: Array, start: Array, stop: Array, order: int) -> dict[str, Array]:
+def _moments(
+    y: Array, start: Array, stop: Array, order: int, omit: bool = False
+) -> dict[str, Array]:
     """Per-range ``n``, shifted sums ``s1`` (and ``s2``) and the shift ``ref``; NaN/inf-safe.
 
     ``y`` is ``(N, C)``; results are ``(K, C)`` in the accumulation dtype. ``s1 = sum(y - ref)``
     and ``s2 = sum((y - ref)**2)`` over the finite points; ``nan``, ``pinf``, ``ninf`` count the
     non-finite points of each range (zero unless some are present). The common all-finite case
     costs one pass; only when the totals come out non-finite is the counting road taken.
+    With ``omit`` (NaN to be skipped) the all-finite pass squares a NaN as ``ref``: the same
+    result where it is used, and no NaN in the gradient where it is not (``0 * d(NaN**2)``).
     """
     acc = _acc_dtype(y.dtype)
     c = y.shape[1]
@@ -193,7 +197,11 @@ def _moments(y: Array, start: Array, stop: Array, order: int) -> dict[str, Array
         # written out twice on purpose: a shared ``z`` (z, z * z) was measured 4x slower on
         # CPU (XLA then materialises z instead of fusing it into the halving reduction)
         v = v.astype(acc)
-        return (v - ref, (v - ref) ** 2) if order == 2 else (v - ref,)
+        if order == 1:
+            return (v - ref,)
+        # the first column keeps a NaN visible (so the counting road is taken); with ``omit``
+        # the square reads it as ``ref``, keeping NaN out of the gradient
+        return (v - ref, ((jnp.where(jnp.isnan(v), ref, v) if omit else v) - ref) ** 2)
 
     def with_counts(v: Array) -> tuple[Array, ...]:
         v = v.astype(acc)
@@ -390,7 +398,7 @@ def _range_stats(
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
     if need or (skipna and is_float):
         order = 2 if need & {"var", "std"} else 1
-        mom = _moments(y, start, stop, order)
+        mom = _moments(y, start, stop, order, skipna)
         if skipna:
             n = n - mom["nan"].astype(idt)
         nf = n.astype(mom["s1"].dtype)
@@ -599,6 +607,13 @@ def rolling_statistic(
     if not is_traced(width) and not isinstance(width, str) and np.ndim(width) != 0:
         raise ValueError(f"{func}: `width` must be a scalar, got shape {np.shape(width)}")
     # a time axis: "7D" / timedelta64 widths and datetime64 anchors as int64 nanoseconds
+    if tk is not None and not is_traced(width) and not isinstance(width, str):
+        if time_kind(width) is None:  # NumPy would take a bare number as a generic duration
+            raise TypeError(
+                f"{func}: `width` must be a duration on a time axis (numpy.timedelta64 or a "
+                f"string such as '7D'), got {width!r}; a plain number would be read as "
+                "nanoseconds"
+            )
     width = _bound_array(width, "width", x, func, tk, width=True)
     if at is not None:
         at = _bound_array(at, "at", x, func, tk)
@@ -902,7 +917,7 @@ def _binned_core(
     if omit or (statistic == "min" and is_float):
         # the real readings of every bin and channel (SciPy's "min" skips NaN on its own)
         if x_sorted and statistic in ("sum", "mean", "std"):
-            mom = _moments(v, start, stop, 1)  # also counts the NaN of every range
+            mom = _moments(v, start, stop, 1, omit)  # also counts the NaN of every range
             cnt = cnt - mom["nan"].astype(idt)
         elif x_sorted:
             nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
