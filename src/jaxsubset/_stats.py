@@ -17,6 +17,8 @@ Precision: values are shifted by a reference (the mean of a strided sample) befo
 sums, so ``1e8 + noise`` keeps its digits; float32 data is accumulated in float64 when x64 is on.
 Non-finite values never leak into neighbouring ranges: when any is present, NaN/+inf/-inf are
 counted per range and the results follow NumPy (a range with a NaN gives NaN, and so on).
+``nan_policy="omit"`` stays on these roads: NaN -> 0 beside a count of real readings in the
+sums, NaN -> +inf/-inf for min/max, and the median's radix select ranks only real keys.
 """
 
 import builtins
@@ -469,7 +471,7 @@ def range_statistic(
     block extremes (O(N + K) to O(N log N) work, never ``K x capacity``); the median sorts
     inside padded windows of ``capacity`` points. Conventions are those of
     :class:`jaxsubset.Subsets`: an empty range gives NaN (0 for ``"sum"`` and ``"count"``), a
-    range holding a NaN gives NaN.
+    range holding a NaN gives NaN unless ``nan_policy="omit"``.
 
     Args:
         y: ``(N, *channels)`` values, in the order of the sorted ``x`` the ranges index.
@@ -483,6 +485,11 @@ def range_statistic(
         capacity: static padded length for ``"median"``; default ``ranges.max_count``, or
             (eagerly) the largest count rounded up to a power of two. A range with more points
             than ``capacity`` gives NaN (never a median of a truncated window).
+        nan_policy: SciPy's names. ``"propagate"`` (default): a range holding a NaN gives NaN
+            (``"count"`` counts every point). ``"omit"``: NaN readings are left out per channel,
+            as NumPy's nan-functions (``"count"`` counts the real readings; a range of only NaN
+            gives NaN, 0 for ``"sum"``); still O(N), and the gradient is zero at omitted
+            readings. ``"raise"``: ValueError if ``y`` holds NaN (at run time under ``jit``).
 
     Returns:
         ``(*batch, *channels)`` float (``"count"``: int), or a dict of them by statistic name
@@ -551,21 +558,31 @@ def rolling_statistic(
     min_periods=min_periods).<statistic>()`` for an offset (time-like) window: the window of
     point ``i`` holds the points with ``x[i] - width < x <= x[i]`` (``closed="right"``), and
     with ties in ``x`` only the points up to ``i`` itself (as pandas); NaN values are skipped
-    and ``count`` counts the others; fewer than ``min_periods`` of them gives NaN. With ``at``,
-    one window ends at each anchor instead (every point at the anchor included).
+    (the default ``nan_policy="omit"``, pandas' behaviour) and ``count`` counts the others;
+    fewer than ``min_periods`` of them gives NaN. With ``at``, one window ends at each anchor
+    instead (every point at the anchor included).
 
     Args:
-        x: ``(N,)`` sorted sample positions (time axes as integer nanoseconds).
+        x: ``(N,)`` sorted sample positions: numbers, or a time axis as ``numpy.datetime64``
+            (converted once to exact int64 nanoseconds; needs JAX's 64-bit mode) or as integer
+            nanoseconds.
         y: ``(N, *channels)`` values.
-        width: window width in x units (scalar, may be traced).
+        width: window width in x units (scalar, may be traced); on a datetime64 axis a
+            duration: ``numpy.timedelta64`` or a string such as ``"7D"``, ``"1h"`` (a plain
+            number there is a TypeError: it would silently mean nanoseconds).
         statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``, ``"min"``,
             ``"max"``, ``"median"``, or a tuple/list of them (then a dict is returned).
-        at: optional ``(*batch)`` window end positions; default ``x`` (one window per point).
+        at: optional ``(*batch)`` window end positions (dates on a datetime64 axis); default
+            ``x`` (one window per point).
         closed: ``"right"`` (default), ``"left"``, ``"both"`` or ``"neither"``, as pandas.
         min_periods: static int >= 0, the fewest non-NaN points that give a result.
         ddof: static delta degrees of freedom of ``"var"``/``"std"`` (pandas' default 1).
         capacity: static padded window length, only for ``"median"`` (see
             :func:`range_statistic`).
+        nan_policy: ``"omit"`` (default, as pandas): NaN readings are skipped per channel.
+            ``"propagate"``: a window holding a NaN gives NaN, and ``"count"`` (and
+            ``min_periods``) count every point of the window. ``"raise"``: ValueError if ``y``
+            holds NaN (at run time under ``jit``).
 
     Returns:
         ``(N, *channels)`` (or ``(*batch, *channels)`` with ``at``) float, or a dict of them.
@@ -1050,13 +1067,30 @@ def binned_statistic(
             more points give NaN.
         x_sorted: ``True`` promises ascending ``x`` (fast road under jit); ``None`` checks
             concrete ``x`` and assumes unsorted under jit; ``False`` forces the scatter road.
+        nan_policy: NaN in ``values``. ``"propagate"`` (default) is SciPy's own behaviour:
+            ``"sum"``, ``"mean"``, ``"std"`` and ``"max"`` of a bin holding a NaN are NaN, the
+            median is the middle of the values sorted with NaN last (NaN when a NaN reaches the
+            middle), ``"min"`` skips NaN (NaN only for a bin of NaN) and ``"count"`` counts
+            every point. ``"omit"``: NaN readings are removed per channel first, so every
+            statistic, ``"count"`` included, equals SciPy's on the NaN-free data (a callable
+            gets a ``mask`` without them); still O(N), the gradient zero at omitted readings.
+            ``"raise"``: ValueError if ``values`` hold NaN (at run time under ``jit``).
+
+    Time axes: ``x`` as ``numpy.datetime64`` (or ``timedelta64``) becomes exact int64
+    nanoseconds (JAX's 64-bit mode); ``bins`` edges and ``range`` are then dates (datetime64,
+    ISO strings), int ``bins`` split the range in exact integer arithmetic
+    (``lo + (k * (hi - lo)) // nbins``: float64 cannot hold nanoseconds near 1e18), the last
+    bin is closed exactly at its edge (no rounding), and ``bin_edges`` come back as
+    ``datetime64[ns]``.
 
     Returns:
         :class:`BinnedStatisticResult` ``(statistic, bin_edges, binnumber)``.
 
     Raises:
         ValueError: concrete ``x`` holding NaN, ``range`` with ``lo > hi``, edges not strictly
-            increasing, values not matching ``len(x)``, or an unknown statistic.
+            increasing, values not matching ``len(x)``, an unknown statistic or ``nan_policy``,
+            or NaN in ``values`` with ``nan_policy="raise"``.
+        TypeError: numbers as ``bins``/``range`` on a time axis, or dates on a numeric one.
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset
