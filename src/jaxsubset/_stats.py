@@ -936,12 +936,16 @@ def _binned_core(
         if x_sorted and statistic in ("sum", "mean", "std"):
             mom = _moments(v, start, stop, 1, omit)  # also counts the NaN of every range
             cnt = cnt - mom["nan"].astype(idt)
-        elif x_sorted:
-            nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
-            cnt = cnt - nan_n.astype(idt)
         else:
-            real = jax.ops.segment_sum((~nan_v).astype(acc), d, nb + 2)[1:-1]
-            cnt = real.astype(idt)
+            # the counting pass only when some reading is missing (checked in one cheap pass)
+            def real_counts(cnt: Array) -> Array:
+                if x_sorted:
+                    nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
+                    return cnt - nan_n.astype(idt)
+                real = jax.ops.segment_sum((~nan_v).astype(acc), d, nb + 2)[1:-1]
+                return real.astype(idt)
+
+            cnt = lax.cond(jnp.any(nan_v), real_counts, lambda cnt: cnt, cnt)
     if statistic == "count":
         return cnt.astype(out_dtype if out_dtype != jnp.float16 else jnp.float32), d
     v_real = jnp.where(nan_v, 0, v) if omit else v  # zero gradient at omitted readings
@@ -961,8 +965,12 @@ def _binned_core(
         mean_pt = jnp.concatenate([jnp.zeros((1, c), acc), mean, jnp.zeros((1, c), acc)])
         if omit:
             # an omitted reading stands in as its bin's mean: a deviation of exactly zero
-            fill = mean_pt[d]
-            v_real = jnp.where(nan_v, jnp.where(jnp.isfinite(fill), fill, 0), v)
+            # (the per-point gather only when some reading is missing)
+            def filled(v: Array) -> Array:
+                fill = mean_pt[d]
+                return jnp.where(nan_v, jnp.where(jnp.isfinite(fill), fill, 0), v)
+
+            v_real = lax.cond(jnp.any(nan_v), filled, lambda v: v, v)
         # two passes, as scipy: deviations from each bin's mean, so no digits are lost
         block = _sum_block(n_pts, nb) if x_sorted else 1
         if block > 1 and n_pts // block > 0:
@@ -978,14 +986,25 @@ def _binned_core(
         return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype), d
     vf = v.astype(out_dtype)
     if statistic in ("min", "max"):
+
+        def extreme(vf: Array) -> Array:
+            if x_sorted:
+                return _range_extreme(vf, start, stop, statistic)
+            if statistic == "min":
+                return jax.ops.segment_min(vf, d, nb + 2)[1:-1]
+            return jax.ops.segment_max(vf, d, nb + 2)[1:-1]
+
         if omit or (statistic == "min" and is_float):
-            vf = jnp.where(nan_v, jnp.inf if statistic == "min" else -jnp.inf, vf)
-        if x_sorted:
-            ext = _range_extreme(vf, start, stop, statistic)
-        elif statistic == "min":
-            ext = jax.ops.segment_min(vf, d, nb + 2)[1:-1]
+            # NaN skipped: read as the identity, only when some reading is missing
+            ident = jnp.inf if statistic == "min" else -jnp.inf
+            ext = lax.cond(
+                jnp.any(nan_v),
+                lambda vf: extreme(jnp.where(nan_v, ident, vf)),
+                extreme,
+                vf,
+            )
         else:
-            ext = jax.ops.segment_max(vf, d, nb + 2)[1:-1]
+            ext = extreme(vf)
         return jnp.where(cnt > 0, ext, jnp.nan), d
     if statistic == "median":
         cnt_all = jnp.zeros((nb + 2,), idt).at[d].add(1)
