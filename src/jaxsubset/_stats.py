@@ -936,16 +936,16 @@ def _binned_core(
         if x_sorted and statistic in ("sum", "mean", "std"):
             mom = _moments(v, start, stop, 1, omit)  # also counts the NaN of every range
             cnt = cnt - mom["nan"].astype(idt)
+        elif x_sorted:  # one fused block-sum pass, cheaper than a check for any NaN
+            nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
+            cnt = cnt - nan_n.astype(idt)
         else:
-            # the counting pass only when some reading is missing (checked in one cheap pass)
+            # the scatter only when some reading is missing (checked in one cheap pass)
             def real_counts(cnt: Array) -> Array:
-                if x_sorted:
-                    nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
-                    return cnt - nan_n.astype(idt)
-                real = jax.ops.segment_sum((~nan_v).astype(acc), d, nb + 2)[1:-1]
+                real = jax.ops.segment_sum((~jnp.isnan(v)).astype(acc), d, nb + 2)[1:-1]
                 return real.astype(idt)
 
-            cnt = lax.cond(jnp.any(nan_v), real_counts, lambda cnt: cnt, cnt)
+            cnt = lax.cond(jnp.any(jnp.isnan(v)), real_counts, lambda cnt: cnt, cnt)
     if statistic == "count":
         return cnt.astype(out_dtype if out_dtype != jnp.float16 else jnp.float32), d
     v_real = jnp.where(nan_v, 0, v) if omit else v  # zero gradient at omitted readings
@@ -995,14 +995,10 @@ def _binned_core(
             return jax.ops.segment_max(vf, d, nb + 2)[1:-1]
 
         if omit or (statistic == "min" and is_float):
-            # NaN skipped: read as the identity, only when some reading is missing
+            # NaN skipped: read as the identity (fused into the block reduction: measured no
+            # slower than the plain extremes on CPU)
             ident = jnp.inf if statistic == "min" else -jnp.inf
-            ext = lax.cond(
-                jnp.any(nan_v),
-                lambda vf: extreme(jnp.where(nan_v, ident, vf)),
-                extreme,
-                vf,
-            )
+            ext = extreme(jnp.where(jnp.isnan(vf), ident, vf))
         else:
             ext = extreme(vf)
         return jnp.where(cnt > 0, ext, jnp.nan), d
