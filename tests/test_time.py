@@ -112,6 +112,16 @@ def test_time_axis_under_jit_via_to_ns_compiles_once():
             "rolling: `width` must be a duration on a time axis",
         ),
         (
+            lambda t, y: jaxsubset.rolling(t, y, 7, capacity=4),
+            TypeError,
+            "rolling: `width` must be a duration on a time axis",
+        ),
+        (
+            lambda t, y: jaxsubset.rolling(t, y, np.timedelta64(7), capacity=4),
+            TypeError,
+            "rolling: `width` must be a duration on a time axis",
+        ),
+        (
             lambda t, y: jaxsubset.rolling(t, y, "1M", capacity=4),
             ValueError,
             "rolling: `width`='1M' is not a fixed duration: months and years have no fixed length",

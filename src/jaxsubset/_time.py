@@ -112,6 +112,8 @@ def timedelta_to_ns(value: Any, name: str, func: str) -> np.ndarray:
         return np.asarray(round(ns), dtype=np.int64)
     try:
         arr = _as_kind(value, np.timedelta64, "m")
+        if np.datetime_data(arr.dtype)[0] == "generic":
+            raise TypeError("a duration without a unit")  # np.timedelta64(7): a bare number
     except (TypeError, ValueError):
         raise TypeError(
             f"{func}: `{name}` must be a duration on a time axis (numpy.timedelta64 or a string "
