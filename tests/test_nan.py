@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import jaxsubset
+from references import NAN_FUNCS
 
 
 def data_with_nan():
@@ -17,17 +18,6 @@ def data_with_nan():
     y[rng.random((60, 2)) < 0.2] = np.nan
     y[20:30, 1] = np.nan  # a whole subset of NaN in one channel
     return x, y
-
-
-NAN_FUNCS = {
-    "sum": np.nansum,
-    "mean": np.nanmean,
-    "var": np.nanvar,
-    "std": np.nanstd,
-    "min": np.nanmin,
-    "max": np.nanmax,
-    "median": np.nanmedian,
-}
 
 
 @pytest.mark.parametrize("use_jit", [False, True])

@@ -1046,6 +1046,15 @@ def _edges_dtype(x: Array) -> Any:
     return x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.result_type(float)
 
 
+def _bin_count(bins: Any, func: str) -> int | None:
+    """The static number of bins when ``bins`` is an int, None when it holds the edges."""
+    if is_traced(bins) and jnp.ndim(bins) == 0:
+        static_int(bins, "bins", func)  # raises: the number of bins sets a shape
+    if isinstance(bins, int | np.integer) and not isinstance(bins, bool | np.bool_):
+        return static_int(bins, "bins", func)
+    return None
+
+
 def binned_statistic(
     x: ArrayLike,
     values: ArrayLike,
@@ -1159,11 +1168,9 @@ def binned_statistic(
             f"{func}: `bins`/`range` hold dates or durations but `x` is not a time axis"
         )
     edt = _edges_dtype(x)
-    if is_traced(bins) and jnp.ndim(bins) == 0:
-        static_int(bins, "bins", func)  # raises: the number of bins sets a shape
-    uniform = isinstance(bins, int | np.integer) and not isinstance(bins, bool | np.bool_)
+    nbins = _bin_count(bins, func)
+    uniform = nbins is not None
     if uniform:
-        nbins = static_int(bins, "bins", func)
         if range is not None:
             rg = range
             if not is_traced(rg) and len(rg) == 1:
@@ -1282,11 +1289,9 @@ def _binned_time(
     when they are concrete.
     """
     func = "binned_statistic"
-    if is_traced(bins) and jnp.ndim(bins) == 0:
-        static_int(bins, "bins", func)  # raises: the number of bins sets a shape
-    uniform = isinstance(bins, int | np.integer) and not isinstance(bins, bool | np.bool_)
+    nbins = _bin_count(bins, func)
+    uniform = nbins is not None
     if uniform:
-        nbins = static_int(bins, "bins", func)
         if rng is not None:
             if not is_traced(rng) and len(rng) == 1 and not isinstance(rng, str):
                 rng = rng[0]
