@@ -8,6 +8,10 @@ capacity into a padded :class:`Subsets` pytree with a validity mask and overflow
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version
 
 from . import ranges as ranges
+from ._binned import (
+    BinnedStatisticResult as BinnedStatisticResult,
+    binned_statistic as binned_statistic,
+)
 from ._capacity import (
     check_overflow as check_overflow,
     check_sorted as check_sorted,
@@ -28,13 +32,9 @@ from ._ranges import (
     select as select,
     sliding as sliding,
 )
+from ._rolling_stats import rolling_statistic as rolling_statistic
 from ._shard import shard as shard
-from ._stats import (
-    BinnedStatisticResult as BinnedStatisticResult,
-    binned_statistic as binned_statistic,
-    range_statistic as range_statistic,
-    rolling_statistic as rolling_statistic,
-)
+from ._stats import range_statistic as range_statistic
 from ._stream import stream as stream
 from ._subsets import Subsets as Subsets
 from ._time import to_datetime64 as to_datetime64, to_ns as to_ns
