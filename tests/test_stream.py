@@ -261,3 +261,60 @@ def test_stream_nan_policy_omit_equals_numpy_nan_functions(data, kind, kw):
     assert np.isnan(prop["mean"]).sum() > np.isnan(out["mean"]).sum()
     with pytest.raises(ValueError, match="`nan_policy` must be one of"):
         jaxsubset.stream((x, y), kind, statistic="mean", nan_policy="drop", **kw)
+
+
+@pytest.mark.parametrize("block, halo", [(64, 0), (64, 100), (1003, 0), (2000, 5), (7, 3)])
+def test_array_windows_are_the_data_zero_padded(block, halo):
+    # the random-access road (straight from the arrays into pooled, aligned buffers) gives the
+    # same windows as slicing the data by hand, and as the generic road over pieces
+    rng = np.random.default_rng(3)
+    x = np.arange(1003, dtype=np.float32)  # keeps its dtype (JAX's: float32)
+    y = rng.normal(size=(1003, 2))
+    xy = np.stack([x.astype(np.float64), y[:, 0]], axis=1)  # y as an interleaved column
+    width = block + halo
+    for yy in (y, xy[:, 1]):
+        src = _stream._ArraySource(x, yy, block, "test", "arrays")
+        pool = _stream._Buffers()
+        got = []
+        for g0, bx, by, n, last in src.windows(block, halo, True, pool):
+            assert bx.ctypes.data % 64 == 0 and by.ctypes.data % 64 == 0
+            assert bx.dtype == np.float32 and by.shape == (width,) + yy.shape[1:]
+            got.append((g0, bx.copy(), by.copy(), n, last))
+            pool.give(bx, by)  # reused by the next window: what was yielded must not change
+        pieces = ((x[a : a + 50], yy[a : a + 50]) for a in range(0, 1003, 50))
+        generic = list(_stream._windows(pieces, block, halo, True))
+        assert len(got) == len(generic) == -(-1003 // block)
+        for (g0, bx, by, n, last), (g0b, bxb, byb, nb, lastb) in zip(got, generic, strict=True):
+            want_x = np.zeros(width, np.float32)
+            want_x[:n] = x[g0 : g0 + n]
+            want_y = np.zeros((width,) + yy.shape[1:])
+            want_y[:n] = yy[g0 : g0 + n]
+            assert n == min(width, 1003 - g0) and last == (g0 + block >= 1003)
+            assert (g0, n, last) == (g0b, nb, lastb)
+            np.testing.assert_array_equal(bx, want_x)
+            np.testing.assert_array_equal(by, want_y)
+            np.testing.assert_array_equal(bxb, want_x)
+            np.testing.assert_array_equal(byb, want_y)
+
+
+def test_stream_reuses_block_buffers_without_corrupting_results(tmp_path):
+    # many small blocks through a deep read-ahead: the reader refills buffers the kernel has
+    # finished with; every chunk's statistics still equal NumPy's on its own points
+    rng = np.random.default_rng(4)
+    n = 40_000
+    xy = np.stack([np.arange(n, dtype=np.float64), 1e8 + rng.normal(size=n)], axis=1)
+    np.save(tmp_path / "xy.npy", xy)
+    for prefetch in (1, 5):
+        out = jaxsubset.stream(
+            str(tmp_path / "xy.npy"),
+            "chunks",
+            size=100,
+            statistic=("mean", "std", "min", "max"),
+            block_size=300,
+            prefetch=prefetch,
+        )
+        y = xy[:, 1].reshape(-1, 100)
+        np.testing.assert_allclose(out["mean"], y.mean(axis=1), rtol=1e-15)
+        np.testing.assert_allclose(out["std"], y.std(axis=1), rtol=1e-9)
+        np.testing.assert_array_equal(out["min"], y.min(axis=1))
+        np.testing.assert_array_equal(out["max"], y.max(axis=1))
