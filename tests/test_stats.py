@@ -88,6 +88,30 @@ def test_binned_large_offset_and_trend_keep_digits(order):
             _check(x, v, statistic, 9, rtol=rtol)
 
 
+def test_binned_sorted_one_pass_std_keeps_digits_of_a_steep_trend():
+    # block means of 1e8 * x are ~1e8 apart from the bin means only by the noise: the sorted
+    # road measures everything from each bin's first value, so no digits are lost
+    x = np.sort(RNG.uniform(0.0, 1.0, 20_000))
+    v = 1e8 * x + RNG.normal(0.0, 1.0, x.size)
+    idx = np.clip(np.digitize(x, np.linspace(0.0, 1.0, 8)), 1, 7) - 1
+    exact = np.array([np.sqrt(np.mean((v[idx == k] - v[idx == k].mean()) ** 2)) for k in range(7)])
+    got = binned_statistic(x, v, "std", 7, (0.0, 1.0), x_sorted=True).statistic
+    np.testing.assert_allclose(np.asarray(got), exact, rtol=1e-12)
+
+
+@pytest.mark.parametrize("statistic", ["sum", "mean", "std", "min", "max"])
+def test_binned_sorted_nonfinite_stays_in_its_bin(statistic):
+    x = np.sort(RNG.uniform(0.0, 1.0, 4000))
+    v = RNG.normal(0.0, 1.0, x.size)
+    v[[100, 1500, 1501, 3900]] = [np.nan, np.inf, -np.inf, np.inf]
+    with np.errstate(invalid="ignore"):  # scipy's own inf - inf
+        want = scipy.stats.binned_statistic(x, v, statistic, 40, (0.0, 1.0)).statistic
+    assert np.isfinite(want).sum() >= 36  # the non-finite values touch at most 3 bins
+    for sorted_promise in (True, False):
+        got = binned_statistic(x, v, statistic, 40, (0.0, 1.0), x_sorted=sorted_promise)
+        _same(got.statistic, want)
+
+
 def test_binned_float32():
     x = X.astype(np.float32)
     v = Y.astype(np.float32)
