@@ -1,5 +1,7 @@
 """stream: larger-than-memory data block by block equals the in-memory path, exactly."""
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -318,3 +320,62 @@ def test_stream_reuses_block_buffers_without_corrupting_results(tmp_path):
         np.testing.assert_allclose(out["std"], y.std(axis=1), rtol=1e-9)
         np.testing.assert_array_equal(out["min"], y.min(axis=1))
         np.testing.assert_array_equal(out["max"], y.max(axis=1))
+
+
+@pytest.mark.parametrize("nan_policy", ["propagate", "omit"])
+def test_stream_sliding_windows_from_pieces_equal_in_memory(data, monkeypatch, nan_policy):
+    # size a multiple of step: windows are combined from chunks of `step` points (each point
+    # read once); the results equal the in-memory windows and NumPy's, NaN handling included
+    x, y = data
+    y = y.copy()
+    y[::37] = np.nan
+    y[300:420] = np.nan  # windows without any reading
+    y2 = np.stack([y, 1e8 + 3.0 * y], axis=1)  # channels; a large offset
+    combined = []
+    real = _stream._combine_pieces
+    monkeypatch.setattr(_stream, "_combine_pieces", lambda *a: combined.append(1) or real(*a))
+    stats = ("count", "sum", "mean", "min", "max", "valid")
+    for size, step in ((100, 50), (60, 20), (64, 64), (1003, 1003), (96, 3)):
+        before = len(combined)
+        out = jaxsubset.stream(
+            (x, y2), "sliding", size=size, step=step, statistic=stats, nan_policy=nan_policy,
+            block_size=BLOCK,
+        )  # fmt: skip
+        assert len(combined) == before + 1, (size, step)  # the pieces road was taken
+        s = jaxsubset.sliding(jnp.asarray(x), jnp.asarray(y2), size, step=step)
+        np.testing.assert_array_equal(out["start"], s.start)
+        np.testing.assert_array_equal(out["count"], s.count)
+        np.testing.assert_array_equal(out["overflow"], s.overflow)
+        np.testing.assert_array_equal(out["valid"], s.valid_count())
+        for name in ("sum", "mean"):
+            want = getattr(s, name)(nan_policy=nan_policy)
+            np.testing.assert_allclose(out[name], want, rtol=1e-13, err_msg=name)
+            assert out[name].dtype == want.dtype
+        # min/max: against NumPy only (XLA's CPU min/max over the middle axis of a (K, L, C)
+        # slab can drop a NaN there, so the in-memory windows are no reference for NaN)
+        win = np.lib.stride_tricks.sliding_window_view(y2, size, axis=0)[::step]
+        numpy = {"sum": np.sum, "mean": np.mean, "min": np.min, "max": np.max}
+        if nan_policy == "omit":
+            numpy = {"sum": np.nansum, "mean": np.nanmean, "min": np.nanmin, "max": np.nanmax}
+        with warnings.catch_warnings():  # NumPy warns on windows without readings
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for name, f in numpy.items():
+                np.testing.assert_allclose(out[name], f(win, axis=-1), rtol=1e-12, err_msg=name)
+                if name in ("min", "max"):  # exact, NaN where NumPy has one
+                    np.testing.assert_array_equal(out[name], f(win, axis=-1), err_msg=name)
+    # windows of 1000 pieces are left to the gather road, with the same results
+    before = len(combined)
+    y = data[1]
+    out = jaxsubset.stream((x, y), "sliding", size=1000, step=1, statistic="max", block_size=BLOCK)
+    assert len(combined) == before
+    want = np.lib.stride_tricks.sliding_window_view(y, 1000).max(axis=-1)
+    np.testing.assert_array_equal(out["max"], want)
+    # integer y: the mean in JAX's float dtype, as in memory
+    yi = np.arange(1003) % 17
+    out = jaxsubset.stream((x, yi), "sliding", size=40, step=20, statistic=("mean", "sum"))
+    s = jaxsubset.sliding(jnp.asarray(x), jnp.asarray(yi), 40, step=20)
+    for name in ("mean", "sum"):
+        assert out[name].dtype == getattr(s, name)().dtype
+        np.testing.assert_allclose(out[name], getattr(s, name)(), rtol=1e-15)
+    with pytest.raises(ValueError, match=r"`size` must be <= len\(x\)=1003"):
+        jaxsubset.stream((x, y), "sliding", size=2000, step=1000, statistic="mean")

@@ -1165,13 +1165,96 @@ def stream(
     prefetch = static_int(prefetch, "prefetch", func)
     src = open_source(source, columns=columns, read_size=block, func=func)
     pl = plan(src, kind, kind_args, capacity, block)
-    if pl.aligned is not None:  # whole chunks per block: no halo, a reshape instead of a gather
-        block = max(pl.aligned, block // pl.aligned * pl.aligned)
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)
+    run_stats = stats
+    pieces = _by_pieces(pl, kind, stats, fn, nan_policy)
+    if pieces is not None:  # sliding windows made of whole pieces: chunks, then combined
+        step, run_stats = pieces
+        pl = plan(src, "chunks", {"size": step}, None, block)
+    if pl.aligned is not None:  # whole chunks per block: no halo, a reshape instead of a gather
+        block = max(pl.aligned, block // pl.aligned * pl.aligned)
     result, big_n = _run(
-        src, pl, stats, fn, batch_size, block, progress, prefetch, ddof, nan_policy
+        src, pl, run_stats, fn, batch_size, block, progress, prefetch, ddof, nan_policy
     )
-    if kind == "sliding" and big_n < pl.capacity:
-        raise ValueError(f"{func}: `size` must be <= len(x)={big_n}, got {pl.capacity}")
+    size = int(kind_args["size"]) if kind == "sliding" else 0
+    if kind == "sliding" and big_n < size:
+        raise ValueError(f"{func}: `size` must be <= len(x)={big_n}, got {size}")
+    if pieces is not None:
+        result = _combine_pieces(result, stats, size, pieces[0], big_n, nan_policy)
     return result
+
+
+# ---------------------------------------------------------------------------- windows from pieces
+_PIECES_STATS = ("count", "sum", "mean", "min", "max", "valid")
+_MAX_PIECES = 32  # pieces per window: the host combines them with as many vectorised passes
+
+
+def _by_pieces(
+    pl: _Plan, kind: str, stats: tuple[str, ...], fn: Any, nan_policy: str
+) -> tuple[int, tuple[str, ...]] | None:
+    """``(step, piece statistics)`` when sliding windows are unions of whole ``step``-pieces.
+
+    With ``size`` a multiple of ``step`` every window is ``size // step`` consecutive pieces,
+    all full (sliding windows lie inside the data), and sums, counts, minima and maxima of a
+    window follow from its pieces'. The pieces are chunks, which stream as a reshape of each
+    block (no halo, no gather: each point is read once instead of ``size / step`` times).
+    """
+    if kind != "sliding" or fn is not None or nan_policy not in ("propagate", "omit"):
+        return None
+    if any(s not in _PIECES_STATS for s in stats):
+        return None
+    step, size = pl.provider.step, pl.provider.size
+    if size % step or size // step > _MAX_PIECES:
+        return None
+    need = []
+    if "sum" in stats or "mean" in stats:
+        need.append("sum")
+    need += [s for s in ("min", "max") if s in stats]
+    if "valid" in stats or (nan_policy == "omit" and "mean" in stats):
+        need.append("valid")
+    return step, tuple(need) or ("sum",)
+
+
+def _combine_pieces(
+    res: dict[str, Any], stats: tuple[str, ...], size: int, step: int, big_n: int, nan_policy: str
+) -> dict[str, Any]:
+    """Sliding-window results from the results of their pieces (see :func:`_by_pieces`).
+
+    Sums add (in another order than one reduction over the window: ~1 ulp apart), minima and
+    maxima are exact (``fmin``/``fmax`` skip the NaN of a piece without readings under "omit",
+    as the window reduction would); means divide by the window's count or valid readings.
+    """
+    r = size // step
+    k = (big_n - size) // step + 1
+    omit = nan_policy == "omit"
+
+    def windows(a: np.ndarray, op: Any) -> np.ndarray:
+        out = np.array(a[:k])
+        for j in range(1, r):
+            op(out, a[j : j + k], out=out)
+        return out
+
+    out: dict[str, Any] = {
+        "start": np.arange(k, dtype=res["start"].dtype) * step,
+        "count": np.full(k, size, res["count"].dtype),
+        "overflow": np.zeros(k, bool),
+    }
+    total = windows(res["sum"], np.add) if "sum" in res else None
+    valid = windows(res["valid"], np.add) if "valid" in res else None
+    for name in stats:
+        if name == "sum":
+            out[name] = total
+        elif name == "valid":
+            out[name] = valid
+        elif name == "mean":  # in y's float dtype, as Subsets.mean
+            fdt = total.dtype if total.dtype.kind == "f" else _canon(np.float64)
+            num = total.astype(fdt)
+            den = np.maximum(valid, 1).astype(fdt) if omit else np.asarray(size, fdt)
+            out[name] = num / den
+            if omit:
+                out[name][valid == 0] = np.nan
+        elif name in ("min", "max"):
+            fold = {"min": (np.minimum, np.fmin), "max": (np.maximum, np.fmax)}[name]
+            out[name] = windows(res[name], fold[omit])
+    return out
