@@ -1038,7 +1038,7 @@ def _run(
         host.append((start, count, idx))
         lstart = start - g0
         mark = len(device)
-        g0_arr = jnp.asarray(g0, idt)
+        g0_arr = np.asarray(g0, idt)  # a NumPy scalar: cheaper to hand to jit than a jnp one
         if start.shape[0] > per:  # several calls read this block: hand it over once
             bx, by = jax.device_put(bx), jax.device_put(by)
         # else the kernel takes the aligned host buffers as they are: on the CPU backend XLA
