@@ -3,12 +3,16 @@
 1. ``stream``: a float64 ``(N, 2)`` ``.npy`` file (N = 2e8: 3.2 GB; ``--quick``: 2e6) is
    written, then, each in a FRESH subprocess (so peak memory is that run's own):
    (a) the floor: ``np.load(path, mmap_mode="r").sum()``, a plain pass over the same file,
-       run before and after every streamed run (the median is the floor: the machine is shared);
+       run before and after every streamed run (the median is the floor: the machine is shared;
+       one untimed pass first, so that no run pays for the write-back of the new file);
    (b) ``jaxsubset.stream(path, "chunks", size=1000, statistic=(mean, std, min, max))``;
    (c) the same with ``statistic="mean"``;
-   (d) ``stream(path, "sliding", size=1000, step=500, statistic=("mean", "max"))``: the general
-       gather path with a halo between blocks.
-   Throughput is file bytes / wall time; the ratio is against (a) measured in the same run.
+   (d) ``stream(path, "sliding", size=1000, step=500, statistic=("mean", "max"))``: windows of
+       two 500-point pieces (``--sliding-step 7`` takes the general gather road with a halo).
+   All of it ``--rounds`` times (default 3); each row is the median over the rounds, and
+   ``vs_floor`` = median floor / median wall (``ratio_lo``/``ratio_hi``: the same per round,
+   against that round's floors). Throughput is file bytes / wall time. The load average
+   before and after goes into the output: other jobs on the machine move every number.
    Peak memory is the subprocess's own peak resident size (``VmHWM``; includes the
    interpreter, JAX and XLA, and memory-mapped file pages while they are mapped).
    Compilation happens in a warm-up call on the first blocks (same shapes, so the timed call
@@ -16,7 +20,8 @@
 2. ``shard``: in a subprocess with ``JAX_NUM_CPU_DEVICES=4``, ``jaxsubset.shard`` on 1, 2 and 4
    CPU devices (N = 1e7; ``--quick``: 2e5), checking equality with 1 device.
 
-Run ``python benchmarks/bench_stream.py [--quick] [--json PATH] [--dir DIR] [--keep]``.
+Run ``python benchmarks/bench_stream.py [--quick] [--rounds R] [--json PATH] [--dir DIR]
+[--keep]``.
 """
 
 import argparse
@@ -74,7 +79,7 @@ def _worker(argv: list[str]) -> dict[str, Any]:
     stats = tuple(argv[3].split(","))
     kw: dict[str, Any] = {"size": 1000}
     if kind == "sliding":
-        kw["step"] = 500
+        kw["step"] = int(argv[4]) if len(argv) > 4 else 500
     m = np.load(path, mmap_mode="r")
     head = np.array(m[: 3 * block])  # warm-up on the first blocks: the same shapes, compiled
     t0 = time.perf_counter()
@@ -200,6 +205,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--keep", action="store_true", help="keep the .npy file afterwards")
     p.add_argument("--n", type=float, default=None, help="points in the file")
     p.add_argument("--block", type=int, default=1 << 20, help="stream block size (points)")
+    p.add_argument("--rounds", type=int, default=3, help="repeat every run; medians reported")
+    p.add_argument("--sliding-step", type=int, default=500, help="step of the sliding windows")
+    p.add_argument("--no-shard", action="store_true", help="skip the sharding table")
     args = p.parse_args(argv)
     sys.path.insert(0, HERE)
     from _harness import print_header, print_table, write_json
@@ -220,34 +228,61 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if not os.path.exists(path):
             results["write_s"] = write_file(path, n)
         size = os.path.getsize(path)
-        floor_run = ("np.load(mmap).sum() [floor]", ["sum", path])
-        blk = str(args.block)
+        floor_name = "np.load(mmap).sum() [floor]"
+        floor_run = (floor_name, ["sum", path])
+        blk, st = str(args.block), str(args.sliding_step)
         runs = [
-            floor_run,
             ("stream chunks(1000) mean/std/min/max", ["chunks", path, blk, ",".join(STATS4)]),
-            floor_run,
             ("stream chunks(1000) mean", ["chunks", path, blk, "mean"]),
-            floor_run,
-            ("stream sliding(1000, step 500) mean/max", ["sliding", path, blk, "mean,max"]),
-            floor_run,
+            (f"stream sliding(1000, step {st}) mean/max", ["sliding", path, blk, "mean,max", st]),
         ]
+        results["load_avg_before"] = os.getloadavg()
+        _spawn(floor_run[1])  # untimed: the file's pages settle in the page cache
+        raw: list[dict[str, Any]] = []
+        for rnd in range(args.rounds):
+            before = _spawn(floor_run[1])
+            raw.append(dict(before, run=floor_name, round=rnd))
+            for name, wargs in runs:
+                r = _spawn(wargs)
+                after = _spawn(floor_run[1])
+                near = (before["wall_s"] + after["wall_s"]) / 2  # this run's own floor
+                raw.append(dict(r, run=name, round=rnd, ratio=near / r["wall_s"]))
+                raw.append(dict(after, run=floor_name, round=rnd))
+                before = after
+        results["load_avg_after"] = os.getloadavg()
+        floor = float(np.median([r["wall_s"] for r in raw if r["run"] == floor_name]))
         rows = []
-        for name, wargs in runs:
-            r = _spawn(wargs)
-            r["run"] = name
-            r["gb_per_s"] = size / r["wall_s"] / 1e9
-            rows.append(r)
-        floor = float(np.median([r["wall_s"] for r in rows if r["run"].startswith("np.load")]))
-        for r in rows:
-            r["vs_floor"] = floor / r["wall_s"]
-        print(f"\n-- stream: {n:.3g} points, {size / 1e9:.2f} GB, block {args.block} points")
-        print_table(rows, ["run", "wall_s", "compile_s", "gb_per_s", "vs_floor", "peak_rss_mb"])
+        for name in [floor_name] + [r[0] for r in runs]:
+            mine = [r for r in raw if r["run"] == name]
+            row: dict[str, Any] = {"run": name, "n": len(mine)}
+            row["wall_s"] = float(np.median([r["wall_s"] for r in mine]))
+            if name != floor_name:
+                row["compile_s"] = float(np.median([r["compile_s"] for r in mine]))
+            row["gb_per_s"] = size / row["wall_s"] / 1e9
+            row["vs_floor"] = floor / row["wall_s"]
+            if name != floor_name:
+                row["ratio_lo"] = min(r["ratio"] for r in mine)
+                row["ratio_hi"] = max(r["ratio"] for r in mine)
+            row["peak_rss_mb"] = max(r["peak_rss_mb"] for r in mine)
+            rows.append(row)
+        print(
+            f"\n-- stream: {n:.3g} points, {size / 1e9:.2f} GB, block {args.block} points, "
+            f"{args.rounds} round(s); load average {results['load_avg_before'][0]:.1f} before, "
+            f"{results['load_avg_after'][0]:.1f} after"
+        )
+        cols = ["run", "n", "wall_s", "compile_s", "gb_per_s", "vs_floor", "ratio_lo", "ratio_hi"]
+        print_table(rows, cols + ["peak_rss_mb"])
         results["stream"] = rows
+        results["stream_runs"] = raw
     finally:
         if not args.keep and os.path.exists(path):
             os.remove(path)
         if args.dir is None:
             shutil.rmtree(folder, ignore_errors=True)
+    if args.no_shard:
+        if args.json:
+            write_json(args.json, results)
+        return results
     env = dict(os.environ, JAX_NUM_CPU_DEVICES="4", JAX_PLATFORMS="cpu")
     env.pop("XLA_FLAGS", None)
     sh = _spawn(["shard", str(n_shard)], env=env)
