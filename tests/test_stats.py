@@ -88,14 +88,20 @@ def test_binned_large_offset_and_trend_keep_digits(order):
             _check(x, v, statistic, 9, rtol=rtol)
 
 
-def test_binned_sorted_one_pass_std_keeps_digits_of_a_steep_trend():
-    # block means of 1e8 * x are ~1e8 apart from the bin means only by the noise: the sorted
-    # road measures everything from each bin's first value, so no digits are lost
+@pytest.mark.parametrize("shape", ["trend", "steps"])
+def test_binned_one_pass_std_keeps_digits(shape):
+    # trend: block means 1e8 * x are far from the bin means; steps: every bin's mean is 1e8
+    # from the next while its spread is 1, so a one-pass sum of squares about one global shift
+    # would lose every digit (the unsorted road must detect that and take two passes)
     x = np.sort(RNG.uniform(0.0, 1.0, 20_000))
-    v = 1e8 * x + RNG.normal(0.0, 1.0, x.size)
+    noise = RNG.normal(0.0, 1.0, x.size)
+    v = (1e8 * x if shape == "trend" else 1e8 * np.floor(7 * x)) + noise
     idx = np.clip(np.digitize(x, np.linspace(0.0, 1.0, 8)), 1, 7) - 1
     exact = np.array([np.sqrt(np.mean((v[idx == k] - v[idx == k].mean()) ** 2)) for k in range(7)])
     got = binned_statistic(x, v, "std", 7, (0.0, 1.0), x_sorted=True).statistic
+    np.testing.assert_allclose(np.asarray(got), exact, rtol=1e-12)
+    perm = RNG.permutation(x.size)
+    got = binned_statistic(x[perm], v[perm], "std", 7, (0.0, 1.0), x_sorted=False).statistic
     np.testing.assert_allclose(np.asarray(got), exact, rtol=1e-12)
 
 

@@ -284,6 +284,12 @@ def _sorted_group(ids: Array, v: Array, nseg: int) -> tuple[Array, Array]:
     return sv, starts
 
 
+# the one-pass variance of unsorted x is used when, in every bin, sum((v - shift)**2) is at
+# most this many times sum((v - mean)**2): its relative rounding error is then <= this many
+# times that of the two-pass formula
+_WELL_CONDITIONED = 16.0
+
+
 @functools.partial(
     jax.jit, static_argnames=("statistic", "uniform", "x_sorted", "capacity", "fn", "omit")
 )
@@ -366,40 +372,64 @@ def _binned_core(
         mean = total / jnp.where(cnt > 0, cnt, 1).astype(acc)
         return jnp.where(cnt > 0, mean, jnp.nan).astype(out_dtype), d
     if statistic in ("sum", "mean", "std"):
-        if x_sorted:
-            if mom is None:
-                mom = _moments(v, start, stop, 1)
-            total = _finish("sum", mom, cnt.astype(acc), 0, acc, skipna=omit)
-        else:
-            total = jax.ops.segment_sum(v_real.astype(acc), d, nb + 2)[1:-1]
-        if statistic == "sum":
-            return total.astype(out_dtype), d
-        safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
-        mean = jnp.where(cnt > 0, total / safe, jnp.nan)
-        if statistic == "mean":
-            return mean.astype(out_dtype), d
-        mean_pt = jnp.concatenate([jnp.zeros((1, c), acc), mean, jnp.zeros((1, c), acc)])
-        if omit:
-            # an omitted reading stands in as its bin's mean: a deviation of exactly zero
-            # (the per-point gather only when some reading is missing)
-            def filled(v: Array) -> Array:
-                fill = mean_pt[d]
-                return jnp.where(nan_v, jnp.where(jnp.isfinite(fill), fill, 0), v)
 
-            v_real = lax.cond(jnp.any(nan_v), filled, lambda v: v, v)
-        # two passes, as scipy: deviations from each bin's mean, so no digits are lost
-        block = _sum_block(n_pts, nb) if x_sorted else 1
-        if block > 1 and n_pts // block > 0:
-            ref = _reference(v_real)  # block means of 1e8 + noise would lose digits unshifted
-            s1, s2 = _disjoint_deviations(v_real.astype(acc) - ref, start, stop, mean - ref, block)
-        else:
-            dev = v_real.astype(acc) - mean_pt[d]
-            s1 = jax.ops.segment_sum(dev, d, nb + 2)[1:-1]
-            s2 = jax.ops.segment_sum(dev**2, d, nb + 2)[1:-1]
-        m2 = jnp.maximum(s2 - s1 * s1 / safe, 0)
-        std = jnp.sqrt(m2 / safe)
-        std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
-        return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype), d
+        def classic(v_real: Array, mom: dict[str, Array] | None) -> Array:
+            if x_sorted:
+                if mom is None:
+                    mom = _moments(v, start, stop, 1)
+                total = _finish("sum", mom, cnt.astype(acc), 0, acc, skipna=omit)
+            else:
+                total = jax.ops.segment_sum(v_real.astype(acc), d, nb + 2)[1:-1]
+            if statistic == "sum":
+                return total.astype(out_dtype)
+            safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
+            mean = jnp.where(cnt > 0, total / safe, jnp.nan)
+            if statistic == "mean":
+                return mean.astype(out_dtype)
+            mean_pt = jnp.concatenate([jnp.zeros((1, c), acc), mean, jnp.zeros((1, c), acc)])
+            if omit:
+                # an omitted reading stands in as its bin's mean: a deviation of exactly zero
+                # (the per-point gather only when some reading is missing)
+                def filled(v: Array) -> Array:
+                    fill = mean_pt[d]
+                    return jnp.where(nan_v, jnp.where(jnp.isfinite(fill), fill, 0), v)
+
+                v_real = lax.cond(jnp.any(nan_v), filled, lambda v: v, v)
+            # two passes, as scipy: deviations from each bin's mean, so no digits are lost
+            block = _sum_block(n_pts, nb) if x_sorted else 1
+            if block > 1 and n_pts // block > 0:
+                ref = _reference(v_real)  # block means of 1e8 + noise keep their digits
+                s1, s2 = _disjoint_deviations(
+                    v_real.astype(acc) - ref, start, stop, mean - ref, block
+                )
+            else:
+                dev = v_real.astype(acc) - mean_pt[d]
+                s1 = jax.ops.segment_sum(dev, d, nb + 2)[1:-1]
+                s2 = jax.ops.segment_sum(dev**2, d, nb + 2)[1:-1]
+            m2 = jnp.maximum(s2 - s1 * s1 / safe, 0)
+            std = jnp.sqrt(m2 / safe)
+            std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
+            return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype)
+
+        if statistic == "std" and not x_sorted and not omit:
+            # unsorted x: ONE pass of scatters (count, sum z, sum z^2 with z = v - a global
+            # shift) when every bin is well conditioned (its spread not tiny against its
+            # distance from the shift: then no digits are lost); otherwise scipy's two passes
+            cref = _reference(v)
+            z = v.astype(acc) - cref
+            s1 = jax.ops.segment_sum(z, d, nb + 2)[1:-1]
+            s2 = jax.ops.segment_sum(z * z, d, nb + 2)[1:-1]
+            safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
+            m2 = jnp.maximum(s2 - s1 * (s1 / safe), 0)
+            fine = (s2 <= _WELL_CONDITIONED * m2) | (cnt <= 1) | ~jnp.isfinite(s2)
+
+            def one_pass() -> Array:
+                std = jnp.sqrt(m2 / safe)
+                std = jnp.where(jnp.isfinite(s1) & jnp.isfinite(s2), std, jnp.nan)
+                return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype)
+
+            return lax.cond(jnp.all(fine), one_pass, lambda: classic(v_real, mom)), d
+        return classic(v_real, mom), d
     vf = v.astype(out_dtype)
     if statistic in ("min", "max"):
 
