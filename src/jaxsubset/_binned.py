@@ -451,7 +451,12 @@ def _binned_core(
             ext = extreme(vf)
         return jnp.where(cnt > 0, ext, jnp.nan), d
     if statistic == "median":
-        cnt_all = jnp.zeros((nb + 2,), idt).at[d].add(1)
+        if x_sorted:  # the counts are known from the bounds: no scatter
+            below = start[:1]
+            above = jnp.full((1,), n_pts, idt) - jnp.maximum(stop[-1:], start[-1:])
+            cnt_all = jnp.concatenate([below, count, above])
+        else:
+            cnt_all = jnp.zeros((nb + 2,), idt).at[d].add(1)
         if omit:
             # canonical (positive) NaN keys sort above +inf: ranking only the real readings
             # of each bin never reaches them
