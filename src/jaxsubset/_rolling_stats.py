@@ -5,8 +5,9 @@ from collections.abc import Sequence
 import jax.numpy as jnp
 import numpy as np
 
-from ._kernels import _float_dtype, _search_sorted_queries
+from ._kernels import _float_dtype
 from ._ranges import Ranges, _bound_array, rolling_ranges
+from ._rolling_kernels import _rolling_per_point, _window_bounds
 from ._stats import _as_y, _check_statistic, _raise_on_nan, _range_stats, _static_capacity
 from ._time import time_kind
 from ._typing import Array, ArrayLike
@@ -113,41 +114,67 @@ def rolling_statistic(
     if at is not None:
         at = _bound_array(at, "at", x, func, tk)
     r = rolling_ranges(x, width, at=at if at is not None else x[:0], closed=closed, _func=func)
-    if at is not None:
-        start, count = r.start, r.count
-    else:
-        # one window per point: the queries are sorted, so search them as such (much faster)
-        w = width if is_traced(width) else jnp.asarray(width)
-        hi = x.astype(jnp.promote_types(x.dtype, w.dtype))
-        lo_side = "left" if closed in ("left", "both") else "right"
-        start = _search_sorted_queries(x, hi - w, lo_side)
-        if closed in ("right", "both"):
-            # pandas ends the window of point i at i itself, also when later points tie with it
-            stop = jnp.arange(x.shape[0], dtype=start.dtype) + 1
-        else:
-            stop = _search_sorted_queries(x, hi, "left")
-        count = jnp.maximum(stop - start, 0)
-    start, count = jnp.broadcast_arrays(start, count)
-    cap = None
-    if "median" in stats:
-        cap = _static_capacity(Ranges(start, count), capacity, func)
-    batch = tuple(count.shape)
+    y2 = y.reshape(y.shape[0], int(np.prod(y.shape[1:])))
+    omit = nan_policy == "omit"
     ch = tuple(y.shape[1:])
+    if at is None:
+        # one window per point: sorted queries (or a regular grid), prefix sums without a scan
+        w = width if is_traced(width) else jnp.asarray(width)
+        fast = tuple(s for s in stats if s != "median")
+        res = _rolling_per_point(x, w, y2, closed, fast, ddof, omit, min_periods) if fast else {}
+        if "median" in stats:
+            start, stop = _window_bounds(x, w, closed)
+            end = jnp.arange(1, x.shape[0] + 1, dtype=start.dtype) if stop is None else stop
+            start = jnp.minimum(start, end)
+            res["median"] = _masked_stats(
+                y2, start, end - start, ("median",), ddof, capacity, omit, min_periods, func
+            )["median"]
+        batch = (x.shape[0],)
+    else:
+        start, count = jnp.broadcast_arrays(r.start, r.count)
+        batch = tuple(count.shape)
+        res = _masked_stats(
+            y2, start.reshape(-1), count.reshape(-1), stats, ddof, capacity, omit, min_periods, func
+        )
+    res = {s: res[s].reshape(batch + ch) for s in stats}
+    return res[stats[0]] if single else res
+
+
+def _masked_stats(
+    y: Array,
+    start: Array,
+    count: Array,
+    stats: tuple[str, ...],
+    ddof: int,
+    capacity: int | None,
+    omit: bool,
+    min_periods: int,
+    func: str,
+) -> dict[str, Array]:
+    """Statistics over flat index ranges via ``_range_stats``, masked by ``min_periods``.
+
+    Args:
+        y: ``(N, C)`` values.
+        start: ``(K,)`` first index of each range.
+        count: ``(K,)`` points per range.
+        stats: statistic names.
+        ddof: delta degrees of freedom of var/std.
+        capacity: static padded window length for the median (None: from the counts).
+        omit: leave NaN out.
+        min_periods: fewest counted points that give a result (rows for ``"count"``).
+        func: caller name for error messages.
+
+    Returns:
+        dict of ``(K, C)`` float arrays by statistic name.
+    """
+    cap = _static_capacity(Ranges(start, count), capacity, func) if "median" in stats else None
     want = tuple(sorted(set(stats) | {"count"}))
-    out = _range_stats(
-        y.reshape(y.shape[0], int(np.prod(y.shape[1:]))),
-        start.reshape(-1),
-        count.reshape(-1),
-        want,
-        ddof,
-        cap,
-        nan_policy == "omit",
-    )
+    out = _range_stats(y, start, count, want, ddof, cap, omit)
     ok = out["count"] >= min_periods
     # pandas' count compares min_periods with the rows of the window, NaN rows included
-    ok_rows = (count.reshape(-1) >= min_periods)[:, None]
+    ok_rows = (count >= min_periods)[:, None]
     res = {}
     for s in stats:
         v = out[s].astype(_float_dtype(y.dtype))
-        res[s] = jnp.where(ok_rows if s == "count" else ok, v, jnp.nan).reshape(batch + ch)
-    return res[stats[0]] if single else res
+        res[s] = jnp.where(ok_rows if s == "count" else ok, v, jnp.nan)
+    return res
