@@ -338,6 +338,26 @@ def test_range_statistic_nonfinite_stays_in_its_range():
         _same(range_statistic(y, r, s), _reference(y[:, None], r.start, r.count, s)[..., 0])
 
 
+@pytest.mark.parametrize("order", ["sorted", "reversed", "overlapping"])
+def test_range_statistic_disjoint_road_only_for_sorted_disjoint_ranges(order):
+    # sorted non-overlapping ranges take one-pass block roads, chosen at run time under jit;
+    # the same ranges reversed, or overlapping ones, must take the general roads: all equal
+    # NumPy, with a NaN and an inf inside, empty ranges and ranges shorter than a block
+    y = YS[:, 0].copy()
+    y[[17, 1400]] = [np.nan, np.inf]
+    bounds = np.array([0, 3, 3, 40, 900, 901, 1500, 2200, 2999, 3000])
+    start, stop = bounds[:-1], bounds[1:]
+    if order == "reversed":
+        start, stop = start[::-1], stop[::-1]
+    elif order == "overlapping":
+        stop = np.minimum(stop + 50, N)
+    names = ("sum", "mean", "var", "std", "min", "max")
+    fn = jax.jit(lambda y, a, b: range_statistic(y, jaxsubset.Ranges(a, b - a), names, ddof=1))
+    out = fn(y, start, stop)
+    for s in names:
+        _same(out[s], _reference(y[:, None], start, stop - start, s, ddof=1)[..., 0])
+
+
 def test_range_statistic_empty_ranges():
     r = jaxsubset.ranges.isolate(XS, np.array([5, 2999, 3000]), np.array([5, 2000, 3000]))
     out = range_statistic(YS[:, 0], r, tuple(RANGE_STATS))

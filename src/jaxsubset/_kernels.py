@@ -303,6 +303,124 @@ def _range_extreme(y: Array, start: Array, stop: Array, which: str) -> Array:
     return jnp.where((length > 2 * block)[:, None], long_v, a)
 
 
+# ---------------------------------------------------------------------------- disjoint ranges
+def _disjoint_windows(
+    y: Array, start: Array, stop: Array, block: int
+) -> tuple[Array, Array, Array, Array]:
+    """The points of DISJOINT sorted ranges outside their whole blocks, and those blocks' owners.
+
+    Returns ``(vals, mask, dest, inside)``: ``vals`` ``(K, 2 * block, C)`` the head and tail
+    points of every range that do not fill a whole block (``mask`` marks them), and, per whole
+    block of ``block`` points, ``dest`` the range holding it entirely (``K`` where none does).
+    """
+    n, c = y.shape
+    k = start.shape[0]
+    nb = n // block
+    b0 = jnp.arange(nb, dtype=start.dtype) * block
+    kk = jnp.searchsorted(stop, b0, side="right").astype(start.dtype)
+    kc = jnp.clip(kk, 0, max(k - 1, 0))
+    inside = (kk < k) & (start[kc] <= b0) & (b0 + block <= stop[kc])
+    dest = jnp.where(inside, kk, k)
+    fb0 = -(-start // block)
+    fb1 = stop // block
+    has_full = fb1 > fb0
+    h_end = jnp.where(has_full, fb0 * block, jnp.minimum(stop, start + block))
+    t_beg = jnp.where(has_full, fb1 * block, h_end)
+    offs = jnp.arange(block, dtype=start.dtype)
+    idx = jnp.concatenate([start[:, None] + offs, t_beg[:, None] + offs], axis=1)
+    end = jnp.concatenate(
+        [jnp.broadcast_to(h_end[:, None], (k, block)), jnp.broadcast_to(stop[:, None], (k, block))],
+        axis=1,
+    )
+    mask = (idx < end)[..., None]
+    vals = jnp.take(y, idx, axis=0, mode="clip")
+    return vals, mask, dest, kc
+
+
+def _disjoint_moments(
+    y: Array, start: Array, stop: Array, block: int
+) -> tuple[Array, Array, Array]:
+    """Mean, ``sum((y - mean_k)**2)`` and a rounding correction over DISJOINT sorted ranges.
+
+    ONE pass over ``y``: each block of ``block`` points is measured against its own first
+    value (``z = y - y[b0]``, so ``1e8 + noise`` keeps its digits) and reduced to
+    ``(sum z, sum z**2)`` by one variadic reduction (measured 3-4x faster on CPU than two
+    halving reductions); a block inside range ``k`` then adds ``M2_b + block * (mean_b -
+    mean_k)**2`` (Chan's combination, no cancellation) and the points of a range outside its
+    whole blocks (a small gather at each end) are measured against ``mean_k`` directly.
+    Returns ``(mean, s1, s2)`` ``(K, C)``: ``s2`` the squared deviations from ``mean``, ``s1``
+    the plain deviations (zero up to rounding; ``s2 - s1**2 / n`` removes that rounding).
+    """
+    n, c = y.shape
+    k = start.shape[0]
+    nb = n // block
+    yb = y[: nb * block].reshape(nb, block, c)
+    r = lax.stop_gradient(yb[:, :1])  # the result does not depend on the shift
+    z = yb - r
+    s1b, s2b = lax.reduce(
+        (z, z * z), (jnp.zeros((), y.dtype),) * 2, lambda a, b: (a[0] + b[0], a[1] + b[1]), (1,)
+    )
+    bm2 = jnp.maximum(s2b - s1b * (s1b / block), 0)
+    vals, mask, dest, _ = _disjoint_windows(y, start, stop, block)
+    # everything relative to each range's first value: block means of 1e8 * x + noise would
+    # otherwise lose their digits in ``mean_b - mean_k``
+    ref = lax.stop_gradient(jnp.take(y, start, axis=0, mode="clip"))
+    ref_c = jnp.concatenate([ref, jnp.zeros((1, c), y.dtype)])
+    u = (r[:, 0] - ref_c[dest]) + s1b / block  # mean_b - ref_k
+    cnt = (stop - start).astype(y.dtype)[:, None]
+    rel = jnp.where(mask, vals - ref[:, None, :], 0)
+    full_sum = jnp.zeros((k, c), y.dtype).at[dest].add(block * u, mode="drop")
+    mean_rel = (full_sum + rel.sum(axis=1)) / jnp.where(cnt > 0, cnt, 1)
+    mean_rel_c = jnp.concatenate([mean_rel, jnp.zeros((1, c), y.dtype)])
+    dm = u - mean_rel_c[dest]
+    full1 = jnp.zeros((k, c), y.dtype).at[dest].add(block * dm, mode="drop")
+    full2 = jnp.zeros((k, c), y.dtype).at[dest].add(bm2 + block * dm * dm, mode="drop")
+    dev = jnp.where(mask, rel - mean_rel[:, None, :], 0)
+    mean = ref + mean_rel
+    return mean, full1 + dev.sum(axis=1), full2 + (dev * dev).sum(axis=1)
+
+
+def _disjoint_sum(y: Array, start: Array, stop: Array, block: int) -> Array:
+    """Sums of ``y`` ``(N, C)`` over DISJOINT sorted ranges in one plain pass: ``(K, C)``.
+
+    Block sums (a plain reshape-reduce, which XLA vectorises at ``np.sum`` speed), each whole
+    block added to the one range holding it, the points outside whole blocks by a small
+    gather. Non-finite values stay inside their own range (NumPy's sums per range).
+    """
+    n, c = y.shape
+    k = start.shape[0]
+    nb = n // block
+    bsum = y[: nb * block].reshape(nb, block, c).sum(axis=1)
+    vals, mask, dest, _ = _disjoint_windows(y, start, stop, block)
+    full = jnp.zeros((k, c), y.dtype).at[dest].add(bsum, mode="drop")
+    return full + jnp.where(mask, vals, 0).sum(axis=1)
+
+
+def _disjoint_extreme(y: Array, start: Array, stop: Array, which: str, block: int) -> Array:
+    """Min or max of ``y`` ``(N, C)`` over DISJOINT sorted ranges in one pass: ``(K, C)``.
+
+    Block extremes by halving (vectorised), each whole block folded into the one range holding
+    it by a scatter of ``N / block`` updates, and the points outside whole blocks read by a
+    small gather: no sparse table (its levels cost more than the data pass on XLA CPU).
+    """
+    op = jnp.minimum if which == "min" else jnp.maximum
+    ident = jnp.array(jnp.inf if which == "min" else -jnp.inf, y.dtype)
+    n, c = y.shape
+    k = start.shape[0]
+    nb = n // block
+    bext = _tree_reduce(y[: nb * block].reshape(nb, block, c), op)
+    vals, mask, dest, _ = _disjoint_windows(y, start, stop, block)
+    base = jnp.full((k, c), ident, y.dtype)
+    full = (
+        base.at[dest].min(bext, mode="drop")
+        if which == "min"
+        else base.at[dest].max(bext, mode="drop")
+    )
+    part = jnp.where(mask, vals, ident)
+    part = part.min(axis=1) if which == "min" else part.max(axis=1)
+    return op(full, part)
+
+
 # ---------------------------------------------------------------------------- the engine
 def _finish(
     stat: str, mom: dict[str, Array], n: Array, ddof: int, out_dtype: Any, skipna: bool = False

@@ -5,9 +5,20 @@ from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from ._capacity import _raise_if
-from ._kernels import _finish, _float_dtype, _moments, _range_extreme
+from ._kernels import (
+    _acc_dtype,
+    _disjoint_extreme,
+    _disjoint_moments,
+    _disjoint_sum,
+    _finish,
+    _float_dtype,
+    _moments,
+    _range_extreme,
+    _sum_block,
+)
 from ._median import _masked_median
 from ._ranges import Ranges
 from ._subsets import _gather
@@ -51,26 +62,73 @@ def _range_stats(
     res: dict[str, Array] = {}
     n = jnp.broadcast_to(count[:, None], (k, c))
     need = {s for s in stats if s in ("sum", "mean", "var", "std")}
+    ext = tuple(s for s in ("min", "max") if s in stats)
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
-    if need or (skipna and is_float):
-        order = 2 if need & {"var", "std"} else 1
-        mom = _moments(y, start, stop, order, skipna)
-        if skipna:
-            n = n - mom["nan"].astype(idt)
-        nf = n.astype(mom["s1"].dtype)
-        for s in need:
-            res[s] = _finish(s, mom, nf, ddof, out_dtype, skipna)
-    if "count" in stats:
-        res["count"] = n
-    yf = y.astype(out_dtype)
-    for s in ("min", "max"):
-        if s in stats:
+
+    def general() -> dict[str, Array]:
+        out: dict[str, Array] = {}
+        nn = n
+        if need or (skipna and is_float):
+            order = 2 if need & {"var", "std"} else 1
+            mom = _moments(y, start, stop, order, skipna)
+            if skipna:
+                nn = n - mom["nan"].astype(idt)
+            nf = nn.astype(mom["s1"].dtype)
+            for s in need:
+                out[s] = _finish(s, mom, nf, ddof, out_dtype, skipna)
+        out["count"] = nn
+        yf = y.astype(out_dtype)
+        for s in ext:
             src = yf
             if skipna and is_float:
                 src = jnp.where(jnp.isnan(yf), jnp.inf if s == "min" else -jnp.inf, yf)
             v = _range_extreme(src, start, stop, s)
-            res[s] = jnp.where(n > 0, v, jnp.nan)
+            out[s] = jnp.where(nn > 0, v, jnp.nan)
+        return out
+
+    block = min(_sum_block(n_pts, k), 64)
+    if (need or ext) and not skipna and k > 1 and block > 1 and n_pts // (2 * block) > 0:
+        # sorted, non-overlapping ranges (chunks, bins, disjoint x-ranges): each whole block
+        # belongs to one range, so one plain pass per kind of statistic (see _disjoint_*),
+        # chosen at run time; overlapping or unordered ranges take the general roads
+        def disjoint() -> dict[str, Array]:
+            acc = _acc_dtype(y.dtype)
+            ya = y.astype(acc)
+            nf = n.astype(acc)
+            safe = jnp.where(n > 0, nf, 1)
+            out: dict[str, Array] = {"count": n}
+            if need & {"sum", "mean"}:
+                total = _disjoint_sum(ya, start, stop, 2 * block)
+                if "sum" in need:
+                    out["sum"] = total.astype(out_dtype)
+                if "mean" in need:
+                    out["mean"] = jnp.where(n > 0, total / safe, jnp.nan).astype(out_dtype)
+            if need & {"var", "std"}:
+                mean, s1, s2 = _disjoint_moments(ya, start, stop, block)
+                ss = jnp.where(n > 1, jnp.maximum(s2 - s1 * (s1 / safe), 0), 0)
+                denom = nf - ddof
+                var = ss / jnp.where(denom > 0, denom, 1)
+                var = jnp.where((denom > 0) & jnp.isfinite(mean), var, jnp.nan)
+                if "var" in need:
+                    out["var"] = var.astype(out_dtype)
+                if "std" in need:
+                    out["std"] = jnp.sqrt(var).astype(out_dtype)
+            yf = y.astype(out_dtype)
+            for s in ext:
+                v = _disjoint_extreme(yf, start, stop, s, 2 * block)
+                out[s] = jnp.where(n > 0, v, jnp.nan)
+            return out
+
+        is_disjoint = jnp.all(start[1:] >= stop[:-1])
+        res.update(lax.cond(is_disjoint, disjoint, general))
+    else:
+        res.update(general())
+    if "count" not in stats:
+        n = res.pop("count")
+    else:
+        n = res["count"]
     if "median" in stats:
+        yf = y.astype(out_dtype)
         sub = _gather(jnp.zeros((n_pts,), out_dtype), yf, start, count, capacity)
         if skipna:
             mask = sub.mask[..., None] & ~jnp.isnan(sub.y)
