@@ -412,8 +412,12 @@ def binned_statistic(
     NaN for empty bins (0 for ``"sum"`` and ``"count"``), ``"std"`` with ``ddof=0``, float
     ``"count"``. ``x`` need not be sorted: unsorted ``x`` is reduced by scatters into the bins
     (one per moment; the median by a radix select of a few histogram passes, never a sort);
-    sorted ``x`` (detected eagerly, or promised with ``x_sorted=True``) takes the block /
-    prefix-sum road, a few passes over ``values``. ``"std"`` is two-pass, as scipy's.
+    sorted ``x`` (detected eagerly, or promised with ``x_sorted=True``) takes the block road:
+    every bin is a contiguous range, so one pass over ``values`` per statistic. ``"std"``
+    keeps scipy's two-pass accuracy: sorted ``x`` measures each block from its own first
+    value and each bin from its own first value (Chan's combination); unsorted ``x`` takes
+    one pass about a global shift only when every bin is well conditioned for it, and
+    scipy's two passes otherwise.
 
     Args:
         x: ``(N,)`` sample positions (any order; NaN raises eagerly).

@@ -12,6 +12,10 @@ by a cost model measured on a 2-core CPU (see BENCHMARKS.md, "Statistics"):
   ``N + K * block``: a few ``np.sum`` passes.
 * **many ranges** (rolling windows, one per point): a full prefix sum, and for min/max a sparse
   table of ``log2(block) + 1`` levels plus a sparse table over blocks; O(1) gathers per range.
+* **disjoint ranges** (sorted and non-overlapping: bins of sorted x, chunks): every whole block
+  lies in one range, so block sums / block ``(sum z, sum z**2)`` (each block measured from its
+  own first value, one variadic reduction) / block extremes are folded into their range by a
+  scatter of ``N / block`` updates, plus a small gather at each range end: one plain pass.
 
 Precision: values are shifted by a reference (the mean of a strided sample) before the prefix
 sums, so ``1e8 + noise`` keeps its digits; float32 data is accumulated in float64 when x64 is on.

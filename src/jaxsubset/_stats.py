@@ -180,8 +180,10 @@ def range_statistic(
     """A statistic of ``y`` over every index range, without padded copies where possible.
 
     count/sum/mean/var/std come from shifted prefix sums and min/max from a sparse table of
-    block extremes (O(N + K) to O(N log N) work, never ``K x capacity``); the median sorts
-    inside padded windows of ``capacity`` points. Conventions are those of
+    block extremes (O(N + K) to O(N log N) work, never ``K x capacity``); sorted
+    non-overlapping ranges (chunks, bins, disjoint x-ranges; checked at run time) take one
+    plain pass per statistic instead. The median sorts inside padded windows of ``capacity``
+    points. Conventions are those of
     :class:`jaxsubset.Subsets`: an empty range gives NaN (0 for ``"sum"`` and ``"count"``), a
     range holding a NaN gives NaN unless ``nan_policy="omit"``.
 
