@@ -8,7 +8,7 @@
    (b) ``jaxsubset.stream(path, "chunks", size=1000, statistic=(mean, std, min, max))``;
    (c) the same with ``statistic="mean"``;
    (d) ``stream(path, "sliding", size=1000, step=500, statistic=("mean", "max"))``: windows of
-       two 500-point pieces (``--sliding-step 7`` takes the general gather road with a halo).
+       two 500-point pieces (``--sliding-step 501``: the general gather road, with a halo).
    All of it ``--rounds`` times (default 3); each row is the median over the rounds, and
    ``vs_floor`` = median floor / median wall (``ratio_lo``/``ratio_hi``: the same per round,
    against that round's floors). Throughput is file bytes / wall time. The load average

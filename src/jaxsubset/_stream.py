@@ -14,7 +14,12 @@ How it stays exact and bounded:
    memory) because ``start - g0 < B`` and ``L <= halo``.
 3. Blocks have one shape (the last one padded with zeros that no range reads) and the ranges
    go in groups of one static size, so one compiled kernel serves the whole stream. A
-   background thread reads and transfers the next block while the device computes this one.
+   background thread reads the next block while the device computes this one: memory-mapped
+   arrays are copied once, straight into reused 64-byte-aligned buffers that XLA's CPU client
+   reads in place (a buffer is refilled only once the kernel that read it has finished).
+4. Chunks aligned with the blocks are a reshape of the block (no halo, no gather), and sliding
+   windows whose size is a small multiple of the step are combined on the host from chunks of
+   ``step`` points (sums, counts, minima, maxima), so every point is read once.
 """
 
 import math
