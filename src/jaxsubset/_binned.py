@@ -349,9 +349,15 @@ def _binned_core(
             vq = jnp.where(nan_v, jnp.nan, vf)
             nan_all = jnp.zeros((nb + 2, c), idt).at[d].add(nan_v.astype(idt))
             cnts = cnt_all[:, None] - nan_all
-            med = jax.vmap(lambda col, k: _segment_median(d, col, nb + 2, k), 1, 1)(vq, cnts)
+            med = jnp.stack(
+                [_segment_median(d, vq[:, i], nb + 2, cnts[:, i]) for i in builtins.range(c)], 1
+            )
         else:
-            med = jax.vmap(lambda col: _segment_median(d, col, nb + 2, cnt_all), 1, 1)(vf)
+            # one channel at a time: vmap turns the radix scatters into batched scatters,
+            # measured ~1.5x slower on CPU even for a single channel
+            med = jnp.stack(
+                [_segment_median(d, vf[:, i], nb + 2, cnt_all) for i in builtins.range(c)], 1
+            )
         return med[1:-1].astype(out_dtype), d
     # a callable: padded subsets of every bin
     if x_sorted:
