@@ -63,6 +63,26 @@ def test_propagate_gives_nan_where_numpy_does():
         np.testing.assert_array_equal(np.isnan(got), np.isnan(ref), err_msg=name)
 
 
+def test_propagate_keeps_nan_in_large_min_max_reductions():
+    # XLA's CPU min/max reductions over a long axis drop NaN under jit (elementwise max and
+    # scatter-max keep it): every min/max of the library must still give NaN as NumPy does
+    rng = np.random.default_rng(1)
+    x = np.arange(100_000.0)
+    y = rng.normal(size=x.size)
+    y[[1234, 50_000, 99_999]] = np.nan
+    want = np.isnan(y.reshape(100, 1000)).any(1)
+    s = jaxsubset.chunks(x, y, 100)
+    r = jaxsubset.ranges.chunks(x, 100)
+    for which in ("min", "max"):
+        got = jax.jit(lambda s, w=which: getattr(s, w)())(s)
+        np.testing.assert_array_equal(np.isnan(np.asarray(got)), want, err_msg=which)
+        got = jax.jit(lambda y, r, w=which: jaxsubset.range_statistic(y, r, w))(y, r)
+        np.testing.assert_array_equal(np.isnan(np.asarray(got)), want, err_msg=which)
+    for x_sorted in (True, False):  # scipy: "max" propagates NaN ("min" skips it)
+        got = jaxsubset.binned_statistic(x, y, "max", 100, x_sorted=x_sorted).statistic
+        np.testing.assert_array_equal(np.isnan(np.asarray(got)), want)
+
+
 def test_raise_eager_and_under_jit():
     x, y = data_with_nan()
     s = jaxsubset.chunks(x, y, 6)

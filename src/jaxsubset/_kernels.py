@@ -33,6 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._reduce import reduce_extreme
 from ._typing import Array
 from ._validate import index_dtype
 
@@ -255,7 +256,6 @@ def _range_extreme(y: Array, start: Array, stop: Array, which: str) -> Array:
     k = start.shape[0]
     if n == 0 or k == 0:
         return jnp.full((k, c), ident, y.dtype)
-    red = jnp.min if which == "min" else jnp.max
 
     # few ranges: block extremes + sparse table over blocks + two gathered partial blocks;
     # the block size balances the gathers (2 K B) against the table ((N / B) log2(N / B))
@@ -287,7 +287,7 @@ def _range_extreme(y: Array, start: Array, stop: Array, which: str) -> Array:
         tmask = (tidx < stop[:, None]) & (be > bs)[:, None]
         tv = jnp.where(tmask[..., None], tv, ident)
         mid = _table_query(tab, bs + 1, jnp.maximum(be, bs + 1), op, ident)
-        return op(op(red(hv, axis=1), red(tv, axis=1)), mid)
+        return op(op(reduce_extreme(hv, 1, which), reduce_extreme(tv, 1, which)), mid)
     block = b_many
     nb = n // block
     short = _sparse_table(y, j_many + 1, op, ident)  # windows of 1 .. block points
@@ -421,7 +421,7 @@ def _disjoint_extreme(y: Array, start: Array, stop: Array, which: str, block: in
         else base.at[dest].max(bext, mode="drop")
     )
     part = jnp.where(mask, vals, ident)
-    part = part.min(axis=1) if which == "min" else part.max(axis=1)
+    part = reduce_extreme(part, 1, which)
     return op(full, part)
 
 

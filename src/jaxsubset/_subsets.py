@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._reduce import reduce_extreme
 from ._typing import Array, Bool, Int, Shaped
 from ._validate import check_nan_policy, index_dtype, static_int
 
@@ -205,8 +206,8 @@ class Subsets:
         m, n = self._values_mask(nan_policy, f"Subsets.{which}")
         fill = jnp.inf if which == "min" else -jnp.inf
         masked = jnp.where(m, self._float_y(), fill)
-        reduce = jnp.min if which == "min" else jnp.max
-        return jnp.where(n > 0, reduce(masked, axis=self._axis), jnp.nan)
+        ext = reduce_extreme(masked, self._axis, which)
+        return jnp.where(n > 0, ext, jnp.nan)
 
     def min(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Minimum of each subset's ``y``; NaN for an empty subset.
