@@ -230,6 +230,8 @@ def _binned_core(
         if x_sorted and statistic in ("sum", "mean", "std"):
             mom = _moments(v, start, stop, 1, omit)  # also counts the NaN of every range
             cnt = cnt - mom["nan"].astype(idt)
+        elif x_sorted and statistic in ("min", "max"):
+            pass  # counted below, and only when some bin's extreme is the identity
         elif x_sorted:  # one fused block-sum pass, cheaper than a check for any NaN
             nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
             cnt = cnt - nan_n.astype(idt)
@@ -333,6 +335,14 @@ def _binned_core(
             # slower than the plain extremes on CPU)
             ident = jnp.inf if statistic == "min" else -jnp.inf
             ext = extreme(jnp.where(jnp.isnan(vf), ident, vf))
+            if x_sorted:
+                # a bin of only NaN reads as the identity: its real readings are counted only
+                # when some bin does (no pass over the data otherwise)
+                def real(cnt: Array) -> Array:
+                    nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
+                    return cnt - nan_n.astype(idt)
+
+                cnt = lax.cond(jnp.any(ext == ident), real, lambda cnt: cnt, cnt)
         else:
             ext = extreme(vf)
         return jnp.where(cnt > 0, ext, jnp.nan), d
