@@ -351,8 +351,8 @@ def _binned_core(
             below = start[:1]
             above = jnp.full((1,), n_pts, idt) - jnp.maximum(stop[-1:], start[-1:])
             cnt_all = jnp.concatenate([below, count, above])
-        else:
-            cnt_all = jnp.zeros((nb + 2,), idt).at[d].add(1)
+        else:  # counted by the median's first histogram (omit: counted here, NaN apart)
+            cnt_all = jnp.zeros((nb + 2,), idt).at[d].add(1) if omit else None
         if omit:
             # canonical (positive) NaN keys sort above +inf: ranking only the real readings
             # of each bin never reaches them

@@ -37,20 +37,20 @@ def _from_key(k: Array, dtype: Any) -> Array:
     return lax.bitcast_convert_type(u.astype(udt), dtype)
 
 
-def _segment_median(seg: Array, v: Array, nseg: int, cnt: Array) -> Array:
+def _segment_median(seg: Array, v: Array, nseg: int, cnt: Array | None = None) -> Array:
     """Median of ``v`` ``(N,)`` per segment id ``seg`` in O(N) passes, without sorting.
 
     A radix select on the order-preserving integer keys: 11 bits per pass (6 passes for
     float64, 3 for float32), each one scatter-add histogram of (segment, digit); the upper
     middle value of an even count is the lower one again or the next larger value (one
     scatter-min). Exact: the result is ``(v[lo] + v[hi]) / 2`` of the sorted values, as scipy.
+    ``cnt`` (points per segment) defaults to the first histogram's row sums (no extra pass).
     """
     dtype = v.dtype
     bits = 64 if dtype == jnp.float64 else 32
     udt = jnp.uint64 if bits == 64 else jnp.uint32
     key = _order_key(v)
-    cnt = cnt.astype(jnp.int32)
-    rank = jnp.maximum(cnt - 1, 0) // 2
+    rank = None if cnt is None else jnp.maximum(cnt.astype(jnp.int32) - 1, 0) // 2
     prefix = jnp.zeros((nseg,), udt)
     digits = 11
     done = 0
@@ -69,6 +69,11 @@ def _segment_median(seg: Array, v: Array, nseg: int, cnt: Array) -> Array:
         # two-level choice of the digit: 2**width = groups x lanes, no long cumulative sums
         lanes = 1 << (width // 2)
         h3 = hist.reshape(nseg, -1, lanes)
+        if cnt is None:  # the first histogram counts every point of every segment
+            cnt = h3.sum(axis=(1, 2))
+        cnt = cnt.astype(jnp.int32)
+        if rank is None:
+            rank = jnp.maximum(cnt - 1, 0) // 2
         ccum = jnp.cumsum(h3.sum(axis=2), axis=1)
         g = jnp.argmax(ccum > rank[:, None], axis=1)
         below_g = jnp.where(g > 0, jnp.take_along_axis(ccum, (g - 1)[:, None], 1)[:, 0], 0)
