@@ -128,3 +128,181 @@ def test_rolling_errors():
         rolling_statistic(T, Y[:-1], SEC)
     with pytest.raises(ValueError, match="scalar"):
         rolling_statistic(T, Y, np.array([SEC, SEC]))
+
+
+# ---------------------------------------------------------------------------- per-point roads
+FAST = ["count", "sum", "mean", "std", "min", "max"]
+
+
+def _check_pandas(t, y, width_s, closed="right", min_periods=1, stats=FAST, atol=1e-10):
+    s = pd.Series(y, index=pd.to_datetime(t))
+    got = rolling_statistic(t, y, width_s * SEC, stats, closed=closed, min_periods=min_periods)
+    for st in stats:
+        roll = s.rolling(f"{width_s}s", closed=closed, min_periods=min_periods)
+        want = getattr(roll, st)().to_numpy()
+        np.testing.assert_allclose(
+            np.asarray(got[st]), want, rtol=1e-9, atol=atol, equal_nan=True, err_msg=st
+        )
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_sorted_search_exact_where_the_interpolation_guess_is_wrong(side):
+    from jaxsubset._rolling_kernels import _sorted_search
+
+    rng = np.random.default_rng(11)
+    cases = [
+        np.arange(500.0),  # evenly spaced: every guess right
+        np.sort(rng.uniform(0.0, 100.0, 700)),  # irregular: guesses off, bisection fixes
+        np.sort(rng.integers(0, 30, 900)).astype(np.float64),  # long runs of ties
+        np.cumsum(rng.exponential(1.0, 400) ** 4),  # heavy gaps
+        np.array([3.0]),
+        np.array([1.0, 1.0, 1.0]),
+    ]
+    for a in cases:
+        for shift in (0.0, 0.5, 7.0, 1e6, -1e6):
+            v = a - shift
+            got = np.asarray(_sorted_search(jnp.asarray(a), jnp.asarray(v), side))
+            np.testing.assert_array_equal(got, np.searchsorted(a, v, side))
+        # spacing 1 and 3: anchors everywhere / a ragged last block
+        for spacing in (1, 3):
+            got = _sorted_search(jnp.asarray(a), jnp.asarray(a - 2.0), side, spacing)
+            np.testing.assert_array_equal(np.asarray(got), np.searchsorted(a, a - 2.0, side))
+    empty = _sorted_search(jnp.arange(3.0), jnp.zeros((0,)), side)
+    assert empty.shape == (0,)
+
+
+def test_sorted_search_int64_nanoseconds_exact():
+    from jaxsubset._rolling_kernels import _sorted_search
+
+    rng = np.random.default_rng(12)
+    base = np.int64(1_700_000_000) * SEC  # ~1.7e18 ns: beyond float64's exact integers
+    a = base + np.cumsum(rng.integers(0, 5, 3000)).astype(np.int64) * SEC
+    for w in (0, 1, 3 * SEC, 3 * SEC + 1, 10**12):
+        for side in ("left", "right"):
+            got = np.asarray(_sorted_search(jnp.asarray(a), jnp.asarray(a - w), side))
+            np.testing.assert_array_equal(got, np.searchsorted(a, a - w, side))
+
+
+@pytest.mark.parametrize("closed", ["right", "left", "both", "neither"])
+def test_rolling_regular_grid_closed_form_matches_pandas(closed):
+    # an exactly regular int64 grid takes the closed-form bounds; one gap takes the search
+    rng = np.random.default_rng(13)
+    n = 700
+    y = rng.normal(5.0, 2.0, n)
+    regular = (np.arange(n, dtype=np.int64) * 3 + 11) * SEC
+    gap = regular.copy()
+    gap[400:] += 50 * SEC
+    for t in (regular, gap):
+        for width in (1, 3, 4, 100, 2000):
+            _check_pandas(t, y, width, closed, min_periods=2)
+
+
+def test_rolling_regular_grid_same_as_general_road():
+    # the same windows from both roads: a regular grid, and the same grid as float seconds
+    rng = np.random.default_rng(14)
+    n = 1000
+    t = np.arange(n, dtype=np.int64) * SEC
+    y = rng.normal(0.0, 1.0, (n, 2))
+    y[17, 0] = np.nan
+    for closed in ("right", "left", "both", "neither"):
+        a = rolling_statistic(t, y, 25 * SEC, FAST, closed=closed)
+        b = rolling_statistic(t / SEC, y, 25.0, FAST, closed=closed)
+        for s in FAST:
+            np.testing.assert_allclose(
+                np.asarray(a[s]), np.asarray(b[s]), rtol=1e-12, atol=1e-12, equal_nan=True
+            )
+
+
+def test_rolling_extremes_fast_road_and_fallbacks():
+    # row road: windows crossing rows; fallbacks: short windows starting mid-row (irregular
+    # spacing), windows spanning more than 2**8 rows of 16 points
+    rng = np.random.default_rng(15)
+    n = 6000
+    y = rng.normal(0.0, 1.0, n)
+    regular = np.arange(n, dtype=np.int64) * SEC
+    irregular = np.cumsum(rng.integers(1, 9, n)).astype(np.int64) * SEC
+    for t, widths in ((regular, (1, 5, 16, 17, 100, 4100, 5000)), (irregular, (3, 40, 9000))):
+        for width in widths:
+            _check_pandas(t, y, width, stats=["min", "max"])
+    # ties: pandas ends each window at the point itself
+    _check_pandas(T, Y, 20, stats=["min", "max", "count"])
+
+
+def test_rolling_min_max_nan_and_inf():
+    n = 300
+    t = np.arange(n, dtype=np.int64) * SEC
+    y = np.sin(np.arange(n) * 0.37)
+    y[[5, 6, 7, 100]] = np.nan
+    for stats in (["min", "max", "count"], ["sum", "mean", "min", "max"]):
+        _check_pandas(t, y, 10, stats=stats, min_periods=3)
+    # pandas skips -inf in rolling min (as it did before these roads): NumPy is the reference
+    y[50] = np.inf
+    y[200] = -np.inf
+    got = rolling_statistic(t, y, 10 * SEC, ("min", "max", "sum"), min_periods=3)
+    for s, ref in (("min", np.nanmin), ("max", np.nanmax), ("sum", np.nansum)):
+        want = np.array([ref(y[max(i - 9, 0) : i + 1]) for i in range(n)])
+        cnt = np.array([np.sum(~np.isnan(y[max(i - 9, 0) : i + 1])) for i in range(n)])
+        want = np.where(cnt >= 3, want, np.nan)
+        np.testing.assert_allclose(np.asarray(got[s]), want, rtol=1e-12, equal_nan=True)
+    got = rolling_statistic(t, y, 10 * SEC, ("max", "sum"), nan_policy="propagate")
+    assert np.isnan(np.asarray(got["max"])[[5, 10, 16, 100, 109]]).all()
+    assert np.asarray(got["max"])[20] == np.max(y[11:21])
+    assert np.isinf(np.asarray(got["sum"])[55])
+
+
+def test_rolling_blocked_prefix_sums_precision_large_offset():
+    from jaxsubset._rolling_kernels import _prefix_1d
+
+    rng = np.random.default_rng(16)
+    for n in (1, 63, 64, 65, 1000, 4097, 70_000):
+        z = rng.normal(0.0, 1.0, n)
+        np.testing.assert_allclose(np.asarray(_prefix_1d(jnp.asarray(z))), np.cumsum(z), atol=1e-9)
+    # 1e8 + noise: sums and means to ~1e-12 relative, std to 1e-9 (the shift keeps the digits)
+    n = 20_000
+    t = np.arange(n, dtype=np.int64) * SEC
+    y = 1e8 + rng.normal(0.0, 1.0, n)
+    got = rolling_statistic(t, y, 100 * SEC, ("sum", "mean", "std"))
+    csum = np.concatenate([[0.0], np.cumsum(y - 1e8)])
+    lo = np.maximum(np.arange(n) - 99, 0)
+    hi = np.arange(n) + 1
+    cnt = hi - lo
+    want_sum = (csum[hi] - csum[lo]) + cnt * 1e8
+    np.testing.assert_allclose(np.asarray(got["sum"]), want_sum, rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(got["mean"]), want_sum / cnt, rtol=1e-13)
+    want_std = np.array(
+        [y[a:b].std(ddof=1) if b - a > 1 else np.nan for a, b in zip(lo, hi, strict=True)]
+    )
+    np.testing.assert_allclose(np.asarray(got["std"]), want_std, rtol=1e-9, equal_nan=True)
+
+
+_ROAD_TRACES = {"n": 0}
+
+
+@jax.jit
+def _rolling_roads_jit(t, y, width):
+    _ROAD_TRACES["n"] += 1
+    return rolling_statistic(t, y, width, ("sum", "std", "max"), min_periods=2)
+
+
+def test_rolling_roads_switch_without_recompiling():
+    # regular and irregular axes of the same shape share one compiled program
+    rng = np.random.default_rng(17)
+    n = 900
+    y = rng.normal(0.0, 1.0, n)
+    regular = np.arange(n, dtype=np.int64) * SEC
+    irregular = np.cumsum(rng.integers(0, 3, n)).astype(np.int64) * SEC
+    for t in (regular, irregular, regular):
+        got = _rolling_roads_jit(t, y, 30 * SEC)
+        s = pd.Series(y, index=pd.to_datetime(t)).rolling("30s", min_periods=2)
+        for st in ("sum", "std", "max"):
+            np.testing.assert_allclose(
+                np.asarray(got[st]), getattr(s, st)().to_numpy(), rtol=1e-9, atol=1e-10
+            )
+    assert _ROAD_TRACES["n"] == 1
+    # the gradient of a rolling max reaches each window's maximum once per window
+    g = jax.grad(lambda y: jnp.sum(rolling_statistic(regular, y, 30 * SEC, "max")))(y)
+    hits = np.zeros(n)
+    for i in range(n):
+        lo = max(i - 29, 0)
+        hits[lo + np.argmax(y[lo : i + 1])] += 1
+    np.testing.assert_allclose(np.asarray(g), hits)

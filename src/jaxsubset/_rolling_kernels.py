@@ -226,8 +226,11 @@ def _rolling_extreme(
         yp = yp.reshape(m, row, c)
         pad_pre, pad_suf = ((0, 0), (row - 1, 0), (0, 0)), ((0, 0), (0, row - 1), (0, 0))
         win, ones = (1, row, 1), (1, 1, 1)
-        pre = lax.reduce_window(yp, ident, op, win, ones, pad_pre).reshape(m * row, c)[:npt]
-        suf = lax.reduce_window(yp, ident, op, win, ones, pad_suf).reshape(m * row, c)
+        # a NumPy init value: JAX then recognises the max/min monoid (differentiable); a traced
+        # one (a captured array becomes a branch operand) gives the generic, non-transposable op
+        init = np.array(np.inf if which == "min" else -np.inf, y.dtype)
+        pre = lax.reduce_window(yp, init, op, win, ones, pad_pre).reshape(m * row, c)[:npt]
+        suf = lax.reduce_window(yp, init, op, win, ones, pad_suf).reshape(m * row, c)
         levels = min(_ROW_LEVELS + 1, int(np.floor(np.log2(m))) + 1)
         row_ext = jnp.max(yp, axis=1) if which == "max" else jnp.min(yp, axis=1)
         tab = _sparse_table(row_ext, levels, op, ident)
