@@ -154,6 +154,22 @@ def _prefix_sums(z: Array) -> Array:
     return jnp.stack([_prefix_1d(z[:, j]) for j in range(z.shape[1])], axis=1)
 
 
+def _column_window_sums(cols: list[Array], start: Array, stop: Array | None) -> list[Array]:
+    """:func:`_window_sums` of each ``(N, C)`` array of ``cols``, column by column.
+
+    Stacking the prefix sums of several quantities into one array made XLA materialise it
+    (``(N, 2)`` for std: a full extra pass); per column, each prefix feeds the final fusion.
+    """
+    out = []
+    for z in cols:
+        if z.shape[1] > 16:
+            out.append(_window_sums(jnp.cumsum(z, axis=0), start, stop))
+            continue
+        parts = [_window_sums(_prefix_1d(z[:, j])[:, None], start, stop) for j in range(z.shape[1])]
+        out.append(parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=1))
+    return out
+
+
 def _window_sums(p: Array, start: Array, stop: Array | None) -> Array:
     """Window sums ``P[stop - 1] - P[start - 1]`` from inclusive prefix sums ``p`` ``(N, C)``.
 
@@ -301,7 +317,7 @@ def _rolling_range_stats(
 
     def finish(
         nan: Any,
-        sums: Array | None = None,
+        sums: list[Array] | None = None,
         pinf: Any = zero,
         ninf: Any = zero,
         has_nan: bool = True,
@@ -313,9 +329,9 @@ def _rolling_range_stats(
         res = {}
         if need:
             assert sums is not None
-            mom = {"s1": sums[:, :c], "ref": ref, "nan": nan, "pinf": pinf, "ninf": ninf}
+            mom = {"s1": sums[0], "ref": ref, "nan": nan, "pinf": pinf, "ninf": ninf}
             if order == 2:
-                mom["s2"] = sums[:, c : 2 * c]
+                mom["s2"] = sums[1]
             nf = jnp.broadcast_to(n, (n_pts, c)).astype(acc)
             for s in need:
                 res[s] = jnp.where(ok, _finish(s, mom, nf, ddof, out_dtype, skipna), jnp.nan)
@@ -341,9 +357,9 @@ def _rolling_range_stats(
         if order == 2:
             # with skipna a NaN squares as ``ref``: no NaN in the gradient where it is unused
             cols.append(((jnp.where(jnp.isnan(v), ref, v) if skipna else v) - ref) ** 2)
-        z = jnp.concatenate(cols, axis=-1) if order == 2 else cols[0]
         # finite totals: no NaN anywhere
-        return finish(zero, _window_sums(_prefix_sums(z), start, stop), has_nan=False)
+        sums = _column_window_sums(cols, start, stop)
+        return finish(zero, sums, has_nan=False)
 
     def counted() -> dict[str, Array]:
         start, stop, _, _ = windows()
@@ -352,10 +368,9 @@ def _rolling_range_stats(
         cols = [z, z**2] if order == 2 else [z]
         cols += [jnp.isnan(v).astype(acc), (v == jnp.inf).astype(acc)]
         cols.append((v == -jnp.inf).astype(acc))
-        sums = _window_sums(_prefix_sums(jnp.concatenate(cols, axis=-1)), start, stop)
-        w = order * c
-        nan, pinf, ninf = (jnp.round(sums[:, w + j * c : w + (j + 1) * c]) for j in range(3))
-        return finish(nan, sums[:, :w], pinf, ninf)
+        sums = _column_window_sums(cols, start, stop)
+        nan, pinf, ninf = (jnp.round(a) for a in sums[order:])
+        return finish(nan, sums[:order], pinf, ninf)
 
     def nan_counted() -> dict[str, Array]:
         start, stop, _, _ = windows()
