@@ -195,8 +195,12 @@ def workload_rolling(cfg: dict[str, Any]) -> tuple[list[dict], list[dict]]:
             lambda f=f: f(tj, yj, width), repeats=cfg["repeats"], budget_s=cfg["budget_s"]
         )
         roll = s.rolling(f"{w}s")
+        # pandas takes ~0.2 s here: its median after a warm-up, like ours (a single cold call
+        # measured up to 2x slower and flattered the ratio)
         t_pd = time_steady(
-            lambda st=stat, r=roll: getattr(r, st)(), repeats=cfg["slow_repeats"], warmup=0
+            lambda st=stat, r=roll: getattr(r, st)(),
+            repeats=cfg["repeats"],
+            budget_s=cfg["budget_s"],
         )
         ref = getattr(roll, stat)().to_numpy()
         got = np.asarray(f(tj, yj, width))
