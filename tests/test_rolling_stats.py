@@ -306,3 +306,19 @@ def test_rolling_roads_switch_without_recompiling():
         lo = max(i - 29, 0)
         hits[lo + np.argmax(y[lo : i + 1])] += 1
     np.testing.assert_allclose(np.asarray(g), hits)
+
+
+@pytest.mark.parametrize("statistic", ["min", "max"])
+def test_propagate_keeps_nan_in_long_windows(statistic):
+    # XLA's CPU max/min reductions drop NaN over long axes: with nan_policy="propagate" a
+    # window holding a NaN must still give NaN (NumPy's rule), on every road
+    n = 20_000
+    x = np.arange(n, dtype=float)
+    y = np.random.default_rng(3).normal(size=n)
+    y[[500, 12_345]] = np.nan
+    want = np.array([np.isnan(y[max(0, i - 999) : i + 1]).any() for i in range(n)])
+    fn = jax.jit(lambda x, y: rolling_statistic(x, y, 1000.0, statistic, nan_policy="propagate"))
+    got = np.asarray(fn(x, y))
+    np.testing.assert_array_equal(np.isnan(got), want)
+    ref = np.array([getattr(np, statistic)(y[max(0, i - 999) : i + 1]) for i in range(0, n, 37)])
+    np.testing.assert_array_equal(got[::37], ref)

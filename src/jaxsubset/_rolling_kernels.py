@@ -349,6 +349,14 @@ def _rolling_range_stats(
                 else:
                     val = _range_extreme(src, start, end, s)
                     res[s] = jnp.where(ok & (n > 0), val, jnp.nan)
+                if is_float and not skipna:
+                    # XLA's CPU max/min reductions (reduce_window, row extremes) drop NaN:
+                    # a window holding one gives NaN, counted only when y holds any NaN
+                    def with_nan(val: Array) -> Array:
+                        nan_w = _window_sums(_prefix_sums(jnp.isnan(y).astype(acc)), start, stop)
+                        return jnp.where(nan_w > 0.5, jnp.nan, val)
+
+                    res[s] = lax.cond(jnp.any(jnp.isnan(y)), with_nan, lambda v: v, res[s])
         return res
 
     def fast() -> dict[str, Array]:
