@@ -133,7 +133,7 @@ def _disjoint_deviations(
     bmean = _tree_reduce(yb, jnp.add) / block
     bm2 = _tree_reduce((yb - bmean[:, None]) ** 2, jnp.add)
     b0 = jnp.arange(nb, dtype=start.dtype) * block
-    kk = jnp.searchsorted(stop, b0, side="right").astype(start.dtype)
+    kk = jnp.searchsorted(stop, b0, side="right", method="scan_unrolled").astype(start.dtype)
     kc = jnp.clip(kk, 0, max(k - 1, 0))
     inside = (kk < k) & (start[kc] <= b0) & (b0 + block <= stop[kc])
     dm = bmean - mean[kc]
