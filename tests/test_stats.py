@@ -120,6 +120,35 @@ def test_binned_sorted_nonfinite_stays_in_its_bin(statistic):
         _same(got.statistic, want)
 
 
+@pytest.mark.parametrize("edges_kind", ["random", "clustered", "wide"])
+def test_binned_array_edges_binnumber_matches_scipy(edges_kind):
+    # explicit edges take a lookup table plus two comparisons, verified, with searchsorted as
+    # the fallback (clustered edges share a table cell): binnumber and counts as scipy's, for
+    # points on, just above and just below every edge
+    rng = np.random.default_rng(7)
+    if edges_kind == "random":
+        edges = np.sort(rng.uniform(-1.0, 1.0, 40))
+    elif edges_kind == "clustered":
+        edges = np.concatenate([np.sort(rng.uniform(0.0, 1e-9, 30)), [0.5, 1.0]])
+    else:
+        edges = np.cumsum(rng.exponential(size=25)) * 1e6
+    x = np.concatenate(
+        [
+            rng.uniform(edges[0] - 1.0, edges[-1] + 1.0, 3000),
+            edges,
+            np.nextafter(edges, np.inf),
+            np.nextafter(edges, -np.inf),
+        ]
+    )
+    x = x[rng.permutation(x.size)]
+    v = rng.normal(size=x.size)
+    for statistic in ("count", "mean"):
+        _check(x, v, statistic, edges)
+        got = jax.jit(lambda x, v, s=statistic: binned_statistic(x, v, s, edges))(x, v)
+        want = scipy.stats.binned_statistic(x, v, statistic, edges)
+        np.testing.assert_array_equal(np.asarray(got.binnumber), want.binnumber)
+
+
 def test_binned_float32():
     x = X.astype(np.float32)
     v = Y.astype(np.float32)

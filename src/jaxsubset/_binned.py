@@ -70,6 +70,35 @@ def _around(v: Array, dec: Array) -> Array:
     return jnp.where(dec >= 0, jnp.rint(v * p) / p, jnp.rint(v / p) * p)
 
 
+def _bucketize(x: Array, edges: Array) -> Array:
+    """``searchsorted(edges, x, side="right")`` for many float ``x`` and few increasing edges.
+
+    A lookup table over ``64 * len(edges)`` equal cells of ``[edges[0], edges[-1]]`` holds the
+    answer at every cell's lower boundary; a cell rarely holds more than one edge, so the
+    answer is the table's entry plus two comparisons with the next edges (an arithmetic
+    guess, five gathers from small tables per point). Every answer is then verified against its
+    two edges; a miss (clustered edges, or rounding at a cell boundary) sends the call to
+    ``jnp.searchsorted`` under ``lax.cond``. ``jnp.searchsorted`` alone is log2(len(edges))
+    dependent gathers per point: ~500 ms for 1e7 points and 1001 edges on CPU.
+    """
+    k1 = edges.shape[0]
+    m = min(64 * k1, 1 << 20)
+    idt = jnp.int32
+    lo, hi = edges[0], edges[-1]
+    scale = m / (hi - lo)
+    cells = lo + jnp.arange(m, dtype=edges.dtype) / scale
+    table = jnp.searchsorted(edges, cells, side="right").astype(idt)
+    table = jnp.concatenate([jnp.zeros((1,), idt), table, jnp.full((1,), k1, idt)])
+    t = jnp.clip((x - lo) * scale, -1, m)
+    t = jnp.where(jnp.isnan(t), 0, jnp.floor(t)).astype(idt) + 1  # 0 below, m + 1 above
+    a = table[t]
+    ext = jnp.concatenate([edges, jnp.full((2,), jnp.inf, edges.dtype)])
+    d = a + (ext[a] <= x).astype(idt) + (ext[a + 1] <= x).astype(idt)
+    low = jnp.concatenate([jnp.array([-jnp.inf], edges.dtype), ext])
+    ok = jnp.all(((low[d] <= x) & (x < low[d + 1])) | jnp.isnan(x))
+    return lax.cond(ok, lambda: d, lambda: jnp.searchsorted(edges, x, side="right").astype(idt))
+
+
 def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> tuple[Array, Array]:
     """scipy's bin numbers (``digitize`` then the last edge closed) and the on-edge flags."""
     nb = edges.shape[0] - 1
@@ -89,7 +118,7 @@ def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> tuple[Array
             d = jnp.where(x < table[d], d - 1, jnp.where(x >= table[d + 1], d + 1, d))
             d = jnp.clip(d, 0, nb + 1)
     else:
-        d = jnp.searchsorted(edges, x, side="right").astype(idt)
+        d = _bucketize(x, edges).astype(idt)
     on_edge = (x >= edges[-1]) & (_around(x, dec) == _around(edges[-1], dec))
     d = jnp.where(on_edge, d - 1, d)
     d = jnp.where(jnp.isnan(x), nb + 1, d) if jnp.issubdtype(x.dtype, jnp.inexact) else d
