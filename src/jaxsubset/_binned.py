@@ -22,7 +22,6 @@ from ._kernels import (
     _range_sums,
     _reference,
     _sum_block,
-    _tree_reduce,
 )
 from ._median import _segment_median
 from ._ranges import _bound_array
@@ -144,61 +143,6 @@ def _on_edge_end(x: Array, i0: Array, last_edge: Array, dec: Array) -> Array:
     return lo
 
 
-def _disjoint_deviations(
-    y: Array, start: Array, stop: Array, mean: Array, block: int
-) -> tuple[Array, Array]:
-    """``sum(y - mean_k)`` and ``sum((y - mean_k)**2)`` over DISJOINT sorted ranges, in O(N).
-
-    Two passes without a per-point bin id: each block of ``block`` points gets its own mean and
-    squared deviations (halving reductions); a block lying inside range ``k`` adds
-    ``M2_b + block * (mean_b - mean_k)**2`` (Chan's combination, no cancellation); the points
-    of a range outside its whole blocks (fewer than ``block`` at each end) are read by a small
-    gather and measured against ``mean_k`` directly.
-    """
-    n, c = y.shape
-    k = start.shape[0]
-    nb = n // block
-    yb = y[: nb * block].reshape(nb, block, c)
-    bmean = _tree_reduce(yb, jnp.add) / block
-    bm2 = _tree_reduce((yb - bmean[:, None]) ** 2, jnp.add)
-    b0 = jnp.arange(nb, dtype=start.dtype) * block
-    kk = jnp.searchsorted(stop, b0, side="right", method="scan_unrolled").astype(start.dtype)
-    kc = jnp.clip(kk, 0, max(k - 1, 0))
-    inside = (kk < k) & (start[kc] <= b0) & (b0 + block <= stop[kc])
-    dm = bmean - mean[kc]
-    dest = jnp.where(inside, kk, k)
-    full1 = jnp.zeros((k, c), y.dtype).at[dest].add(block * dm, mode="drop")
-    full2 = jnp.zeros((k, c), y.dtype).at[dest].add(bm2 + block * dm**2, mode="drop")
-    fb0 = -(-start // block)
-    fb1 = stop // block
-    has_full = fb1 > fb0
-    h_end = jnp.where(has_full, fb0 * block, jnp.minimum(stop, start + block))
-    t_beg = jnp.where(has_full, fb1 * block, h_end)
-    offs = jnp.arange(block, dtype=start.dtype)
-
-    def window(first: Array, end: Array) -> tuple[Array, Array]:
-        idx = first[:, None] + offs
-        dev = jnp.take(y, idx, axis=0, mode="clip") - mean[:, None, :]
-        dev = jnp.where((idx < end[:, None])[..., None], dev, 0)
-        return dev.sum(axis=1), (dev**2).sum(axis=1)
-
-    h1, h2 = window(start, h_end)
-    t1, t2 = window(t_beg, stop)
-    return full1 + h1 + t1, full2 + h2 + t2
-
-
-def _sorted_group(ids: Array, v: Array, nseg: int) -> tuple[Array, Array]:
-    """Sort ``v`` ``(N, C)`` by ``(ids, v)`` per channel; returns sorted values and starts."""
-
-    def one(col: Array) -> Array:
-        return lax.sort((ids, col), num_keys=2)[1]
-
-    sv = jax.vmap(one, in_axes=1, out_axes=1)(v)
-    counts = jnp.zeros((nseg,), ids.dtype).at[ids].add(1, mode="drop")
-    starts = jnp.concatenate([jnp.zeros((1,), ids.dtype), jnp.cumsum(counts)[:-1]])
-    return sv, starts
-
-
 # the one-pass variance of unsorted x is used when, in every bin, sum((v - shift)**2) is at
 # most this many times sum((v - mean)**2): its relative rounding error is then <= this many
 # times that of the two-pass formula
@@ -312,13 +256,10 @@ def _binned_core(
                     return jnp.where(nan_v, jnp.where(jnp.isfinite(fill), fill, 0), v)
 
                 v_real = lax.cond(jnp.any(nan_v), filled, lambda v: v, v)
-            # two passes, as scipy: deviations from each bin's mean, so no digits are lost
-            block = _sum_block(n_pts, nb) if x_sorted else 1
+            # deviations from each bin's own mean, so no digits are lost
             if block > 1 and n_pts // block > 0:
-                ref = _reference(v_real)  # block means of 1e8 + noise keep their digits
-                s1, s2 = _disjoint_deviations(
-                    v_real.astype(acc) - ref, start, stop, mean - ref, block
-                )
+                # (an omitted reading, filled with its bin's mean, deviates by zero)
+                _, s1, s2 = _disjoint_moments(v_real.astype(acc), start, stop, block)
             else:
                 dev = v_real.astype(acc) - mean_pt[d]
                 s1 = jax.ops.segment_sum(dev, d, nb + 2)[1:-1]

@@ -35,7 +35,6 @@ from jax import lax
 
 from ._reduce import reduce_extreme
 from ._typing import Array
-from ._validate import index_dtype
 
 
 # Per-element costs (ns) measured on the 2-core development CPU (jax 0.10, float64, N = 1e7):
@@ -102,34 +101,6 @@ def _sum_block(n: int, k: int) -> int:
     few = n * _COST_REDUCE + (n / b) * _COST_CUMSUM + 2 * k * b * _COST_GATHER
     many = n * _COST_CUMSUM + 2 * k * _COST_GATHER
     return b if few < many and b < n else 1
-
-
-def _search_sorted_queries(a: Array, v: Array, side: str, coarse: int = 32) -> Array:
-    """``searchsorted(a, v, side)`` for SORTED queries ``v``, faster than one search per query.
-
-    Every ``coarse``-th query is searched in full; the others bisect only between their two
-    coarse neighbours' answers, for as many steps as the widest such interval needs (a
-    ``while_loop``): about ``log2(coarse)`` steps on evenly spread data instead of ``log2(N)``.
-    """
-    n, q = a.shape[0], v.shape[0]
-    idt = index_dtype()
-    if q == 0 or n == 0:
-        return jnp.zeros((q,), idt)
-    anchors = jnp.searchsorted(a, v[::coarse], side=side).astype(idt)
-    anchors = jnp.concatenate([anchors, jnp.full((1,), n, idt)])
-    c = jnp.arange(q) // coarse
-    lo, hi = anchors[c], anchors[c + 1]
-
-    def step(state: tuple[Array, Array]) -> tuple[Array, Array]:
-        lo, hi = state
-        mid = (lo + hi) // 2
-        am = a[jnp.clip(mid, 0, n - 1)]
-        go = (am <= v) if side == "right" else (am < v)
-        go = go & (lo < hi)
-        return jnp.where(go, mid + 1, lo), jnp.where(go | (lo >= hi), hi, mid)
-
-    lo, _ = lax.while_loop(lambda st: jnp.any(st[0] < st[1]), step, (lo, hi))
-    return lo
 
 
 def _range_sums(
