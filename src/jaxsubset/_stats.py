@@ -1,8 +1,10 @@
 """Statistics over index ranges: :func:`range_statistic` on the O(N) roads of ``_kernels``."""
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -38,6 +40,7 @@ def _check_statistic(statistic: Any, func: str) -> str:
     return statistic
 
 
+@functools.partial(jax.jit, static_argnames=("stats", "ddof", "capacity", "skipna"))
 def _range_stats(
     y: Array,
     start: Array,
