@@ -370,10 +370,9 @@ def test_range_statistic_nonfinite_stays_in_its_range():
 
 
 @pytest.mark.parametrize("order", ["sorted", "reversed", "overlapping"])
-def test_range_statistic_disjoint_road_only_for_sorted_disjoint_ranges(order):
-    # sorted non-overlapping ranges take one-pass block roads, chosen at run time under jit;
-    # the same ranges reversed, or overlapping ones, must take the general roads: all equal
-    # NumPy, with a NaN and an inf inside, empty ranges and ranges shorter than a block
+def test_range_statistic_sorted_reversed_and_overlapping_ranges(order):
+    # the same ranges in order, reversed, or overlapping their neighbours, under jit: all
+    # equal NumPy, with a NaN and an inf inside, empty ranges and ranges shorter than a block
     y = YS[:, 0].copy()
     y[[17, 1400]] = [np.nan, np.inf]
     bounds = np.array([0, 3, 3, 40, 900, 901, 1500, 2200, 2999, 3000])

@@ -7,19 +7,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from ._capacity import _raise_if
 from ._kernels import (
-    _acc_dtype,
-    _disjoint_extreme,
-    _disjoint_moments,
-    _disjoint_sum,
     _finish,
     _float_dtype,
     _moments,
     _range_extreme,
-    _sum_block,
 )
 from ._median import _masked_median
 from ._ranges import Ranges
@@ -89,43 +83,7 @@ def _range_stats(
             out[s] = jnp.where(nn > 0, v, jnp.nan)
         return out
 
-    block = min(_sum_block(n_pts, k), 64)
-    if (need or ext) and not skipna and k > 1 and block > 1 and n_pts // (2 * block) > 0:
-        # sorted, non-overlapping ranges (chunks, bins, disjoint x-ranges): each whole block
-        # belongs to one range, so one plain pass per kind of statistic (see _disjoint_*),
-        # chosen at run time; overlapping or unordered ranges take the general roads
-        def disjoint() -> dict[str, Array]:
-            acc = _acc_dtype(y.dtype)
-            ya = y.astype(acc)
-            nf = n.astype(acc)
-            safe = jnp.where(n > 0, nf, 1)
-            out: dict[str, Array] = {"count": n}
-            if need & {"sum", "mean"}:
-                total = _disjoint_sum(ya, start, stop, 2 * block)
-                if "sum" in need:
-                    out["sum"] = total.astype(out_dtype)
-                if "mean" in need:
-                    out["mean"] = jnp.where(n > 0, total / safe, jnp.nan).astype(out_dtype)
-            if need & {"var", "std"}:
-                mean, s1, s2 = _disjoint_moments(ya, start, stop, block)
-                ss = jnp.where(n > 1, jnp.maximum(s2 - s1 * (s1 / safe), 0), 0)
-                denom = nf - ddof
-                var = ss / jnp.where(denom > 0, denom, 1)
-                var = jnp.where((denom > 0) & jnp.isfinite(mean), var, jnp.nan)
-                if "var" in need:
-                    out["var"] = var.astype(out_dtype)
-                if "std" in need:
-                    out["std"] = jnp.sqrt(var).astype(out_dtype)
-            yf = y.astype(out_dtype)
-            for s in ext:
-                v = _disjoint_extreme(yf, start, stop, s, 2 * block)
-                out[s] = jnp.where(n > 0, v, jnp.nan)
-            return out
-
-        is_disjoint = jnp.all(start[1:] >= stop[:-1])
-        res.update(lax.cond(is_disjoint, disjoint, general))
-    else:
-        res.update(general())
+    res.update(general())
     if "count" not in stats:
         n = res.pop("count")
     else:
@@ -183,10 +141,8 @@ def range_statistic(
     """A statistic of ``y`` over every index range, without padded copies where possible.
 
     count/sum/mean/var/std come from shifted prefix sums and min/max from a sparse table of
-    block extremes (O(N + K) to O(N log N) work, never ``K x capacity``); sorted
-    non-overlapping ranges (chunks, bins, disjoint x-ranges; checked at run time) take one
-    plain pass per statistic instead. The median sorts inside padded windows of ``capacity``
-    points. Conventions are those of
+    block extremes (O(N + K) to O(N log N) work, never ``K x capacity``); the median sorts
+    inside padded windows of ``capacity`` points. Conventions are those of
     :class:`jaxsubset.Subsets`: an empty range gives NaN (0 for ``"sum"`` and ``"count"``), a
     range holding a NaN gives NaN unless ``nan_policy="omit"``.
 
