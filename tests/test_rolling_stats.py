@@ -322,3 +322,21 @@ def test_propagate_keeps_nan_in_long_windows(statistic):
     np.testing.assert_array_equal(np.isnan(got), want)
     ref = np.array([getattr(np, statistic)(y[max(0, i - 999) : i + 1]) for i in range(0, n, 37)])
     np.testing.assert_array_equal(got[::37], ref)
+
+
+def test_rolling_outside_jit_compiles_once_per_shape():
+    # called op by op, the per-point road must reuse its compiled program: before it was
+    # jitted, every call compiled its lax.cond branches again (~3 s a call)
+    from jaxsubset._rolling_kernels import _rolling_per_point
+
+    rng = np.random.default_rng(18)
+    n = 400
+    t = np.arange(n, dtype=np.int64) * SEC
+    before = _rolling_per_point._cache_size()
+    for width in (5, 9, 30):
+        y = rng.normal(0.0, 1.0, n)
+        got = rolling_statistic(t, y, width * SEC, ("mean", "max"))
+        s = pd.Series(y, index=pd.to_datetime(t)).rolling(f"{width}s")
+        np.testing.assert_allclose(np.asarray(got["mean"]), s.mean().to_numpy(), rtol=1e-12)
+        np.testing.assert_array_equal(np.asarray(got["max"]), s.max().to_numpy())
+    assert _rolling_per_point._cache_size() == before + 1

@@ -18,9 +18,11 @@ BENCHMARKS.md, "Statistics"):
   (for the row holding the window's end) and a sparse-table query over row extremes.
 """
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -43,6 +45,9 @@ _PREFIX_BLOCK = 16  # points summed by one row of the triangular matrix product
 
 
 # ---------------------------------------------------------------------------- search
+# jitted (here and below) so that calls outside ``jit`` compile once per shape: run op by op,
+# every ``lax.cond``/``while_loop`` of a new closure compiled again on every call (~3 s)
+@functools.partial(jax.jit, static_argnames=("side", "spacing"))
 def _sorted_search(a: Array, v: Array, side: str, spacing: int = _ANCHOR) -> Array:
     """``searchsorted(a, v, side)`` for SORTED queries ``v``, exact, in about two passes.
 
@@ -397,6 +402,7 @@ def _rolling_range_stats(
 
 
 # ---------------------------------------------------------------------------- per-point windows
+@functools.partial(jax.jit, static_argnames=("closed",))
 def _window_bounds(x: Array, w: Array, closed: str) -> tuple[Array, Array | None]:
     """``start`` and ``stop`` (None: ``i + 1``) of the window of every point, exactly.
 
@@ -443,6 +449,9 @@ def _regular_bounds(n: int, w: Array, dx: Array, closed: str) -> tuple[Array, Ar
     return start, stop
 
 
+@functools.partial(
+    jax.jit, static_argnames=("closed", "stats", "ddof", "skipna", "min_periods")
+)
 def _rolling_per_point(
     x: Array,
     w: Array,
