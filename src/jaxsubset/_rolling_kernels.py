@@ -449,9 +449,7 @@ def _regular_bounds(n: int, w: Array, dx: Array, closed: str) -> tuple[Array, Ar
     return start, stop
 
 
-@functools.partial(
-    jax.jit, static_argnames=("closed", "stats", "ddof", "skipna", "min_periods")
-)
+@functools.partial(jax.jit, static_argnames=("closed", "stats", "ddof", "skipna", "min_periods"))
 def _rolling_per_point(
     x: Array,
     w: Array,
