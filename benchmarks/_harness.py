@@ -39,6 +39,29 @@ def time_steady(
     return statistics.median(times)
 
 
+def time_interleaved(
+    fns: dict[str, Callable[[], Any]], *, rounds: int = 7, warmup: int = 1, budget_s: float = 60.0
+) -> dict[str, float]:
+    """Median wall time (s) of each ``fns[name]()`` over rounds of one call of each.
+
+    On a shared machine a change of load then lands on every method of the round alike, so
+    their ratio stays fair; timing one method after another lets it land on one of them.
+    """
+    for fn in fns.values():
+        for _ in range(warmup):
+            block(fn())
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    t_all = time.perf_counter()
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            block(fn())
+            times[name].append(time.perf_counter() - t0)
+        if time.perf_counter() - t_all > budget_s:
+            break
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def time_first(fn: Callable[[], Any]) -> float:
     """Wall time (s) of the first call: compilation plus one run."""
     t0 = time.perf_counter()
