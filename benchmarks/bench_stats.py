@@ -6,16 +6,19 @@ Workloads (float64, side by side in one process; steady state and compile time a
    and for shuffled ``x``: ``jaxsubset.binned_statistic`` under ``jit`` (the statistic only, so
    XLA drops the unused ``binnumber``; one row also returns it) against
    ``scipy.stats.binned_statistic``, NumPy (``digitize`` + ``bincount``; ``reduceat`` for
-   min/max) and pandas ``groupby`` on the bin codes. The floor is one ``np.sum(y)`` pass in the
-   same run.
+   min/max) and pandas ``groupby`` on the bin codes. The floor is one ``np.sum(y)`` pass, timed
+   in rounds interleaved with jaxsubset's.
 2. ``rolling``: ``N`` = 1e7 points one second apart, a 100 s (= 100 samples) offset window:
-   ``jaxsubset.rolling_statistic`` under ``jit`` against ``pandas.Series.rolling("100s")``.
+   ``jaxsubset.rolling_statistic`` under ``jit`` against ``pandas.Series.rolling("100s")``,
+   in interleaved rounds.
 
 Targets (issue 3): sorted x, count/sum/mean/std/min/max within 3x of the floor; shuffled x,
 >= 10x faster than SciPy for every statistic; median >= 10x faster than SciPy; rolling >= 2x
 faster than pandas. Each is printed MET or MISSED.
 
-Run ``python benchmarks/bench_stats.py [--quick] [--json PATH]`` or ``python benchmarks/run.py``.
+Run ``python benchmarks/bench_stats.py [--quick] [--json PATH] [--markdown PATH]`` or
+``python benchmarks/run.py``; ``--from-json PATH`` prints the Markdown tables of a saved run.
+The header names glibc's huge-page setting, which moves these timings up to 2x on Linux.
 """
 
 import argparse
@@ -241,13 +244,83 @@ def workload_rolling(cfg: dict[str, Any]) -> tuple[list[dict], list[dict]]:
     return rows, targets
 
 
+def markdown(payload: dict[str, Any]) -> str:
+    """The binned and rolling tables of one run as Markdown (the form BENCHMARKS.md uses)."""
+
+    def ms(v: float | None) -> str:
+        return "" if v is None else f"{1e3 * v:.3g}"
+
+    def by(rows: list[dict], key: tuple, method: str) -> dict | None:
+        return next(
+            (r for r in rows if (r.get("order"), r["stat"]) == key and method in r["method"]), None
+        )
+
+    out = [f"malloc: {payload['machine'].get('malloc', '?')}", ""]
+    binned = payload["results"].get("binned", [])
+    if binned:
+        floor = binned[0]["steady_s"]
+        out += [
+            f"binned_statistic (floor: np.sum {ms(floor)} ms; x floor: against the floor timed in"
+            " the same rounds)",
+            "",
+            "| x | statistic | jaxsubset ms | x floor | compile s | scipy ms | scipy / jaxsubset "
+            "| numpy ms | pandas groupby ms |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in binned:
+            if r["method"] != "jaxsubset binned_statistic (jit)":
+                continue
+            key = (r["order"], r["stat"])
+            sc, npy, pd_ = (by(binned, key, m) for m in ("scipy", "numpy", "pandas"))
+            out.append(
+                f"| {r['order']} | {r['stat']} | {ms(r['steady_s'])} | {r['x_floor']:.2f} "
+                f"| {r['compile_s']:.2f} | {ms(sc and sc['steady_s'])} "
+                f"| **{r['scipy_over_ours']:.3g}** | {ms(npy and npy['steady_s'])} "
+                f"| {ms(pd_ and pd_['steady_s'])} |"
+            )
+        out.append("")
+    rolling = payload["results"].get("rolling", [])
+    if rolling:
+        out += [
+            "rolling_statistic (interleaved rounds with pandas)",
+            "",
+            "| statistic | jaxsubset ms | compile s | pandas ms | pandas / jaxsubset "
+            "| max rel. err. vs pandas |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in rolling:
+            if not r["method"].startswith("jaxsubset"):
+                continue
+            pd_ = by(rolling, (None, r["stat"]), "pandas")
+            out.append(
+                f"| {r['stat']} | {ms(r['steady_s'])} | {r['compile_s']:.2f} "
+                f"| {ms(pd_ and pd_['steady_s'])} | **{r['pandas_over_ours']:.3g}** "
+                f"| {r['max_rel_err']:.1e} |"
+            )
+        out.append("")
+    out += ["| target | value | status |", "|---|---:|---|"]
+    out += [f"| {t['target']} | {t['value']:.3g} | {t['status']} |" for t in payload["targets"]]
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="small N (seconds), for the smoke test")
     p.add_argument("--json", metavar="PATH", help="write every result to PATH as JSON")
     p.add_argument("--only", choices=("binned", "rolling"), action="append")
     p.add_argument("--stats", help="comma-separated statistics to run (default: all)")
+    p.add_argument("--markdown", metavar="PATH", help="write the tables as Markdown to PATH")
+    p.add_argument(
+        "--from-json", metavar="PATH", help="no run: print the Markdown of a saved --json run"
+    )
     args = p.parse_args(argv)
+    if args.from_json:
+        import json
+
+        with open(args.from_json) as f:
+            text = markdown(json.load(f))
+        print(text, end="")
+        return {}
     cfg = dict(QUICK if args.quick else FULL)
     cfg["stats"] = tuple(args.stats.split(",")) if args.stats else STATS
     unknown = set(cfg["stats"]) - set(STATS)
@@ -273,6 +346,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     payload = dict(machine=info, config=cfg, results=results, targets=targets)
     if args.json:
         write_json(args.json, payload)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(payload))
     block(None)
     return payload
 
