@@ -471,8 +471,13 @@ def test_benchmark_runs_quick_and_reports_targets():
         import bench_stats
 
         out = bench_stats.main(["--quick", "--stats", "mean,median"])
+        md = bench_stats.markdown(out)
     finally:
         sys.path.remove(str(bench))
+    # one Markdown row per jaxsubset cell (4 binned, 1 rolling: no rolling median), per target
+    rows = [ln for ln in md.splitlines() if ln.startswith("| ") and "---" not in ln]
+    assert len(rows) == 3 + 4 + 1 + len(out["targets"])
+    assert md.startswith("malloc: glibc.malloc.hugetlb=")
     assert set(out["results"]) == {"binned", "rolling"}
     ours = [r for r in out["results"]["binned"] if r["method"].startswith("jaxsubset binned")]
     assert {(r["order"], r["stat"]) for r in ours} == {
