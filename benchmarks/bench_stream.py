@@ -216,6 +216,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     n = int(args.n or (2e6 if args.quick else 2e8))
     n_shard = int(2e5 if args.quick else 1e7)
     folder = args.dir or tempfile.mkdtemp(prefix="jaxsubset-bench-")
+    os.makedirs(folder, exist_ok=True)  # --dir may name a folder not made yet
     path = os.path.join(folder, f"xy_{n}.npy")
     need = n * 16 + 4096
     free = shutil.disk_usage(folder).free

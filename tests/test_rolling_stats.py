@@ -221,7 +221,12 @@ def test_rolling_extremes_fast_road_and_fallbacks():
     y = rng.normal(0.0, 1.0, n)
     regular = np.arange(n, dtype=np.int64) * SEC
     irregular = np.cumsum(rng.integers(1, 9, n)).astype(np.int64) * SEC
-    for t, widths in ((regular, (1, 5, 16, 17, 100, 4100, 5000)), (irregular, (3, 40, 9000))):
+    # widths 100 / 500 / 4100 take row tables of 4 / 7 / 10 levels (lax.switch by the longest
+    # window), 5000 the fallback; irregular spacing queries the table per point
+    for t, widths in (
+        (regular, (1, 5, 16, 17, 100, 129, 500, 4100, 5000)),
+        (irregular, (3, 40, 300, 9000)),
+    ):
         for width in widths:
             _check_pandas(t, y, width, stats=["min", "max"])
     # ties: pandas ends each window at the point itself
