@@ -43,3 +43,20 @@ def test_every_workload_reports(quick_run):
     ours = [r for r in chunks if r["method"].startswith("jaxsubset chunks")]
     assert all(r["compiles"] == 1 for r in ours)
     assert any(t["status"] in ("MET", "MISSED") for t in quick_run["targets"])
+
+
+def test_stream_benchmark_runs_quick_into_a_new_folder(tmp_path):
+    # bench_stream end to end at 2e6 points, with --dir naming a folder that does not exist
+    # yet (it failed with FileNotFoundError): every run reports, the peak memory is measured
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_stream
+
+        folder = tmp_path / "not-made-yet"
+        out = bench_stream.main(["--quick", "--no-shard", "--rounds", "1", "--dir", str(folder)])
+    finally:
+        sys.path.remove(str(BENCH))
+    runs = {r["run"] for r in out["stream"]}
+    assert "np.load(mmap).sum() [floor]" in runs
+    assert sum(r.startswith("stream ") for r in runs) == 3
+    assert all(r["peak_rss_mb"] > 0 and r["wall_s"] > 0 for r in out["stream"])
