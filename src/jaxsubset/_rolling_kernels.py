@@ -207,7 +207,8 @@ def _rolling_extreme(
     """Min or max of ``y`` ``(N, C)`` over ``[start[i], i]`` for every point ``i``: ``(N, C)``.
 
     Rows of ``_ROW`` points give in-row prefix and suffix extremes (two ``reduce_window``
-    passes) and row extremes (one reduction) with a small sparse table over them. A window
+    passes) and row extremes (one reduction) with a sparse table over them that holds only
+    the levels the longest window needs (:func:`_row_query`). A window
     that crosses into earlier rows is ``op(suffix[start], rows strictly between, prefix[i])``;
     one inside its own row is ``prefix[i]`` when it starts at the row's start. When some window
     is neither (a short window starting mid-row) or spans more than ``2**_ROW_LEVELS`` whole
@@ -223,8 +224,7 @@ def _rolling_extreme(
         min_count: static; windows with fewer than this many counted points give NaN.
         back: optional scalar, when ``start[i] == max(i - back, 0)`` for every ``i`` (evenly
             spaced windows): the rows strictly inside the windows of one row then take only
-            two values, so the sparse table is queried per row, not per point (2x4 gathers a
-            row instead of 2 a point; ~12 ms less on 1e7 points).
+            two values, so the sparse table is queried twice per row, not once per point.
 
     Returns:
         ``(N, C)`` window extremes (NaN where too few points are counted).
@@ -252,6 +252,17 @@ def _rolling_extreme(
     if npt < 2 * row:
         return general()
     m = -(-npt // row)
+    levels = min(_ROW_LEVELS + 1, int(np.floor(np.log2(m))) + 1)
+    # fast road: every window crosses into an earlier row or starts at its own row's start,
+    # and spans at most 2**_ROW_LEVELS whole rows
+    i, rs, ri = index()
+    span = jnp.where(start <= i, ri - rs - 1, 0)
+    bad = (start <= i) & (((rs == ri) & (start % row != 0)) | (span > (1 << _ROW_LEVELS)))
+    fits = ~jnp.any(bad)
+    # the sparse-table levels the longest window needs (on a regular grid from ``back``:
+    # its windows span at most (back - 1) // row whole rows)
+    longest = jnp.max(span) if back is None else jnp.maximum(back - 1, 0) // row
+    need = _floor_log2(jnp.maximum(longest, 1)) + 1
 
     def fast() -> Array:
         i, rs, ri = index()
@@ -282,17 +293,6 @@ def _rolling_extreme(
         head = suf[jnp.clip(start, 0, npt - 1)]
         return masked(jnp.where((rs < ri)[:, None], op(op(head, mid), pre), pre))
 
-    # fast road: every window crosses into an earlier row or starts at its own row's start,
-    # and spans at most 2**levels whole rows
-    levels = min(_ROW_LEVELS + 1, int(np.floor(np.log2(m))) + 1)
-    i, rs, ri = index()
-    span = jnp.where(start <= i, ri - rs - 1, 0)
-    bad = (start <= i) & (((rs == ri) & (start % row != 0)) | (span > (1 << _ROW_LEVELS)))
-    fits = ~jnp.any(bad)
-    # the sparse-table levels the longest window needs (on a regular grid from ``back``:
-    # its windows span at most (back - 1) // row whole rows)
-    longest = jnp.max(span) if back is None else jnp.maximum(back - 1, 0) // row
-    need = _floor_log2(jnp.maximum(longest, 1)) + 1
     return lax.cond(fits, fast, general)
 
 
