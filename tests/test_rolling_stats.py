@@ -214,6 +214,88 @@ def test_rolling_regular_grid_same_as_general_road():
             )
 
 
+@pytest.mark.parametrize("closed", ["right", "neither"])
+def test_rolling_evenly_spaced_one_pass_road_across_chunks(closed):
+    # evenly spaced int64 times take the one-pass chunked road (windows ending at their point,
+    # "right", or before it, "neither"); the series spans two chunks of 8192 points and a
+    # ragged rest, and the widths reach inside one chunk, exactly one chunk, across chunks and
+    # past the whole series. One compiled program per road (the width is traced).
+    from jaxsubset._rolling_kernels import _CHUNK
+
+    rng = np.random.default_rng(21)
+    n = 2 * _CHUNK + 1234
+    t = np.arange(n, dtype=np.int64) * SEC
+    y = rng.normal(5.0, 2.0, (n, 2))
+    y[[3, 9000, 16383, 16384], 0] = np.nan
+    y[[100, 12000], 1] = np.inf
+    y[12001, 1] = -np.inf
+    stats = ("count", "sum", "mean", "var", "std")
+    even = jax.jit(lambda t, y, w: rolling_statistic(t, y, w, stats, closed=closed, min_periods=2))
+    general = jax.jit(
+        lambda t, y, w: rolling_statistic(t, y, w, stats, closed=closed, min_periods=2)
+    )
+    clean = np.where(np.isfinite(y), y, 1.0)
+    for width in (1, 2, 50, _CHUNK - 1, _CHUNK, _CHUNK + 1, 12345, 3 * n):
+        for data in (clean, y):
+            got = even(t, data, width * SEC)
+            other = general(t / SEC, data, float(width))
+            for j in range(2):
+                roll = pd.Series(data[:, j], index=pd.to_datetime(t)).rolling(
+                    f"{width}s", closed=closed, min_periods=2
+                )
+                for st in stats:
+                    g = np.asarray(got[st])[:, j]
+                    if np.isfinite(data[:, j]).all() or np.isnan(data[:, j]).any():
+                        want = getattr(roll, st)().to_numpy()
+                    else:
+                        # NumPy's conventions for +-inf (a sum holding inf is inf; pandas
+                        # gives NaN): the general road, itself tested against NumPy
+                        want = np.asarray(other[st])[:, j]
+                    if st == "std":  # compare variances: a std of ~1e-5 has few digits left
+                        g, want = g**2, want**2
+                    np.testing.assert_allclose(
+                        g,
+                        want,
+                        rtol=1e-10,
+                        atol=1e-9,
+                        equal_nan=True,
+                        err_msg=f"{st} width={width} channel={j}",
+                    )
+    assert even._cache_size() == 1 and general._cache_size() == 1
+
+
+def test_rolling_evenly_spaced_grad_vmap_and_large_offset():
+    from jaxsubset._rolling_kernels import _CHUNK
+
+    rng = np.random.default_rng(22)
+    n = _CHUNK + 300
+    t = np.arange(n, dtype=np.int64) * SEC
+    y = jnp.asarray(rng.normal(0.0, 1.0, n))
+
+    def loss(y, tt, w):
+        return jnp.sum(rolling_statistic(tt, y, w, "std", min_periods=2) ** 2)
+
+    # the gradient through the chunked road equals the general road's (float seconds)
+    g_even = jax.grad(loss)(y, t, 40 * SEC)
+    g_general = jax.grad(loss)(y, t / SEC, 40.0)
+    np.testing.assert_allclose(np.asarray(g_even), np.asarray(g_general), rtol=1e-9, atol=1e-12)
+    # vmap over series
+    ys = jnp.stack([y, 2 * y + 1])
+    got = jax.vmap(lambda v: rolling_statistic(t, v, 40 * SEC, "mean"))(ys)
+    for k in range(2):
+        want = pd.Series(np.asarray(ys[k]), index=pd.to_datetime(t)).rolling("40s").mean()
+        np.testing.assert_allclose(np.asarray(got[k]), want.to_numpy(), rtol=1e-12, atol=1e-13)
+    # 1e8 + noise with a slow drift: the running window sums keep their digits
+    big = 1e8 + np.asarray(y) + np.linspace(0.0, 1e3, n)
+    got = rolling_statistic(t, big, 100 * SEC, ("mean", "std"), min_periods=2)
+    s = pd.Series(big, index=pd.to_datetime(t)).rolling("100s", min_periods=2)
+    # an exact reference: each window's std from its own values, two-pass
+    idx = np.arange(n)
+    exact = np.array([np.std(big[max(i - 99, 0) : i + 1], ddof=1) if i else np.nan for i in idx])
+    np.testing.assert_allclose(np.asarray(got["std"]), exact, rtol=1e-9, equal_nan=True)
+    np.testing.assert_allclose(np.asarray(got["mean"]), s.mean().to_numpy(), rtol=1e-14)
+
+
 def test_rolling_extremes_fast_road_and_fallbacks():
     # row road: windows crossing rows; fallbacks: short windows starting mid-row (irregular
     # spacing), windows spanning more than 2**8 rows of 16 points

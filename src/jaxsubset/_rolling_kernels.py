@@ -323,6 +323,232 @@ def _row_query(
     return lax.switch(which, [branch(k) for k in counts], row_ext, lo, hi)
 
 
+# ---------------------------------------------------------------------------- evenly spaced
+# points per chunk of the one-pass road: its temporaries (a few chunk-long columns) stay in the
+# cache and are reused chunk after chunk, so only the outputs are fresh N-long buffers
+_CHUNK = 8192
+
+
+def _chunk_columns(
+    y: Array, t0: Array, size: int, columns: Callable[[Array], list[Array]], inside: bool
+) -> list[Array]:
+    """``columns(y[t0:t0 + size])``; unless ``inside``, rows of indices below 0 give zeros.
+
+    Args:
+        y: ``(N, C)`` values.
+        t0: scalar first index (``>= 0`` when ``inside``).
+        size: static rows.
+        columns: maps ``(size, C)`` values to a list of ``(size, C)`` quantities.
+        inside: static, the chunk lies inside the series (a plain contiguous slice).
+    """
+    if inside:
+        return columns(lax.dynamic_slice_in_dim(y, t0, size))
+    idx = t0 + jnp.arange(size, dtype=t0.dtype)
+    ok = (idx >= 0)[:, None]
+    return [jnp.where(ok, col, 0) for col in columns(y[jnp.clip(idx, 0, y.shape[0] - 1)])]
+
+
+def _chunk_prefix(z: Array) -> Array:
+    """Inclusive prefix sums along axis 1 of ``z`` ``(K, size)``: blocked matrix products."""
+    k, size = z.shape
+    b = _PREFIX_BLOCK
+    m = -(-size // b)
+    if m * b != size:
+        z = jnp.pad(z, ((0, 0), (0, m * b - size)))
+    tri = jnp.triu(jnp.ones((b, b), z.dtype))  # tri[r, j] = 1 where r <= j
+    inb = (z.reshape(k * m, b) @ tri).reshape(k, m, b)
+    tot = inb[:, :, -1]
+    off = jnp.cumsum(tot, axis=1) - tot
+    return (inb + off[:, :, None]).reshape(k, m * b)[:, :size]
+
+
+def _regular_rolling(
+    y: Array,
+    back: Array,
+    lag: int,
+    columns: Callable[[Array], list[Array]],
+    finish: Callable[[list[Array], Array, bool], dict[str, Array]],
+    names: tuple[str, ...],
+    out_dtype: Any,
+) -> dict[str, Array]:
+    """Statistics of the windows ``[max(i - back, 0), i + 1 - lag)`` of every point, one pass.
+
+    Evenly spaced windows all hold ``back + 1 - lag`` points once they are full, so window
+    ``i``'s sums are window ``i - 1``'s plus the point entering (``i - lag``) minus the point
+    leaving (``i - back - 1``). Per chunk of ``_CHUNK`` points: ``columns`` of both (one
+    contiguous slice each), their difference's in-chunk prefix sums (blocked matrix products),
+    plus the carried window sums before the chunk give every window sum; ``finish`` turns them
+    into the statistics, written into the outputs. Only the outputs are N long: the unfused
+    road wrote about four N-long temporaries (each a fresh buffer, page faults included).
+    Being differences of a running sum, not of two prefix sums of the whole series, the
+    sums also keep more digits (errors grow with the window, not with the series).
+
+    Args:
+        y: ``(N, C)`` values.
+        back: scalar, window ``i`` starts at ``max(i - back, 0)``.
+        lag: static 0 (windows end at their point, included) or 1 (excluded).
+        columns: maps ``(size, C)`` values to the list of ``(size, C)`` quantities summed.
+        finish: maps the window sums (a list like ``columns``'s, ``(size, C)`` each), the
+            ``(size,)`` point indices and a static flag (every window of the chunk is full:
+            ``back + 1 - lag`` rows) to a dict of ``(size, C)`` statistics.
+        names: the keys ``finish`` returns.
+        out_dtype: dtype of the statistics.
+
+    Returns:
+        dict of ``(N, C)`` statistics by name.
+    """
+    n, c = y.shape
+    idt = index_dtype()
+    back = jnp.clip(jnp.asarray(back).astype(idt), lag - 1, n)
+    k = len(columns(y[:1]))
+
+    def chunk(s0: Array, size: int, carry: Array) -> tuple[Array, dict[str, Array]]:
+        def run(inside: bool) -> tuple[Array, dict[str, Array]]:
+            # inside: the point leaving every window of the chunk exists, so every window is
+            # full (``back + 1 - lag`` rows); one ``lax.cond`` per chunk (each costs ~4 us)
+            lead = _chunk_columns(y, s0 - lag, size, columns, inside)
+            trail = _chunk_columns(y, s0 - back - 1, size, columns, inside)
+            # one prefix per quantity: concatenated, XLA fused the slices into a slow gather
+            sums = [
+                _chunk_prefix((a - b).T) + carry[j * c : (j + 1) * c, None]  # (c, size)
+                for j, (a, b) in enumerate(zip(lead, trail, strict=True))
+            ]
+            i = s0 + jnp.arange(size, dtype=idt)
+            res = finish([sm.T for sm in sums], i, inside)
+            return jnp.concatenate([sm[:, -1] for sm in sums]), res
+
+        return lax.cond(s0 >= back + 1, lambda: run(True), lambda: run(False))
+
+    carry = jnp.zeros((k * c,), d_type := _acc_dtype(y.dtype))
+    outs = {s: jnp.zeros((n, c), out_dtype) for s in names}
+    m = n // _CHUNK
+
+    def body(j: int, state: tuple) -> tuple:
+        carry, outs = state
+        s0 = (j * _CHUNK).astype(idt) if hasattr(j, "astype") else jnp.asarray(j * _CHUNK, idt)
+        carry, res = chunk(s0, _CHUNK, carry)
+        outs = {s: lax.dynamic_update_slice_in_dim(outs[s], res[s], s0, 0) for s in names}
+        return carry.astype(d_type), outs
+
+    if m:
+        carry, outs = lax.fori_loop(0, m, body, (carry, outs))
+    rest = n - m * _CHUNK
+    if rest:
+        s0 = jnp.asarray(m * _CHUNK, idt)
+        _, res = chunk(s0, rest, carry)
+        outs = {s: lax.dynamic_update_slice_in_dim(outs[s], res[s], s0, 0) for s in names}
+    return outs
+
+
+def _regular_sum_stats(
+    y: Array,
+    back: Array,
+    lag: int,
+    stats: tuple[str, ...],
+    ddof: int,
+    skipna: bool,
+    min_periods: int,
+) -> dict[str, Array]:
+    """count/sum/mean/var/std of evenly spaced windows by :func:`_regular_rolling`, finished.
+
+    The same conventions as :func:`_rolling_range_stats` (shifted sums; NaN/+inf/-inf counted
+    per window only when the series' total is not finite, chosen by ``lax.cond``).
+
+    Args:
+        y: ``(N, C)`` values.
+        back: scalar, window ``i`` is ``[max(i - back, 0), i + 1 - lag)``.
+        lag: static 0 or 1.
+        stats: names among count/sum/mean/var/std.
+        ddof: delta degrees of freedom of var/std.
+        skipna: leave NaN out (pandas' convention).
+        min_periods: fewest counted points that give a result (rows for ``"count"``).
+
+    Returns:
+        dict of ``(N, C)`` float arrays by statistic name.
+    """
+    n_pts, c = y.shape
+    idt = index_dtype()
+    back = jnp.clip(jnp.asarray(back).astype(idt), lag - 1, n_pts)
+    acc = _acc_dtype(y.dtype)
+    out_dtype = _float_dtype(y.dtype)
+    is_float = jnp.issubdtype(y.dtype, jnp.inexact)
+    need = tuple(s for s in stats if s != "count")
+    order = 2 if {"var", "std"} & set(need) else 1
+    ref = _reference(y) if need else jnp.zeros((c,), acc)
+    zero = jnp.zeros((), acc)
+
+    def finisher(counts: bool) -> Callable[[list[Array], Array, bool], dict[str, Array]]:
+        def fin(sums: list[Array], i: Array, full: bool) -> dict[str, Array]:
+            if full:
+                rows = jnp.broadcast_to(back + 1 - lag, (i.shape[0], 1))
+            else:
+                rows = jnp.clip(i + 1 - lag - jnp.maximum(i - back, 0), 0)[:, None]
+            if counts:
+                nan, pinf, ninf = (jnp.round(a) for a in sums[-3:])
+            else:
+                nan = pinf = ninf = zero
+            n = rows - nan.astype(idt) if skipna else rows
+            n = jnp.broadcast_to(n, (i.shape[0], c))
+            ok = n >= min_periods
+            res = {}
+            if need:
+                mom = {"s1": sums[0], "ref": ref, "nan": nan, "pinf": pinf, "ninf": ninf}
+                if order == 2:
+                    mom["s2"] = sums[1]
+                nf = n.astype(acc)
+                for s in need:
+                    val = _finish(s, mom, nf, ddof, out_dtype, skipna)
+                    res[s] = jnp.where(ok, val, jnp.nan)
+            if "count" in stats:
+                res["count"] = jnp.where(rows >= min_periods, n.astype(out_dtype), jnp.nan)
+            return res
+
+        return fin
+
+    def run(columns: Callable[[Array], list[Array]], counts: bool) -> dict[str, Array]:
+        return _regular_rolling(y, back, lag, columns, finisher(counts), stats, out_dtype)
+
+    def finite_columns(v: Array) -> list[Array]:
+        v = v.astype(acc)
+        cols = [v - ref] if need else []
+        if order == 2:
+            # with skipna a NaN squares as ``ref``: no NaN in the gradient where it is unused
+            cols.append(((jnp.where(jnp.isnan(v), ref, v) if skipna else v) - ref) ** 2)
+        return cols
+
+    def counted_columns(v: Array) -> list[Array]:
+        v = v.astype(acc)
+        z = jnp.where(jnp.isfinite(v), v - ref, 0)
+        cols = ([z, z**2] if order == 2 else [z]) if need else []
+        cols += [jnp.isnan(v).astype(acc), (v == jnp.inf).astype(acc)]
+        return [*cols, (v == -jnp.inf).astype(acc)]
+
+    if not is_float:
+        return run(finite_columns, False)
+    if not need:
+        # counts only: by formula unless some value is NaN (then the NaN of every window)
+        if not skipna:
+            return _regular_counts(n_pts, c, back, lag, min_periods, out_dtype)
+        clean = ~jnp.isnan(jnp.sum(y))
+        return lax.cond(
+            clean,
+            lambda: _regular_counts(n_pts, c, back, lag, min_periods, out_dtype),
+            lambda: run(counted_columns, True),
+        )
+    finite = jnp.all(jnp.isfinite(jnp.sum(y.astype(acc), axis=0)))
+    return lax.cond(finite, lambda: run(finite_columns, False), lambda: run(counted_columns, True))
+
+
+def _regular_counts(
+    n_pts: int, c: int, back: Array, lag: int, min_periods: int, out_dtype: Any
+) -> dict[str, Array]:
+    """Rows of every evenly spaced window (no NaN to leave out): ``{"count": (N, C)}``."""
+    i = jnp.arange(n_pts, dtype=back.dtype)
+    rows = jnp.clip(i + 1 - lag - jnp.maximum(i - back, 0), 0)[:, None]
+    cnt = jnp.broadcast_to(rows.astype(out_dtype), (n_pts, c))
+    return {"count": jnp.where(rows >= min_periods, cnt, jnp.nan)}
+
+
 # ---------------------------------------------------------------------------- the engine
 def _rolling_range_stats(
     y: Array,
@@ -331,6 +557,7 @@ def _rolling_range_stats(
     ddof: int,
     skipna: bool,
     min_periods: int,
+    regular: tuple[Array, int] | None = None,
 ) -> dict[str, Array]:
     """Finished statistics of the window of every point (``rolling_statistic``'s results).
 
@@ -354,10 +581,20 @@ def _rolling_range_stats(
         skipna: leave NaN out (pandas' convention); ``"count"`` then counts the others.
         min_periods: fewest counted points that give a result (rows, NaN included, for
             ``"count"``, as pandas).
+        regular: ``(back, lag)`` when the windows are ``[max(i - back, 0), i + 1 - lag)``
+            (evenly spaced points): count/sum/mean/var/std then take the one-pass road of
+            :func:`_regular_sum_stats`.
 
     Returns:
         dict of ``(N, C)`` float arrays by statistic name.
     """
+    if regular is not None:
+        rest = tuple(s for s in stats if s not in ("min", "max"))
+        ext = tuple(s for s in stats if s in ("min", "max"))
+        res = _regular_sum_stats(y, *regular, rest, ddof, skipna, min_periods) if rest else {}
+        if ext:
+            res.update(_rolling_range_stats(y, bounds, ext, ddof, skipna, min_periods))
+        return res
     idt = index_dtype()
     n_pts, c = y.shape
 
@@ -544,8 +781,8 @@ def _rolling_per_point(
     """
     n = x.shape[0]
 
-    def run(bounds: Callable[[], tuple]) -> dict[str, Array]:
-        return _rolling_range_stats(y, bounds, stats, ddof, skipna, min_periods)
+    def run(bounds: Callable[[], tuple], regular: tuple | None = None) -> dict[str, Array]:
+        return _rolling_range_stats(y, bounds, stats, ddof, skipna, min_periods, regular)
 
     def general() -> dict[str, Array]:
         found = _window_bounds(x, w, closed)
@@ -555,4 +792,10 @@ def _rolling_per_point(
     if n < 2 or not exact_int:
         return general()
     regular, dx = _regular_step(x)
-    return lax.cond(regular, lambda: run(lambda: _regular_bounds(n, w, dx, closed)), general)
+    lag = 0 if closed in ("right", "both") else 1
+
+    def evenly() -> dict[str, Array]:
+        back = _regular_bounds(n, w, dx, closed)[2]
+        return run(lambda: _regular_bounds(n, w, dx, closed), (back, lag))
+
+    return lax.cond(regular, evenly, general)
