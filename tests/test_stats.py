@@ -222,6 +222,51 @@ def test_binned_sorted_promise_under_jit():
     _same(f(xs, Y), scipy.stats.binned_statistic(xs, Y, "sum", 10).statistic, 1e-12)
 
 
+def test_binned_unsorted_chunked_scatters_across_chunks():
+    # unsorted x is reduced chunk by chunk (_SCATTER_CHUNK points, then the ragged rest): two
+    # channels, outliers on both sides and NaN values
+    from jaxsubset._binned import _SCATTER_CHUNK
+
+    rng = np.random.default_rng(31)
+    n = 2 * _SCATTER_CHUNK + 777
+    x = rng.uniform(-0.1, 1.1, n)
+    v = np.stack([rng.normal(3.0, 2.0, n), 1e8 + rng.normal(0.0, 1.0, n)])
+    v[1, rng.integers(0, n, 9)] = np.nan
+    E7 = np.linspace(0.0, 1.0, 8)  # an edges array: the lookup-table road
+    for statistic in ("count", "sum", "mean", "std", "min", "max"):
+        f = jax.jit(lambda x, v, s=statistic: binned_statistic(x, v, s, 50, (0.0, 1.0)))
+        got = f(x, v)
+        want = scipy.stats.binned_statistic(x, v, statistic, 50, (0.0, 1.0))
+        rtol = 1e-9 if statistic == "std" else 1e-12
+        _same(got.statistic, want.statistic, rtol)
+        np.testing.assert_array_equal(np.asarray(got.binnumber), want.binnumber)
+        # "omit": every channel without its NaN readings
+        got = binned_statistic(x, v, statistic, 50, (0.0, 1.0), nan_policy="omit").statistic
+        for j in range(2):
+            keep = ~np.isnan(v[j])
+            w = scipy.stats.binned_statistic(x[keep], v[j, keep], statistic, 50, (0.0, 1.0))
+            _same(np.asarray(got)[j], w.statistic, rtol)
+    # the two-pass variance (bins 1e8 apart, spread 1) past one chunk
+    steps = 1e8 * np.floor(7 * x) + v[0]
+    got = binned_statistic(x, steps, "std", E7).statistic
+    want = scipy.stats.binned_statistic(x, steps, "std", E7).statistic
+    _same(got, want, 1e-9)
+    # gradients and vmap through the chunk loop
+    inside = (x >= 0.0) & (x <= 1.0)
+    g = jax.grad(lambda u: jnp.sum(binned_statistic(x, u, "sum", 50, (0.0, 1.0)).statistic))
+    np.testing.assert_array_equal(np.asarray(g(v[0])), inside.astype(float))
+    mean = np.asarray(binned_statistic(x, v[0], "mean", 50, (0.0, 1.0)).statistic)
+    std = np.asarray(binned_statistic(x, v[0], "std", 50, (0.0, 1.0)).statistic)
+    idx = scipy.stats.binned_statistic(x, v[0], "count", 50, (0.0, 1.0)).binnumber
+    counts = np.bincount(idx, minlength=52)
+    b = np.clip(idx - 1, 0, 49)
+    g = jax.grad(lambda u: jnp.sum(binned_statistic(x, u, "std", 50, (0.0, 1.0)).statistic))
+    want = np.where(inside, (v[0] - mean[b]) / (counts[idx] * std[b]), 0.0)
+    np.testing.assert_allclose(np.asarray(g(v[0])), want, rtol=1e-8, atol=1e-12)
+    both = jax.vmap(lambda u: binned_statistic(x, u, "std", 50, (0.0, 1.0)).statistic)(v)
+    _same(both, scipy.stats.binned_statistic(x, v, "std", 50, (0.0, 1.0)).statistic, 1e-9)
+
+
 def test_binned_vmap_over_datasets():
     xs = np.stack([X, X[::-1] + 0.3, X * 0.5])
     vs = np.stack([Y, Y**2, -Y])

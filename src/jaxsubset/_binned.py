@@ -148,6 +148,150 @@ def _on_edge_end(x: Array, i0: Array, last_edge: Array, dec: Array) -> Array:
 # times that of the two-pass formula
 _WELL_CONDITIONED = 16.0
 
+# points per chunk of the scatter roads (unsorted x): a chunk's bin numbers and updates stay
+# in the cache and the accumulators are updated in place, so no N-long temporary is written
+# (each was a fresh buffer with its page faults: std 109 -> ~65 ms on 1e7 points)
+_SCATTER_CHUNK = 65536
+
+
+def _fold_chunks(
+    arrays: tuple[Array, ...], step: Callable[[Any, tuple[Array, ...]], Any], init: Any
+) -> Any:
+    """``step(acc, chunk)`` over consecutive chunks of ``_SCATTER_CHUNK`` rows of ``arrays``.
+
+    ``lax.fori_loop`` with a static trip count (reverse-differentiable), then the ragged rest.
+    """
+    n = arrays[0].shape[0]
+    size = _SCATTER_CHUNK
+    m = n // size
+
+    def body(k: Array, acc: Any) -> Any:
+        return step(acc, tuple(lax.dynamic_slice_in_dim(a, k * size, size) for a in arrays))
+
+    acc = lax.fori_loop(0, m, body, init) if m else init
+    if n > m * size:
+        acc = step(acc, tuple(a[m * size :] for a in arrays))
+    return acc
+
+
+def _unsorted_stat(
+    x: Array,
+    v: Array,
+    edges: Array,
+    dec: Array,
+    statistic: str,
+    uniform: bool,
+    omit: bool,
+) -> Array:
+    """count/sum/mean/std/min/max ``(nbins, C)`` of unsorted ``x`` by chunked scatters.
+
+    The conventions of :func:`_binned_core` (SciPy's; with ``omit`` NaN readings left out per
+    channel). Every bin number is computed per chunk, where it is used.
+    """
+    nb = edges.shape[0] - 1
+    c = v.shape[1]
+    idt = index_dtype()
+    out_dtype = _float_dtype(v.dtype)
+    acc = _acc_dtype(v.dtype)
+    is_float = jnp.issubdtype(v.dtype, jnp.inexact)
+    omit = omit and is_float
+    # real readings per bin and channel (NaN left out) where the statistic needs them
+    real = omit or (statistic == "min" and is_float)
+    seg = (nb + 2,)
+
+    def bins(xc: Array) -> Array:
+        return _binnumber(xc.astype(edges.dtype), edges, dec, uniform)[0]
+
+    def counted(cnt: Array, dc: Array, vc: Array) -> Array:
+        if real:
+            return cnt.at[dc].add((~jnp.isnan(vc)).astype(acc))
+        return cnt.at[dc].add(jnp.ones(dc.shape, acc))
+
+    cnt0 = jnp.zeros(seg + (c,) if real else seg, acc)
+
+    def finish_count(cnt: Array) -> Array:
+        cnt = cnt[1:-1].astype(idt)
+        return cnt if real else jnp.broadcast_to(cnt[:, None], (nb, c))
+
+    if statistic == "count":
+        cnt = _fold_chunks((x, v), lambda a, ch: counted(a, bins(ch[0]), ch[1]), cnt0)
+        return finish_count(cnt).astype(out_dtype if out_dtype != jnp.float16 else jnp.float32)
+    if statistic in ("min", "max"):
+        vf = v.astype(out_dtype)
+        ident = jnp.inf if statistic == "min" else -jnp.inf
+
+        def step_ext(state: tuple, ch: tuple) -> tuple:
+            cnt, ext = state
+            dc, vc = bins(ch[0]), ch[1]
+            if real:  # NaN skipped: read as the identity
+                vc = jnp.where(jnp.isnan(vc), ident, vc)
+            ext = ext.at[dc].min(vc) if statistic == "min" else ext.at[dc].max(vc)
+            return counted(cnt, dc, ch[1]), ext
+
+        ext0 = jnp.full(seg + (c,), ident, out_dtype)
+        cnt, ext = _fold_chunks((x, vf), step_ext, (cnt0, ext0))
+        return jnp.where(finish_count(cnt) > 0, ext[1:-1], jnp.nan)
+
+    def sums(shift: Array | None, second: bool) -> tuple:
+        # count, sum of (v - shift) and, with ``second``, of its square (NaN as 0 with omit)
+        def step(state: tuple, ch: tuple) -> tuple:
+            cnt, s1, s2 = state
+            dc, vc = bins(ch[0]), ch[1].astype(acc)
+            z = vc if shift is None else vc - (shift[dc] if shift.ndim == 2 else shift)
+            if omit:
+                z = jnp.where(jnp.isnan(vc), 0, z)
+            s1 = s1.at[dc].add(z)
+            if second:
+                s2 = s2.at[dc].add(z * z)
+            return counted(cnt, dc, ch[1]), s1, s2
+
+        zero = jnp.zeros(seg + (c,), acc)
+        cnt, s1, s2 = _fold_chunks((x, v), step, (cnt0, zero, zero))
+        return finish_count(cnt), s1[1:-1], s2[1:-1]
+
+    if statistic in ("sum", "mean"):
+        cnt, total, _ = sums(None, False)
+        if statistic == "sum":
+            return total.astype(out_dtype)
+        mean = total / jnp.where(cnt > 0, cnt, 1).astype(acc)
+        return jnp.where(cnt > 0, mean, jnp.nan).astype(out_dtype)
+    if statistic != "std":
+        raise ValueError(f"unsupported statistic {statistic!r}")
+
+    def std_from(cnt: Array, s1: Array, s2: Array, mean: Array) -> Array:
+        safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
+        std = jnp.sqrt(jnp.maximum(s2 - s1 * s1 / safe, 0) / safe)
+        std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
+        return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype)
+
+    def two_pass() -> Array:
+        # scipy's: each bin's mean, then the deviations from it (no digits lost)
+        cnt, total, _ = sums(None, False)
+        safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
+        mean = jnp.where(cnt > 0, total / safe, jnp.nan)
+        pad = jnp.zeros((1, c), acc)
+        mean_pt = jnp.concatenate([pad, jnp.where(jnp.isfinite(mean), mean, 0), pad])
+        _, s1, s2 = sums(mean_pt, True)
+        return std_from(cnt, s1, s2, mean)
+
+    if omit:
+        return two_pass()
+    # ONE pass of scatters (count, sum z, sum z^2 with z = v - a global shift) when every bin
+    # is well conditioned (its spread not tiny against its distance from the shift: then no
+    # digits are lost); otherwise scipy's two passes
+    cref = _reference(v)
+    cnt, s1, s2 = sums(cref, True)
+    safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
+    m2 = jnp.maximum(s2 - s1 * (s1 / safe), 0)
+    fine = (s2 <= _WELL_CONDITIONED * m2) | (cnt <= 1) | ~jnp.isfinite(s2)
+
+    def one_pass() -> Array:
+        std = jnp.sqrt(m2 / safe)
+        std = jnp.where(jnp.isfinite(s1) & jnp.isfinite(s2), std, jnp.nan)
+        return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype)
+
+    return lax.cond(jnp.all(fine), one_pass, two_pass)
+
 
 @functools.partial(
     jax.jit, static_argnames=("statistic", "uniform", "x_sorted", "capacity", "fn", "omit")
@@ -176,6 +320,9 @@ def _binned_core(
     idt = index_dtype()
     xe = x.astype(edges.dtype)
     d, on_edge = _binnumber(xe, edges, dec, uniform)
+    if not x_sorted and statistic in ("count", "sum", "mean", "std", "min", "max"):
+        # ``d`` is returned (binnumber); unused by the caller, XLA drops it
+        return _unsorted_stat(x, v, edges, dec, statistic, uniform, omit), d
     out_dtype = _float_dtype(v.dtype)
     acc = _acc_dtype(v.dtype)
     is_float = jnp.issubdtype(v.dtype, jnp.inexact)
@@ -187,34 +334,21 @@ def _binned_core(
         bounds = left.at[-1].set(last)
         start, stop = bounds[:-1], jnp.maximum(bounds[1:], bounds[:-1])
         count = stop - start
-    else:
-        if acc == jnp.float64 and statistic != "count":
-            # a float scatter, exact below 2**53: an int64 scatter-add beside the values'
-            # scatter was measured 4x slower on CPU (XLA then fuses them badly)
-            ones = jnp.ones((n_pts,), acc)
-            count = jax.ops.segment_sum(ones, d, nb + 2)[1:-1].astype(idt)
-        else:
-            count = jnp.zeros((nb + 2,), idt).at[d].add(1)[1:-1]
+    else:  # the median and a callable (the other statistics returned above)
+        count = jnp.zeros((nb + 2,), idt).at[d].add(1)[1:-1]
         start = stop = None
     cnt = jnp.broadcast_to(count[:, None], (nb, c))
     mom = None
-    if omit or (statistic == "min" and is_float):
+    if x_sorted and (omit or (statistic == "min" and is_float)):
         # the real readings of every bin and channel (SciPy's "min" skips NaN on its own)
-        if x_sorted and statistic in ("sum", "mean", "std"):
+        if statistic in ("sum", "mean", "std"):
             mom = _moments(v, start, stop, 1, omit)  # also counts the NaN of every range
             cnt = cnt - mom["nan"].astype(idt)
-        elif x_sorted and statistic in ("min", "max"):
+        elif statistic in ("min", "max"):
             pass  # counted below, and only when some bin's extreme is the identity
-        elif x_sorted:  # one fused block-sum pass, cheaper than a check for any NaN
+        else:  # one fused block-sum pass, cheaper than a check for any NaN
             nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
             cnt = cnt - nan_n.astype(idt)
-        else:
-            # the scatter only when some reading is missing (checked in one cheap pass)
-            def real_counts(cnt: Array) -> Array:
-                real = jax.ops.segment_sum((~jnp.isnan(v)).astype(acc), d, nb + 2)[1:-1]
-                return real.astype(idt)
-
-            cnt = lax.cond(jnp.any(jnp.isnan(v)), real_counts, lambda cnt: cnt, cnt)
     if statistic == "count":
         return cnt.astype(out_dtype if out_dtype != jnp.float16 else jnp.float32), d
     v_real = jnp.where(nan_v, 0, v) if omit else v  # zero gradient at omitted readings
@@ -235,12 +369,10 @@ def _binned_core(
     if statistic in ("sum", "mean", "std"):
 
         def classic(v_real: Array, mom: dict[str, Array] | None) -> Array:
-            if x_sorted:
-                if mom is None:
-                    mom = _moments(v, start, stop, 1)
-                total = _finish("sum", mom, cnt.astype(acc), 0, acc, skipna=omit)
-            else:
-                total = jax.ops.segment_sum(v_real.astype(acc), d, nb + 2)[1:-1]
+            # sorted x (unsorted x took _unsorted_stat)
+            if mom is None:
+                mom = _moments(v, start, stop, 1)
+            total = _finish("sum", mom, cnt.astype(acc), 0, acc, skipna=omit)
             if statistic == "sum":
                 return total.astype(out_dtype)
             safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
@@ -269,24 +401,6 @@ def _binned_core(
             std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
             return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype)
 
-        if statistic == "std" and not x_sorted and not omit:
-            # unsorted x: ONE pass of scatters (count, sum z, sum z^2 with z = v - a global
-            # shift) when every bin is well conditioned (its spread not tiny against its
-            # distance from the shift: then no digits are lost); otherwise scipy's two passes
-            cref = _reference(v)
-            z = v.astype(acc) - cref
-            s1 = jax.ops.segment_sum(z, d, nb + 2)[1:-1]
-            s2 = jax.ops.segment_sum(z * z, d, nb + 2)[1:-1]
-            safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
-            m2 = jnp.maximum(s2 - s1 * (s1 / safe), 0)
-            fine = (s2 <= _WELL_CONDITIONED * m2) | (cnt <= 1) | ~jnp.isfinite(s2)
-
-            def one_pass() -> Array:
-                std = jnp.sqrt(m2 / safe)
-                std = jnp.where(jnp.isfinite(s1) & jnp.isfinite(s2), std, jnp.nan)
-                return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype)
-
-            return lax.cond(jnp.all(fine), one_pass, lambda: classic(v_real, mom)), d
         return classic(v_real, mom), d
     vf = v.astype(out_dtype)
     if statistic in ("min", "max"):
@@ -294,25 +408,21 @@ def _binned_core(
         def extreme(vf: Array) -> Array:
             if x_sorted and block > 1 and n_pts // (2 * block) > 0:
                 return _disjoint_extreme(vf, start, stop, statistic, 2 * block)
-            if x_sorted:
-                return _range_extreme(vf, start, stop, statistic)
-            if statistic == "min":
-                return jax.ops.segment_min(vf, d, nb + 2)[1:-1]
-            return jax.ops.segment_max(vf, d, nb + 2)[1:-1]
+            return _range_extreme(vf, start, stop, statistic)
 
         if omit or (statistic == "min" and is_float):
             # NaN skipped: read as the identity (fused into the block reduction: measured no
             # slower than the plain extremes on CPU)
             ident = jnp.inf if statistic == "min" else -jnp.inf
             ext = extreme(jnp.where(jnp.isnan(vf), ident, vf))
-            if x_sorted:
-                # a bin of only NaN reads as the identity: its real readings are counted only
-                # when some bin does (no pass over the data otherwise)
-                def real(cnt: Array) -> Array:
-                    nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
-                    return cnt - nan_n.astype(idt)
 
-                cnt = lax.cond(jnp.any(ext == ident), real, lambda cnt: cnt, cnt)
+            # a bin of only NaN reads as the identity: its real readings are counted only
+            # when some bin does (no pass over the data otherwise)
+            def real(cnt: Array) -> Array:
+                nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
+                return cnt - nan_n.astype(idt)
+
+            cnt = lax.cond(jnp.any(ext == ident), real, lambda cnt: cnt, cnt)
         else:
             ext = extreme(vf)
         return jnp.where(cnt > 0, ext, jnp.nan), d
