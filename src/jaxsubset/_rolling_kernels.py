@@ -198,7 +198,7 @@ _ROW_LEVELS = 9  # sparse-table levels over row extremes: windows up to 2**9 row
 
 def _rolling_extreme(
     y: Array,
-    start: Array,
+    start: Array | Callable[[], Array],
     which: str,
     n: Array | None = None,
     min_count: int = 1,
@@ -216,9 +216,13 @@ def _rolling_extreme(
     6x faster than ``_range_extreme`` on 100-point windows. Index arrays are rebuilt inside
     each branch from ``start`` (``lax.cond`` materialises its operands).
 
+    Evenly spaced windows (``back`` given, ``n`` None) take :func:`_regular_extreme` when it
+    applies.
+
     Args:
         y: ``(N, C)`` values.
-        start: ``(N,)`` first index of each window, in ``[0, i + 1]``.
+        start: ``(N,)`` first index of each window, in ``[0, i + 1]``, or a function returning
+            it (then computed only where used: not an N-long ``lax.cond`` operand).
         which: ``"min"`` or ``"max"``.
         n: ``(N, C)`` counted points per window, or None for the rows ``i + 1 - start``.
         min_count: static; windows with fewer than this many counted points give NaN.
@@ -235,6 +239,17 @@ def _rolling_extreme(
     idt = index_dtype()
     row = _ROW
     min_count = max(min_count, 1)
+    start_of = start if callable(start) else (lambda: start)
+    if back is not None and n is None and npt >= 2 * row:
+        # evenly spaced windows: chunk by chunk, unless too short (inside one row) or too long
+        # for the row table
+        ok = (back >= row - 1) & ((back - 1) // row <= (1 << _ROW_LEVELS))
+        return lax.cond(
+            ok,
+            lambda: _regular_extreme(y, back, which, min_count),
+            lambda: _rolling_extreme(y, start_of(), which, n, min_count, back=None),
+        )
+    start = start_of()
 
     def index() -> tuple[Array, Array, Array]:
         i = jnp.arange(npt, dtype=idt)
@@ -294,6 +309,144 @@ def _rolling_extreme(
         return masked(jnp.where((rs < ri)[:, None], op(op(head, mid), pre), pre))
 
     return lax.cond(fits, fast, general)
+
+
+def _regular_extreme(y: Array, back: Array, which: str, min_count: int) -> Array:
+    """Min or max of ``y`` ``(N, C)`` over ``[max(i - back, 0), i]``, chunk by chunk.
+
+    :func:`_rolling_extreme`'s rows for evenly spaced windows (``back >= _ROW - 1``, at most
+    ``2**_ROW_LEVELS`` whole rows between a window's ends), with only the row table N/8 long:
+    per chunk of ``_CHUNK`` points the in-row prefix extremes of its points, the in-row suffix
+    extremes of the points where its windows start (one contiguous slice, ``back`` earlier)
+    and two table queries per row. The global road wrote four N-long temporaries (fresh
+    buffers, with their page faults, on every call). Chunks that reach before the series'
+    start, or past its end, index per point instead (``lax.cond``).
+
+    Args:
+        y: ``(N, C)`` values (NaN-free, or NaN read as the identity by the caller).
+        back: scalar, window ``i`` starts at ``max(i - back, 0)``.
+        which: ``"min"`` or ``"max"``.
+        min_count: static; windows of fewer points give NaN.
+
+    Returns:
+        ``(N, C)`` window extremes.
+    """
+    op = lax.min if which == "min" else lax.max
+    ident = jnp.array(jnp.inf if which == "min" else -jnp.inf, y.dtype)
+    npt, c = y.shape
+    idt = index_dtype()
+    row, size = _ROW, _CHUNK
+    back = jnp.asarray(back).astype(idt)
+    min_count = max(min_count, 1)
+    n8 = (npt // row) * row
+    reduce = jnp.min if which == "min" else jnp.max
+    row_ext = reduce(y[:n8].reshape(n8 // row, row, c), axis=1)
+    if n8 < npt:  # the last, partial row
+        row_ext = jnp.concatenate([row_ext, reduce(y[n8:], axis=0, keepdims=True)])
+    m_rows = row_ext.shape[0]
+    levels = min(_ROW_LEVELS + 1, int(np.floor(np.log2(max(m_rows, 1)))) + 1)
+    need = _floor_log2(jnp.maximum((back - 1) // row, 1)) + 1
+
+    def rows_of(t0: Array, length: int, inside: bool) -> Array:
+        # y[t0 : t0 + length], the identity outside the series
+        if inside:
+            return lax.dynamic_slice_in_dim(y, t0, length)
+        idx = t0 + jnp.arange(length, dtype=idt)
+        ok = ((idx >= 0) & (idx < npt))[:, None]
+        return jnp.where(ok, y[jnp.clip(idx, 0, npt - 1)], ident)
+
+    init = np.array(np.inf if which == "min" else -np.inf, y.dtype)
+
+    def in_row(v: Array, suffix: bool) -> Array:
+        # in-row prefix (or suffix) extremes; ``reduce_window`` is never fused into its
+        # consumers (doubling steps over slices were, with an unaligned slice of them after)
+        vr = v.reshape(-1, row, c)
+        pad = ((0, 0), (0, row - 1), (0, 0)) if suffix else ((0, 0), (row - 1, 0), (0, 0))
+        return lax.reduce_window(vr, init, op, (1, row, 1), (1, 1, 1), pad).reshape(-1, c)
+
+    # evenly spaced windows: for every row r the first point's window starts in row r + dr,
+    # at in-row offset q, both the same for every row; so a point at offset u of its row
+    # starts in row r + dr + later[u], the rows strictly between are a fixed count, and the
+    # table queries of a chunk's rows are contiguous slices of one table level
+    dr = (-back) // row  # floor(-back / row)
+    q = (-back) - dr * row  # in [0, row)
+    u = jnp.arange(row, dtype=idt)
+    later = (q + u >= row)[None, :, None]
+    same = (dr + later >= 0)  # the window starts in the point's own row (at its start)
+
+    def slice_query(tab: Array, lo0: Array, length: Array, nr: int) -> Array:
+        # op over rows [lo, lo + length) for lo = lo0, lo0 + 1, ..., lo0 + nr - 1
+        lvl = jnp.minimum(_floor_log2(jnp.maximum(length, 1)), tab.shape[0] - 1).astype(idt)
+        width = jnp.left_shift(jnp.ones_like(length), lvl)
+        m = tab.shape[1]
+        zero = jnp.zeros((), idt)
+        a = lax.dynamic_slice(tab, (lvl, jnp.clip(lo0, 0, m - nr), zero), (1, nr, c))[0]
+        b_lo = jnp.clip(lo0 + length - width, 0, m - nr)
+        b = lax.dynamic_slice(tab, (lvl, b_lo, zero), (1, nr, c))
+        return jnp.where(length > 0, op(a, b[0]), ident)
+
+    def chunk(tab: Array, s0: Array, length: int, inside: bool) -> Array:
+        t = s0 - back  # the first window's start, unclipped
+        a0 = jnp.where(t >= 0, (t // row) * row, 0)
+        pre = in_row(rows_of(s0, length, inside), False)
+        suf = in_row(rows_of(a0, length + row, inside), True)
+        if inside:
+            # contiguous slices only: starts are consecutive, the table rows too
+            nr = length // row
+            head = lax.dynamic_slice_in_dim(suf, t - a0, length).reshape(nr, row, c)
+            r0 = s0 // row
+            mid_a = slice_query(tab, r0 + dr + 1, -dr - 1, nr)[:, None, :]
+            mid_b = slice_query(tab, r0 + dr + 2, -dr - 2, nr)[:, None, :]
+            mid = jnp.where(later, mid_b, mid_a)
+            pre = pre.reshape(nr, row, c)
+            res = jnp.where(same, pre, op(op(head, mid), pre)).reshape(length, c)
+            # every window of an inside chunk is full: back + 1 >= row points
+            return res if min_count <= row else _count_mask(res, back + 1, min_count)
+        i = s0 + jnp.arange(length, dtype=idt)
+        start = jnp.maximum(i - back, 0)
+        rs, ri = start // row, i // row
+        head = suf[start - a0]
+        lo = rs + 1
+        mid = _table_query(tab, lo, jnp.maximum(ri, lo), op, ident)
+        res = jnp.where((rs < ri)[:, None], op(op(head, mid), pre), pre)
+        return _count_mask(res, (i + 1 - start)[:, None], min_count)
+
+    def run(k: int) -> Callable[[Array], Array]:
+        def go(row_ext: Array) -> Array:
+            tab = lax.optimization_barrier(_sparse_table(row_ext, k, op, ident))
+            m = npt // size
+
+            def body(j: Array, out: Array) -> Array:
+                s0 = (j * size).astype(idt)
+                t = s0 - back
+                inside = (t >= 0) & ((t // row) * row + size + row <= npt)
+                res = lax.cond(
+                    inside,
+                    lambda: chunk(tab, s0, size, True),
+                    lambda: chunk(tab, s0, size, False),
+                )
+                return lax.dynamic_update_slice_in_dim(out, res, s0, 0)
+
+            out = jnp.zeros((npt, c), y.dtype)
+            if m:
+                out = lax.fori_loop(0, m, body, out)
+            rest = npt - m * size
+            if rest:
+                s0 = jnp.asarray(m * size, idt)
+                res = chunk(tab, s0, -(-rest // row) * row, False)[:rest]
+                out = lax.dynamic_update_slice_in_dim(out, res, s0, 0)
+            return out
+
+        return go
+
+    counts = sorted({min(k, levels) for k in _TABLE_LEVELS} | {levels})
+    pick = jnp.sum(jnp.asarray(counts[:-1]) < need)
+    return lax.switch(pick, [run(k) for k in counts], row_ext)
+
+
+def _count_mask(res: Array, count: Array, min_count: int) -> Array:
+    """``res`` where at least ``min_count`` points are counted, else NaN."""
+    return jnp.where(count >= min_count, res, jnp.nan)
 
 
 # levels a row table is built with: the first that covers the longest window (a table of all
@@ -644,7 +797,9 @@ def _rolling_range_stats(
                 if stop is None:
                     counted = n if skipna and has_nan else None
                     back = _unpack(bounds())[2]
-                    res[s] = _rolling_extreme(src, start, s, counted, min_periods, back)
+                    res[s] = _rolling_extreme(
+                        src, lambda: windows()[0], s, counted, min_periods, back
+                    )
                 else:
                     val = _range_extreme(src, start, end, s)
                     res[s] = jnp.where(ok & (n > 0), val, jnp.nan)
