@@ -267,6 +267,33 @@ def test_binned_unsorted_chunked_scatters_across_chunks():
     _same(both, scipy.stats.binned_statistic(x, v, "std", 50, (0.0, 1.0)).statistic, 1e-9)
 
 
+@settings(deadline=None)
+@given(
+    cuts=st.lists(st.integers(0, 700), min_size=1, max_size=40),
+    gaps=st.lists(st.booleans(), min_size=40, max_size=40),
+    block=st.sampled_from([4, 16, 64]),
+)
+def test_disjoint_windows_block_owners(cuts, gaps, block):
+    # the whole blocks of disjoint sorted ranges (empty ones, gaps, ranges shorter than a
+    # block): each block's owner, found by marks and a prefix sum, against a direct count
+    from jaxsubset._kernels import _disjoint_windows
+
+    n = 700
+    edges = np.sort(np.asarray(cuts + [0, n]))
+    start, stop = edges[:-1], edges[1:].copy()
+    # a gap: the range ends early (the next one still starts at its own edge)
+    stop = np.where(np.asarray(gaps[: len(start)]), start + (stop - start) // 2, stop)
+    y = jnp.zeros((n, 1))
+    _, _, dest, _ = _disjoint_windows(y, jnp.asarray(start), jnp.asarray(stop), block)
+    nb, k = n // block, len(start)
+    want = np.full(nb, k)
+    for b in range(nb):
+        for j in range(k):
+            if start[j] <= b * block and (b + 1) * block <= stop[j]:
+                want[b] = j
+    np.testing.assert_array_equal(np.asarray(dest), want)
+
+
 def test_binned_vmap_over_datasets():
     xs = np.stack([X, X[::-1] + 0.3, X * 0.5])
     vs = np.stack([Y, Y**2, -Y])

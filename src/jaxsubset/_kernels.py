@@ -279,6 +279,35 @@ def _range_extreme(y: Array, start: Array, stop: Array, which: str) -> Array:
 
 
 # ---------------------------------------------------------------------------- disjoint ranges
+_PREFIX_BLOCK = 16  # points summed by one row of the triangular matrix product
+
+
+def _prefix_1d(z: Array, block: int = _PREFIX_BLOCK) -> Array:
+    """Inclusive prefix sums of a 1-D ``z`` without a scan over its length.
+
+    Each block of ``block`` points gets its in-block prefix sums from one matrix product with
+    an upper-triangular matrix of ones; the block totals' prefix (recursively, ``block`` times
+    shorter) is added back. XLA's CPU ``cumsum`` measured 2x to 3x slower. Values must be
+    finite (a product with 0 turns inf into NaN in the rest of the block).
+
+    Args:
+        z: ``(n,)`` float values.
+        block: static block length.
+
+    Returns:
+        ``(n,)`` inclusive prefix sums.
+    """
+    n = z.shape[0]
+    if n <= 4 * block:
+        return jnp.cumsum(z)
+    m = -(-n // block)
+    zp = jnp.pad(z, (0, m * block - n)).reshape(m, block)
+    tri = jnp.triu(jnp.ones((block, block), z.dtype))  # tri[k, j] = 1 where k <= j
+    tot = jnp.sum(zp, axis=1)
+    offset = _prefix_1d(tot, block) - tot
+    return (zp @ tri + offset[:, None]).reshape(-1)[:n]
+
+
 def _disjoint_windows(
     y: Array, start: Array, stop: Array, block: int
 ) -> tuple[Array, Array, Array, Array]:
@@ -292,8 +321,14 @@ def _disjoint_windows(
     k = start.shape[0]
     nb = n // block
     b0 = jnp.arange(nb, dtype=start.dtype) * block
-    # "scan_unrolled": 2.7x faster than the default "scan" on CPU for these sizes
-    kk = jnp.searchsorted(stop, b0, side="right", method="scan_unrolled").astype(start.dtype)
+    # kk[b] = #{k : stop[k] <= b0[b]}: each range marks the first block at or after its stop,
+    # and a prefix sum over the blocks counts the marks (exact small integers in floats);
+    # a search of every block in ``stop`` ("scan_unrolled") was 10 dependent gathers per
+    # block for 1001 ranges, ~2 ms on 1e7 points
+    first_after = jnp.minimum(-(-stop // block), nb)
+    marks = jnp.zeros((nb + 1,), jnp.float32 if nb < (1 << 24) else jnp.float64)
+    marks = marks.at[first_after].add(1)[:nb]
+    kk = jnp.round(_prefix_1d(marks)).astype(start.dtype)
     kc = jnp.clip(kk, 0, max(k - 1, 0))
     inside = (kk < k) & (start[kc] <= b0) & (b0 + block <= stop[kc])
     dest = jnp.where(inside, kk, k)

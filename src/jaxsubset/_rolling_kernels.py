@@ -28,10 +28,12 @@ import numpy as np
 from jax import lax
 
 from ._kernels import (
+    _PREFIX_BLOCK,
     _acc_dtype,
     _finish,
     _float_dtype,
     _floor_log2,
+    _prefix_1d,
     _range_extreme,
     _reference,
     _sparse_table,
@@ -42,7 +44,6 @@ from ._validate import index_dtype
 
 
 _ANCHOR = 64  # queries between two exactly searched anchors
-_PREFIX_BLOCK = 16  # points summed by one row of the triangular matrix product
 
 
 # ---------------------------------------------------------------------------- search
@@ -118,32 +119,6 @@ def _sorted_search(a: Array, v: Array, side: str, spacing: int = _ANCHOR) -> Arr
 
 
 # ---------------------------------------------------------------------------- prefix sums
-def _prefix_1d(z: Array, block: int = _PREFIX_BLOCK) -> Array:
-    """Inclusive prefix sums of a 1-D ``z`` without a scan over its length.
-
-    Each block of ``block`` points gets its in-block prefix sums from one matrix product with
-    an upper-triangular matrix of ones; the block totals' prefix (recursively, ``block`` times
-    shorter) is added back. XLA's CPU ``cumsum`` measured 2x to 3x slower. Values must be
-    finite (a product with 0 turns inf into NaN in the rest of the block).
-
-    Args:
-        z: ``(n,)`` float values.
-        block: static block length.
-
-    Returns:
-        ``(n,)`` inclusive prefix sums.
-    """
-    n = z.shape[0]
-    if n <= 4 * block:
-        return jnp.cumsum(z)
-    m = -(-n // block)
-    zp = jnp.pad(z, (0, m * block - n)).reshape(m, block)
-    tri = jnp.triu(jnp.ones((block, block), z.dtype))  # tri[k, j] = 1 where k <= j
-    tot = jnp.sum(zp, axis=1)
-    offset = _prefix_1d(tot, block) - tot
-    return (zp @ tri + offset[:, None]).reshape(-1)[:n]
-
-
 def _prefix_sums(z: Array) -> Array:
     """Inclusive prefix sums of ``z`` ``(N, C)`` along axis 0: one blocked road per column.
 
@@ -372,7 +347,7 @@ def _regular_extreme(y: Array, back: Array, which: str, min_count: int) -> Array
     q = (-back) - dr * row  # in [0, row)
     u = jnp.arange(row, dtype=idt)
     later = (q + u >= row)[None, :, None]
-    same = (dr + later >= 0)  # the window starts in the point's own row (at its start)
+    same = dr + later >= 0  # the window starts in the point's own row (at its start)
 
     def slice_query(tab: Array, lo0: Array, length: Array, nr: int) -> Array:
         # op over rows [lo, lo + length) for lo = lo0, lo0 + 1, ..., lo0 + nr - 1
