@@ -218,7 +218,7 @@ def _rolling_extreme(
     if back is not None and n is None and npt >= 2 * row:
         # evenly spaced windows: chunk by chunk, unless too short (inside one row) or too long
         # for the row table
-        ok = (back >= row - 1) & ((back - 1) // row <= (1 << _ROW_LEVELS))
+        ok = (back >= row - 1) & (back <= _EXTREME_HISTORY - 2 * row)
         return lax.cond(
             ok,
             lambda: _regular_extreme(y, back, which, min_count),
@@ -286,16 +286,34 @@ def _rolling_extreme(
     return lax.cond(fits, fast, general)
 
 
+# sparse-table levels _regular_extreme builds per chunk, the smallest that covers the window
+# (lax.switch): l levels answer windows of up to 2**l rows between their ends, with the
+# last 8 * 2**l + 16 points carried from chunk to chunk (all 10 levels per chunk: 40 ms)
+_EXTREME_LEVELS = (4, 7, 10)
+
+
+def _extreme_history(levels: int) -> int:
+    """Points of history :func:`_regular_extreme` carries with a table of ``levels`` levels."""
+    return _ROW * (1 << levels) + 2 * _ROW
+
+
+_EXTREME_HISTORY = _extreme_history(_EXTREME_LEVELS[-1])  # the longest window it takes
+
+
 def _regular_extreme(y: Array, back: Array, which: str, min_count: int) -> Array:
     """Min or max of ``y`` ``(N, C)`` over ``[max(i - back, 0), i]``, chunk by chunk.
 
-    :func:`_rolling_extreme`'s rows for evenly spaced windows (``back >= _ROW - 1``, at most
-    ``2**_ROW_LEVELS`` whole rows between a window's ends), with only the row table N/8 long:
-    per chunk of ``_CHUNK`` points the in-row prefix extremes of its points, the in-row suffix
-    extremes of the points where its windows start (one contiguous slice, ``back`` earlier)
-    and two table queries per row. The global road wrote four N-long temporaries (fresh
-    buffers, with their page faults, on every call). Chunks that reach before the series'
-    start, or past its end, index per point instead (``lax.cond``).
+    :func:`_rolling_extreme`'s rows of 8 points for evenly spaced windows (``_ROW - 1 <=
+    back <= _EXTREME_HISTORY - 2 * _ROW``), streamed: per chunk of ``_CHUNK`` points the
+    in-row prefix and suffix extremes of its points (two ``reduce_window``; a row's extreme
+    is its first suffix), with the suffixes and row extremes of the last
+    ``_EXTREME_HISTORY`` points carried from the chunk before (the identity before the
+    series, which is what clipped windows need). A window is then the suffix where it starts
+    (one contiguous slice: the starts are consecutive), the rows in between and the prefix
+    where it ends. The rows in between are a fixed count on such an axis, so they are one
+    sliding extreme over the row extremes: one level of a small sparse table built per
+    chunk, read by two contiguous slices. Nothing N long but the output is written (the
+    global road wrote four N-long temporaries and a table over every row).
 
     Args:
         y: ``(N, C)`` values (NaN-free, or NaN read as the identity by the caller).
@@ -308,115 +326,93 @@ def _regular_extreme(y: Array, back: Array, which: str, min_count: int) -> Array
     """
     op = lax.min if which == "min" else lax.max
     ident = jnp.array(jnp.inf if which == "min" else -jnp.inf, y.dtype)
+    init = np.array(np.inf if which == "min" else -np.inf, y.dtype)
     npt, c = y.shape
     idt = index_dtype()
     row, size = _ROW, _CHUNK
     back = jnp.asarray(back).astype(idt)
     min_count = max(min_count, 1)
-    n8 = (npt // row) * row
-    reduce = jnp.min if which == "min" else jnp.max
-    row_ext = reduce(y[:n8].reshape(n8 // row, row, c), axis=1)
-    if n8 < npt:  # the last, partial row
-        row_ext = jnp.concatenate([row_ext, reduce(y[n8:], axis=0, keepdims=True)])
-    m_rows = row_ext.shape[0]
-    levels = min(_ROW_LEVELS + 1, int(np.floor(np.log2(max(m_rows, 1)))) + 1)
-    need = _floor_log2(jnp.maximum((back - 1) // row, 1)) + 1
-
-    def rows_of(t0: Array, length: int, inside: bool) -> Array:
-        # y[t0 : t0 + length], the identity outside the series
-        if inside:
-            return lax.dynamic_slice_in_dim(y, t0, length)
-        idx = t0 + jnp.arange(length, dtype=idt)
-        ok = ((idx >= 0) & (idx < npt))[:, None]
-        return jnp.where(ok, y[jnp.clip(idx, 0, npt - 1)], ident)
-
-    init = np.array(np.inf if which == "min" else -np.inf, y.dtype)
 
     def in_row(v: Array, suffix: bool) -> Array:
-        # in-row prefix (or suffix) extremes; ``reduce_window`` is never fused into its
-        # consumers (doubling steps over slices were, with an unaligned slice of them after)
+        # ``reduce_window`` is never fused into its consumers: an unaligned slice of the
+        # suffixes follows, and fused doubling steps under it ran point by point (~5 ns each)
         vr = v.reshape(-1, row, c)
         pad = ((0, 0), (0, row - 1), (0, 0)) if suffix else ((0, 0), (row - 1, 0), (0, 0))
         return lax.reduce_window(vr, init, op, (1, row, 1), (1, 1, 1), pad).reshape(-1, c)
 
-    # evenly spaced windows: for every row r the first point's window starts in row r + dr,
-    # at in-row offset q, both the same for every row; so a point at offset u of its row
-    # starts in row r + dr + later[u], the rows strictly between are a fixed count, and the
-    # table queries of a chunk's rows are contiguous slices of one table level
+    # evenly spaced windows: the first point of every row r starts its window in row
+    # r + dr at in-row offset q (both the same for every row), so the point at offset u
+    # starts in row r + dr + later[u]; the rows strictly between are a fixed count
     dr = (-back) // row  # floor(-back / row)
     q = (-back) - dr * row  # in [0, row)
     u = jnp.arange(row, dtype=idt)
     later = (q + u >= row)[None, :, None]
-    same = dr + later >= 0  # the window starts in the point's own row (at its start)
+    same = dr + later >= 0  # the window starts at the start of the point's own row
+    n_a = -dr - 1  # rows strictly between for a point with later False (one fewer if True)
 
-    def slice_query(tab: Array, lo0: Array, length: Array, nr: int) -> Array:
-        # op over rows [lo, lo + length) for lo = lo0, lo0 + 1, ..., lo0 + nr - 1
+    def sliding(tab: Array, length: Array, first: Array, count: int) -> Array:
+        # op over rows[j : j + length] for j = first, ..., first + count - 1 (identity when
+        # length <= 0): one level of the sparse table over ``rows``, two contiguous slices
         lvl = jnp.minimum(_floor_log2(jnp.maximum(length, 1)), tab.shape[0] - 1).astype(idt)
         width = jnp.left_shift(jnp.ones_like(length), lvl)
-        m = tab.shape[1]
         zero = jnp.zeros((), idt)
-        a = lax.dynamic_slice(tab, (lvl, jnp.clip(lo0, 0, m - nr), zero), (1, nr, c))[0]
-        b_lo = jnp.clip(lo0 + length - width, 0, m - nr)
-        b = lax.dynamic_slice(tab, (lvl, b_lo, zero), (1, nr, c))
-        return jnp.where(length > 0, op(a, b[0]), ident)
+        a = lax.dynamic_slice(tab, (lvl, first, zero), (1, count, c))[0]
+        b = lax.dynamic_slice(tab, (lvl, first + length - width, zero), (1, count, c))[0]
+        return jnp.where(length > 0, op(a, b), ident)
 
-    def chunk(tab: Array, s0: Array, length: int, inside: bool) -> Array:
-        t = s0 - back  # the first window's start, unclipped
-        a0 = jnp.where(t >= 0, (t // row) * row, 0)
-        pre = in_row(rows_of(s0, length, inside), False)
-        suf = in_row(rows_of(a0, length + row, inside), True)
-        if inside:
-            # contiguous slices only: starts are consecutive, the table rows too
-            nr = length // row
-            head = lax.dynamic_slice_in_dim(suf, t - a0, length).reshape(nr, row, c)
-            r0 = s0 // row
-            mid_a = slice_query(tab, r0 + dr + 1, -dr - 1, nr)[:, None, :]
-            mid_b = slice_query(tab, r0 + dr + 2, -dr - 2, nr)[:, None, :]
-            mid = jnp.where(later, mid_b, mid_a)
-            pre = pre.reshape(nr, row, c)
-            res = jnp.where(same, pre, op(op(head, mid), pre)).reshape(length, c)
-            # every window of an inside chunk is full: back + 1 >= row points
-            return res if min_count <= row else _count_mask(res, back + 1, min_count)
+    def chunk(state: tuple, s0: Array, lead: Array) -> tuple[tuple, Array]:
+        # lead: (length, C) the chunk's points, length a multiple of row (identity past N)
+        suf_hist, rows_hist = state
+        hist, hrows = suf_hist.shape[0], rows_hist.shape[0]
+        levels = int(np.log2((hist - 2 * row) // row))
+        length = lead.shape[0]
+        nr = length // row
+        pre = in_row(lead, False).reshape(nr, row, c)
+        suf = in_row(lead, True)
+        all_suf = jnp.concatenate([suf_hist, suf])
+        all_rows = jnp.concatenate([rows_hist, suf.reshape(nr, row, c)[:, 0]])
+        head = lax.dynamic_slice_in_dim(all_suf, hist - back, length).reshape(nr, row, c)
+        # row r of the chunk (local row hrows + r): rows [r + dr + 1, r) and [r + dr + 2, r)
+        first = hrows + dr + 1
+        tab = _sparse_table(all_rows, levels, op, ident)
+        mid_a = sliding(tab, n_a, first, nr)[:, None, :]
+        mid_b = sliding(tab, n_a - 1, first + 1, nr)[:, None, :]
+        mid = jnp.where(later, mid_b, mid_a)
+        res = jnp.where(same, pre, op(op(head, mid), pre)).reshape(length, c)
         i = s0 + jnp.arange(length, dtype=idt)
-        start = jnp.maximum(i - back, 0)
-        rs, ri = start // row, i // row
-        head = suf[start - a0]
-        lo = rs + 1
-        mid = _table_query(tab, lo, jnp.maximum(ri, lo), op, ident)
-        res = jnp.where((rs < ri)[:, None], op(op(head, mid), pre), pre)
-        return _count_mask(res, (i + 1 - start)[:, None], min_count)
+        res = _count_mask(res, (jnp.minimum(i, back) + 1)[:, None], min_count)
+        return (all_suf[length:], all_rows[nr:]), res
 
-    def run(k: int) -> Callable[[Array], Array]:
-        def go(row_ext: Array) -> Array:
-            tab = lax.optimization_barrier(_sparse_table(row_ext, k, op, ident))
+    def run(levels: int) -> Callable[[], Array]:
+        def go() -> Array:
+            hist = _extreme_history(levels)
+            state = (
+                jnp.full((hist, c), ident, y.dtype),
+                jnp.full((hist // row, c), ident, y.dtype),
+            )
+            out = jnp.zeros((npt, c), y.dtype)
             m = npt // size
 
-            def body(j: Array, out: Array) -> Array:
+            def body(j: Array, carry: tuple) -> tuple:
+                state, out = carry
                 s0 = (j * size).astype(idt)
-                t = s0 - back
-                inside = (t >= 0) & ((t // row) * row + size + row <= npt)
-                res = lax.cond(
-                    inside,
-                    lambda: chunk(tab, s0, size, True),
-                    lambda: chunk(tab, s0, size, False),
-                )
-                return lax.dynamic_update_slice_in_dim(out, res, s0, 0)
+                state, res = chunk(state, s0, lax.dynamic_slice_in_dim(y, s0, size))
+                return state, lax.dynamic_update_slice_in_dim(out, res, s0, 0)
 
-            out = jnp.zeros((npt, c), y.dtype)
             if m:
-                out = lax.fori_loop(0, m, body, out)
+                state, out = lax.fori_loop(0, m, body, (state, out))
             rest = npt - m * size
             if rest:
                 s0 = jnp.asarray(m * size, idt)
-                res = chunk(tab, s0, -(-rest // row) * row, False)[:rest]
-                out = lax.dynamic_update_slice_in_dim(out, res, s0, 0)
+                pad = jnp.full((-(-rest // row) * row - rest, c), ident, y.dtype)
+                _, res = chunk(state, s0, jnp.concatenate([y[m * size :], pad]))
+                out = lax.dynamic_update_slice_in_dim(out, res[:rest], s0, 0)
             return out
 
         return go
 
-    counts = sorted({min(k, levels) for k in _TABLE_LEVELS} | {levels})
-    pick = jnp.sum(jnp.asarray(counts[:-1]) < need)
-    return lax.switch(pick, [run(k) for k in counts], row_ext)
+    limits = jnp.asarray([_extreme_history(k) - 2 * row for k in _EXTREME_LEVELS[:-1]])
+    return lax.switch(jnp.sum(limits < back), [run(k) for k in _EXTREME_LEVELS])
 
 
 def _count_mask(res: Array, count: Array, min_count: int) -> Array:
