@@ -296,45 +296,37 @@ def test_rolling_evenly_spaced_grad_vmap_and_large_offset():
     np.testing.assert_allclose(np.asarray(got["mean"]), s.mean().to_numpy(), rtol=1e-14)
 
 
-@pytest.mark.parametrize("closed", ["right", "both"])
-def test_rolling_evenly_spaced_extremes_chunk_by_chunk(closed):
-    # min/max on an evenly spaced axis: chunks of 8192 points whose windows start inside the
-    # series take contiguous slices (rows of 8, two table slices per chunk), the first chunks
-    # and the ragged rest index per point; widths from one row to the longest the row table
-    # covers (then a fallback), and min_periods above a row
+def test_rolling_evenly_spaced_extremes_chunk_by_chunk():
+    # min/max on an evenly spaced axis, chunks of 8192 points: the first chunks reach before
+    # the series (history of identities), the ragged rest is padded; widths from one row to
+    # the longest the streamed table covers (then a fallback), every table depth, and
+    # min_periods above a row (the first windows masked). "both"/"left"/"neither" bounds:
+    # test_rolling_regular_grid_same_as_general_road
     from jaxsubset._rolling_kernels import _CHUNK
 
     rng = np.random.default_rng(23)
     n = 2 * _CHUNK + 1000
     t = np.arange(n, dtype=np.int64) * SEC
     y = rng.normal(0.0, 1.0, (n, 2))
-    f = jax.jit(
-        lambda t, y, w: {
-            p: rolling_statistic(t, y, w, ("min", "max"), closed=closed, min_periods=p)
-            for p in (1, 12)
-        }
-    )
-    for width in (6, 7, 8, 9, 50, 100, 1000, 4097, 4105, 5000, _CHUNK + 3):
+    f = jax.jit(lambda t, y, w: rolling_statistic(t, y, w, ("min", "max"), min_periods=12))
+    for width in (6, 7, 8, 9, 50, 100, 257, 258, 1000, 4105, 8193, _CHUNK + 3):
         got = f(t, y, width * SEC)
-        for p in (1, 12):
-            for j in range(2):
-                roll = pd.Series(y[:, j], index=pd.to_datetime(t)).rolling(
-                    f"{width}s", closed=closed, min_periods=p
+        for j in range(2):
+            roll = pd.Series(y[:, j], index=pd.to_datetime(t)).rolling(f"{width}s", min_periods=12)
+            for st in ("min", "max"):
+                np.testing.assert_array_equal(
+                    np.asarray(got[st])[:, j],
+                    getattr(roll, st)().to_numpy(),
+                    err_msg=f"{st} width={width} channel={j}",
                 )
-                for st in ("min", "max"):
-                    np.testing.assert_array_equal(
-                        np.asarray(got[p][st])[:, j],
-                        getattr(roll, st)().to_numpy(),
-                        err_msg=f"{st} width={width} min_periods={p} channel={j}",
-                    )
     assert f._cache_size() == 1
     # NaN propagated ("propagate"): a window holding one gives NaN, the others their extreme
     y[[5, 9000, 16390], 0] = np.nan
-    got = rolling_statistic(t, y, 300 * SEC, ("min", "max"), closed=closed, nan_policy="propagate")
+    got = rolling_statistic(t, y, 300 * SEC, ("min", "max"), nan_policy="propagate")
     for st in ("min", "max"):
         want = (
             pd.Series(y[:, 0], index=pd.to_datetime(t))
-            .rolling("300s", closed=closed)
+            .rolling("300s")
             .apply(lambda a, st=st: getattr(np, st)(a), raw=True)
             .to_numpy()
         )

@@ -286,10 +286,11 @@ def _rolling_extreme(
     return lax.cond(fits, fast, general)
 
 
-# sparse-table levels _regular_extreme builds per chunk, the smallest that covers the window
+# sparse-table levels _regular_extreme builds per chunk, the smaller that covers the window
 # (lax.switch): l levels answer windows of up to 2**l rows between their ends, with the
-# last 8 * 2**l + 16 points carried from chunk to chunk (all 10 levels per chunk: 40 ms)
-_EXTREME_LEVELS = (4, 7, 10)
+# last 8 * 2**l + 16 points carried from chunk to chunk (all 10 levels per chunk: 40 ms;
+# a third depth, 7, cost compile time for little)
+_EXTREME_LEVELS = (5, 10)
 
 
 def _extreme_history(levels: int) -> int:
