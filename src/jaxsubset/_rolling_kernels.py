@@ -16,6 +16,11 @@ BENCHMARKS.md, "Statistics"):
   the block offsets (a short, recursive prefix over the block totals).
 * **extremes**: per-row extremes of ``_ROW`` points reduce the window to a masked in-row part
   (for the row holding the window's end) and a sparse-table query over row extremes.
+* **evenly spaced windows** (an integer axis on an exact grid, detected at run time): every
+  window holds the same number of points once full, so count/sum/mean/var/std and min/max
+  run chunk by chunk (``_CHUNK`` points) with a small state carried from chunk to chunk
+  (:func:`_regular_sum_stats`, :func:`_regular_extreme`); only the outputs are N long, where
+  the roads above write several N-long temporaries (fresh buffers, page faults included).
 """
 
 import functools
