@@ -353,9 +353,11 @@ def _binned_core(
         return cnt.astype(out_dtype if out_dtype != jnp.float16 else jnp.float32), d
     v_real = jnp.where(nan_v, 0, v) if omit else v  # zero gradient at omitted readings
     block = min(_sum_block(n_pts, nb), 64) if x_sorted else 1
-    if statistic == "std" and not omit and block > 1 and n_pts // block > 0:
-        # sorted x: one pass (block-shifted moments), deviations from each bin's own mean
-        mean, s1, s2 = _disjoint_moments(v.astype(acc), start, stop, block)
+    if statistic == "std" and not omit and block > 1 and n_pts // (2 * block) > 0:
+        # sorted x: one pass (block-shifted moments), deviations from each bin's own mean;
+        # 128-point blocks as the sums (1e7 points, 1000 bins: ~10% faster than 64; 256 was
+        # 3x slower, the points outside whole blocks then dominate)
+        mean, s1, s2 = _disjoint_moments(v.astype(acc), start, stop, 2 * block)
         safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
         std = jnp.sqrt(jnp.maximum(s2 - s1 * s1 / safe, 0) / safe)
         std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
