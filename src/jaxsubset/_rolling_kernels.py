@@ -353,7 +353,8 @@ def _regular_extreme(y: Array, back: Array, which: str, min_count: int) -> Array
     q = (-back) - dr * row  # in [0, row)
     u = jnp.arange(row, dtype=idt)
     later = (q + u >= row)[None, :, None]
-    same = dr + later >= 0  # the window starts at the start of the point's own row
+    # (a window starting in its own row starts at the row's start, as back >= row - 1, and is
+    # the whole row: its head, the row's suffix from there, is then the whole window too)
     n_a = -dr - 1  # rows strictly between for a point with later False (one fewer if True)
 
     def sliding(tab: Array, length: Array, first: Array, count: int) -> Array:
@@ -384,9 +385,10 @@ def _regular_extreme(y: Array, back: Array, which: str, min_count: int) -> Array
         mid_a = sliding(tab, n_a, first, nr)[:, None, :]
         mid_b = sliding(tab, n_a - 1, first + 1, nr)[:, None, :]
         mid = jnp.where(later, mid_b, mid_a)
-        res = jnp.where(same, pre, op(op(head, mid), pre)).reshape(length, c)
-        i = s0 + jnp.arange(length, dtype=idt)
-        res = _count_mask(res, (jnp.minimum(i, back) + 1)[:, None], min_count)
+        res = op(op(head, mid), pre).reshape(length, c)
+        if min_count > 1:  # (every window holds at least one point)
+            i = s0 + jnp.arange(length, dtype=idt)
+            res = _count_mask(res, (jnp.minimum(i, back) + 1)[:, None], min_count)
         return (all_suf[length:], all_rows[nr:]), res
 
     def run(levels: int) -> Callable[[], Array]:
