@@ -559,7 +559,7 @@ def _regular_rolling(
 
     def body(j: int, state: tuple) -> tuple:
         carry, outs = state
-        s0 = (j * _CHUNK).astype(idt) if hasattr(j, "astype") else jnp.asarray(j * _CHUNK, idt)
+        s0 = (j * _CHUNK).astype(idt)
         carry, res = chunk(s0, _CHUNK, carry)
         outs = {s: lax.dynamic_update_slice_in_dim(outs[s], res[s], s0, 0) for s in names}
         return carry.astype(d_type), outs
@@ -572,6 +572,27 @@ def _regular_rolling(
         _, res = chunk(s0, rest, carry)
         outs = {s: lax.dynamic_update_slice_in_dim(outs[s], res[s], s0, 0) for s in names}
     return outs
+
+
+def _sum_columns(v: Array, ref: Array, order: int, skipna: bool, counts: bool) -> list[Array]:
+    """The quantities whose window sums give the rolling moments, from ``v`` ``(n, C)``.
+
+    ``v - ref`` (and its square with ``order`` 2; none with ``order`` 0); with ``counts``
+    the non-finite values count 0 there and three indicator columns follow (NaN, +inf,
+    -inf), as :func:`_kernels._finish` takes them.
+    """
+    cols = []
+    if counts:
+        z = jnp.where(jnp.isfinite(v), v - ref, 0)
+        cols = [z, z**2][:order]
+        flags = (jnp.isnan(v), v == jnp.inf, v == -jnp.inf)
+        return cols + [f.astype(v.dtype) for f in flags]
+    if order >= 1:
+        cols.append(v - ref)
+    if order == 2:
+        # with skipna a NaN squares as ``ref``: no NaN in the gradient where it is unused
+        cols.append(((jnp.where(jnp.isnan(v), ref, v) if skipna else v) - ref) ** 2)
+    return cols
 
 
 def _regular_sum_stats(
@@ -642,20 +663,13 @@ def _regular_sum_stats(
     def run(columns: Callable[[Array], list[Array]], counts: bool) -> dict[str, Array]:
         return _regular_rolling(y, back, lag, columns, finisher(counts), stats, out_dtype)
 
+    moments = order if need else 0
+
     def finite_columns(v: Array) -> list[Array]:
-        v = v.astype(acc)
-        cols = [v - ref] if need else []
-        if order == 2:
-            # with skipna a NaN squares as ``ref``: no NaN in the gradient where it is unused
-            cols.append(((jnp.where(jnp.isnan(v), ref, v) if skipna else v) - ref) ** 2)
-        return cols
+        return _sum_columns(v.astype(acc), ref, moments, skipna, counts=False)
 
     def counted_columns(v: Array) -> list[Array]:
-        v = v.astype(acc)
-        z = jnp.where(jnp.isfinite(v), v - ref, 0)
-        cols = ([z, z**2] if order == 2 else [z]) if need else []
-        cols += [jnp.isnan(v).astype(acc), (v == jnp.inf).astype(acc)]
-        return [*cols, (v == -jnp.inf).astype(acc)]
+        return _sum_columns(v.astype(acc), ref, moments, skipna, counts=True)
 
     if not is_float:
         return run(finite_columns, False)
@@ -796,22 +810,13 @@ def _rolling_range_stats(
 
     def fast() -> dict[str, Array]:
         start, stop, _, _ = windows()
-        cols = [v - ref]
-        if order == 2:
-            # with skipna a NaN squares as ``ref``: no NaN in the gradient where it is unused
-            cols.append(((jnp.where(jnp.isnan(v), ref, v) if skipna else v) - ref) ** 2)
         # finite totals: no NaN anywhere
-        sums = _column_window_sums(cols, start, stop)
+        sums = _column_window_sums(_sum_columns(v, ref, order, skipna, False), start, stop)
         return finish(zero, sums, has_nan=False)
 
     def counted() -> dict[str, Array]:
         start, stop, _, _ = windows()
-        ok = jnp.isfinite(v)
-        z = jnp.where(ok, v - ref, 0)
-        cols = [z, z**2] if order == 2 else [z]
-        cols += [jnp.isnan(v).astype(acc), (v == jnp.inf).astype(acc)]
-        cols.append((v == -jnp.inf).astype(acc))
-        sums = _column_window_sums(cols, start, stop)
+        sums = _column_window_sums(_sum_columns(v, ref, order, skipna, True), start, stop)
         nan, pinf, ninf = (jnp.round(a) for a in sums[order:])
         return finish(nan, sums[:order], pinf, ninf)
 
