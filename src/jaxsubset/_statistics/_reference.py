@@ -1,0 +1,71 @@
+"""The reference road: every statistic as the padded, masked reduction of :class:`Subsets`.
+
+This is the ground truth the fast roads are tested against. It reads every range into
+``capacity`` padded slots (``K x capacity`` work and memory), so it needs a static capacity
+at least as large as every range; a range holding more points gives NaN (``"count"`` stays
+exact), never the statistic of a truncated range.
+"""
+
+import jax.numpy as jnp
+
+from .._subsets import Subsets, _gather
+from .._typing import Array
+from .._validate import index_dtype
+from ._registry import float_dtype
+
+
+def nan_counts(y: Array, start: Array, count: Array) -> Array:
+    """``(K, C)`` int: NaN readings per range, from integer prefix sums (exact, no pollution)."""
+    idt = index_dtype()
+    if not jnp.issubdtype(y.dtype, jnp.inexact):
+        return jnp.zeros((start.shape[0], y.shape[1]), idt)
+    p = jnp.cumsum(jnp.isnan(y).astype(idt), axis=0)
+    p = jnp.concatenate([jnp.zeros((1, y.shape[1]), idt), p])
+    return p[start + count] - p[start]
+
+
+def counted(y: Array, start: Array, count: Array, omit: bool) -> Array:
+    """``(K, C)`` int: the points a statistic counts (the non-NaN ones with ``omit``)."""
+    n = jnp.broadcast_to(count[:, None], (count.shape[0], y.shape[1])).astype(index_dtype())
+    return n - nan_counts(y, start, count) if omit else n
+
+
+def reference_ranges(
+    y: Array,
+    start: Array,
+    count: Array,
+    stats: tuple[str, ...],
+    *,
+    ddof: int,
+    omit: bool,
+    capacity: int,
+) -> dict[str, Array]:
+    """Statistics over ranges by gathering them into padded :class:`Subsets`.
+
+    Args:
+        y: ``(N, C)`` values.
+        start: ``(K,)`` first index of each range, clipped to ``[0, N]``.
+        count: ``(K,)`` points per range, with ``start + count <= N``.
+        stats: statistic names.
+        ddof: delta degrees of freedom of ``"var"``/``"std"``.
+        omit: leave NaN readings out (per channel).
+        capacity: static padded length; ranges longer than it give NaN.
+
+    Returns:
+        dict of ``(K, C)`` arrays by statistic name (see the registry's conventions).
+    """
+    out: dict[str, Array] = {}
+    fdt = float_dtype(y.dtype)
+    sub: Subsets = _gather(jnp.zeros((y.shape[0],), fdt), y, start, count, capacity)
+    policy = "omit" if omit else "propagate"
+    fits = (count <= capacity)[:, None]
+    for s in stats:
+        if s == "count":
+            out[s] = counted(y, start, count, omit)
+            continue
+        if s in ("var", "std"):
+            v = getattr(sub, s)(ddof=ddof, nan_policy=policy)
+        else:
+            v = getattr(sub, s)(nan_policy=policy)
+        out[s] = jnp.where(fits, v.astype(fdt), jnp.nan)
+    return out

@@ -1,0 +1,114 @@
+"""The statistics registry: names, conventions, roads, and the ONE function choosing a road.
+
+Every statistic the library computes over many subsets (``range_statistic``,
+``rolling_statistic``, ``binned_statistic``, the command) is computed by a *road*. Each
+statistic has a **reference** road (the padded, masked reduction of :class:`jaxsubset.Subsets`:
+the ground truth) and at most one fast road per backend family. :func:`choose` is the only
+place a road is chosen; ``method=`` on the public functions forces one.
+
+Conventions every road follows (the reference defines them; tests check every road against
+it and against NumPy/SciPy/pandas):
+
+- ``y`` is ``(N, C)``; results are ``(K, C)``: float in the input's float dtype (the default
+  float for integer or bool ``y``), ``"count"`` an int in the index dtype.
+- ``omit=False`` (NumPy's rule): a subset holding a NaN gives NaN; ``"count"`` counts every
+  point. ``omit=True``: NaN readings are left out per channel; ``"count"`` counts the others.
+- An empty subset (no counted point) gives NaN, except ``"sum"`` (0) and ``"count"`` (0).
+- ``"var"``/``"std"`` divide by ``n - ddof`` (``ddof`` defaults to 0 everywhere, as NumPy and
+  SciPy) and give NaN where ``n - ddof <= 0``; a constant or one-point subset gives exactly 0;
+  a subset holding an infinite value gives NaN (``inf - inf``, as NumPy).
+- ``"median"`` is the mean of the two middle values (NaN with a NaN held, unless omitted).
+- A result depends only on the points of its subset (no value outside it can change it), and
+  a finite result never gets a NaN gradient from elsewhere.
+"""
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+
+STATISTICS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
+DEFAULT_DDOF = 0
+
+# roads over contiguous index ranges (sorted x) and over bin labels (unsorted x)
+RANGE_ROADS = {
+    "reference": STATISTICS,
+    "tree": ("count", "sum", "mean", "var", "std", "min", "max"),
+}
+LABEL_ROADS = {
+    "reference": STATISTICS,
+    "scatter": ("count", "sum", "mean", "var", "std", "min", "max", "median"),
+    "sort": STATISTICS,
+}
+METHODS = ("auto", "reference", "tree", "scatter", "sort")
+
+
+def float_dtype(dtype: Any) -> Any:
+    """The float dtype results come in: ``dtype`` if inexact, else the default float."""
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return dtype
+    return jnp.result_type(float)
+
+
+def check_statistics(
+    statistic: Any, func: str, allowed: tuple[str, ...] = STATISTICS
+) -> tuple[tuple[str, ...], bool]:
+    """``(names, single)`` for a ``statistic`` argument: one name or a non-empty tuple/list."""
+    single = isinstance(statistic, str)
+    names = (statistic,) if single else statistic
+    if not isinstance(names, tuple | list) or not names:
+        raise TypeError(
+            f"{func}: `statistic` must be a name or a non-empty tuple/list of names, "
+            f"got {statistic!r}"
+        )
+    for s in names:
+        if s not in allowed:
+            raise ValueError(
+                f"{func}: `statistic` must be one of {', '.join(map(repr, allowed))}, got {s!r}"
+            )
+    return tuple(names), single
+
+
+def check_method(method: Any, func: str, roads: dict[str, tuple[str, ...]]) -> str:
+    """Validate ``method=``: ``"auto"`` or the name of one of ``roads``."""
+    choices = ("auto", *roads)
+    if method not in choices:
+        raise ValueError(
+            f"{func}: `method` must be one of {', '.join(map(repr, choices))}, got {method!r}"
+        )
+    return method
+
+
+def backend() -> str:
+    """The backend family the computation is traced for (``"cpu"``, ``"gpu"``, ``"tpu"``)."""
+    return jax.default_backend()
+
+
+def choose(kind: str, statistic: str, method: str, func: str) -> str:
+    """THE road choice: which road computes ``statistic`` over subsets of ``kind``.
+
+    Args:
+        kind: ``"ranges"`` (contiguous index ranges of sorted x) or ``"labels"`` (a bin label
+            per point, any order).
+        statistic: a name of :data:`STATISTICS`.
+        method: ``"auto"`` or a road name (validated by :func:`check_method`).
+        func: the public function, for error messages.
+
+    Returns:
+        The road's name. ``"auto"`` picks the fast road of the backend family; a forced road
+        that cannot compute ``statistic`` is an error naming both.
+    """
+    roads = RANGE_ROADS if kind == "ranges" else LABEL_ROADS
+    if method == "auto":
+        if kind == "ranges":
+            return "tree" if statistic in RANGE_ROADS["tree"] else "reference"
+        # scatters are fast on the CPU; on GPUs/TPUs scatter-adds serialise on collisions, so
+        # there one sort groups the points and the range road finishes
+        return "scatter" if backend() == "cpu" else "sort"
+    if statistic not in roads[method]:
+        raise ValueError(
+            f"{func}: method={method!r} cannot compute {statistic!r}; it computes "
+            f"{', '.join(map(repr, roads[method]))}"
+        )
+    return method
