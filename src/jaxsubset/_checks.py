@@ -1,0 +1,338 @@
+"""Run-time checks that cost nothing until they fire: :func:`error_if` and :func:`nan_guard`.
+
+In the style of ``equinox.error_if``:
+
+- **Eagerly** (a concrete predicate) the check raises ``ValueError(message)`` at once.
+- **Traced** (under ``jit``, ``vmap``, ``grad``) the host callback that raises sits alone in the
+  true branch of a ``lax.cond``; when the predicate is false nothing but the predicate and the
+  branch are computed. Every array of the guarded value is returned minus the branch's result
+  (an int 0 that XLA cannot see through; the values are unchanged bit for bit), so as long as
+  the returned value is used the check cannot be removed as dead code.
+- **Under vmap** the predicate is reduced over the whole batch by a custom batching rule: one
+  ``lax.cond`` and at most one callback per call, whatever the batch size, and the message
+  names the first failing batch index.
+- ``JAXSUBSET_CHECKS=off`` (read when the check is traced, or called eagerly) turns every check
+  of the library off.
+
+What reaches the caller under a ``jit`` of one's own: JAX wraps any exception raised in a host
+callback in a ``jax.errors.JaxRuntimeError`` whose text starts with
+``INTERNAL: CpuCallback error calling callback: Traceback ...`` and ends with
+``ValueError: <message>``. Wrap the call in :func:`reraise` (or decorate the function with
+:func:`checked`) to get a plain ``ValueError(<message>)`` instead; the library's own entry points
+(``stream``, ``shard``, the statistics) do. JAX logs the failing callback's traceback to stderr;
+this module drops that log record for its own errors (and only for them), so nothing else is
+printed, at the call or at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import functools
+import logging
+import os
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.custom_batching import custom_vmap
+
+from ._validate import index_dtype, is_traced
+
+
+__all__ = ["checked", "checks_enabled", "error_if", "nan_guard", "reraise"]
+
+T = TypeVar("T")
+Message = str | Callable[[Any], str]
+
+#: The environment variable that turns the checks off (``off``, ``0``, ``false``, ``no``).
+ENV = "JAXSUBSET_CHECKS"
+_OFF = frozenset({"off", "0", "false", "no"})
+
+# Recent messages of checks that fired, newest last: `reraise` finds the one inside a
+# JaxRuntimeError's text. Appends are atomic; callbacks run on XLA's threads.
+_FIRED: collections.deque[str] = collections.deque(maxlen=64)
+_MARK = "_jaxsubset_check"
+
+
+def checks_enabled() -> bool:
+    """Whether the library's run-time checks are on: ``JAXSUBSET_CHECKS`` is not ``off``.
+
+    Returns:
+        ``False`` when the environment variable ``JAXSUBSET_CHECKS`` is ``off``, ``0``,
+        ``false`` or ``no`` (any case), else ``True``.
+
+    Example:
+        >>> import os
+        >>> from jaxsubset._checks import checks_enabled
+        >>> checks_enabled() == (os.environ.get("JAXSUBSET_CHECKS", "").lower() != "off")
+        True
+    """
+    return os.environ.get(ENV, "").strip().lower() not in _OFF
+
+
+class _DropOwnCallbackErrors(logging.Filter):
+    """Drop JAX's "callback failed" log records whose exception is one of our checks."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not getattr(exc, _MARK, False)
+
+
+_FILTER = _DropOwnCallbackErrors()
+for _name in ("jax._src.callback", "jax._src.debugging"):
+    if not any(isinstance(f, _DropOwnCallbackErrors) for f in logging.getLogger(_name).filters):
+        logging.getLogger(_name).addFilter(_FILTER)
+
+
+def _render(message: Message, payload: Any, bindex: Any = None) -> str:
+    """The error text: ``message`` (or ``message(payload)``), plus the batch index if any."""
+    text = message(payload) if callable(message) else str(message)
+    if bindex is not None and np.size(bindex):
+        idx = tuple(int(i) for i in np.asarray(bindex).reshape(-1))
+        where = str(idx[0]) if len(idx) == 1 else str(idx)
+        text = f"{text} (vmap: first failing batch index {where})"
+    return text
+
+
+def _error(text: str) -> ValueError:
+    err = ValueError(text)
+    setattr(err, _MARK, True)
+    return err
+
+
+def _make_check(message: Message, tree: Any) -> Callable[..., jax.Array]:
+    """A ``custom_vmap`` function ``(pred, payload_leaves, bindex) -> int32 token``."""
+
+    def raise_on_host(payload_leaves: Any, bindex: Any) -> np.ndarray:
+        payload = None
+        if tree is not None:
+            leaves = [np.asarray(leaf) for leaf in payload_leaves]
+            payload = jax.tree_util.tree_unflatten(tree, leaves)
+        text = _render(message, payload, bindex)
+        _FIRED.append(text)
+        raise _error(text)
+
+    def fire(payload_leaves: Any, bindex: Any) -> jax.Array:
+        return jax.pure_callback(
+            raise_on_host, jax.ShapeDtypeStruct((), jnp.int32), payload_leaves, bindex
+        )
+
+    def calm(payload_leaves: Any, bindex: Any) -> jax.Array:
+        del payload_leaves, bindex
+        return jnp.zeros((), jnp.int32)
+
+    @custom_vmap
+    def check(pred: jax.Array, payload_leaves: Any, bindex: jax.Array) -> jax.Array:
+        return lax.cond(pred, fire, calm, payload_leaves, bindex)
+
+    @check.def_vmap
+    def check_batched(
+        axis_size: int, in_batched: Any, pred: jax.Array, payload_leaves: Any, bindex: jax.Array
+    ) -> tuple[jax.Array, bool]:
+        # one check for the whole batch: any element failing, reported at the first one
+        pred_b, payload_b, bindex_b = in_batched
+        if pred_b:
+            first = jnp.argmax(pred).astype(jnp.int32)
+            pred = jnp.any(pred)
+        else:
+            first = jnp.zeros((), jnp.int32)
+        payload_leaves = tuple(
+            leaf[first] if b else leaf for leaf, b in zip(payload_leaves, payload_b, strict=True)
+        )
+        if bindex_b:
+            bindex = bindex[first]
+        bindex = jnp.concatenate([first[None], bindex])  # outer batch axes first
+        return check(pred, payload_leaves, bindex), False
+
+    return check
+
+
+def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
+    """Return ``x``, guarded by a check that raises ``ValueError(message)`` where ``pred``.
+
+    Eagerly (``pred`` concrete) the error is raised at once. Traced, the check runs with the
+    compiled program and costs only the predicate until it fires: the raising host callback
+    sits in the failing branch of a ``lax.cond``. Use the returned value: it carries the check
+    (each array minus the branch's 0 result), so the check cannot be removed as dead code while
+    the value is used. Under ``vmap`` the predicate is reduced over the whole batch (one
+    ``cond``, at most one callback) and the message ends with
+    ``(vmap: first failing batch index i)`` (a tuple for nested ``vmap``). Gradients pass
+    through ``x`` unchanged. ``JAXSUBSET_CHECKS=off`` returns ``x`` unchecked.
+
+    Under a ``jit`` of one's own JAX delivers the error as a ``jax.errors.JaxRuntimeError``
+    whose last line is ``ValueError: <message>``; :func:`reraise` / :func:`checked` turn it
+    into the plain ``ValueError``.
+
+    Args:
+        x: a pytree of arrays to guard (returned with the same structure and values).
+        pred: a bool array of any shape; the check fires if any element is true.
+        message: the error text, or a callable ``payload -> str`` called on the host with
+            ``payload`` as NumPy arrays (for a batched ``pred``: the payload of the first
+            failing batch element).
+        payload: optional pytree of arrays describing the failure, for ``message``.
+
+    Returns:
+        ``x``, unchanged in value.
+
+    Raises:
+        ValueError: eagerly when ``pred`` holds a true element.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from jaxsubset._checks import error_if, checked
+        >>> def positive(v):
+        ...     return error_if(v, jnp.any(v <= 0), lambda n: f"{int(n)} value(s) <= 0",
+        ...                     payload=jnp.sum(v <= 0))
+        >>> positive(jnp.array([1.0, -2.0]))
+        Traceback (most recent call last):
+        ...
+        ValueError: 1 value(s) <= 0
+        >>> checked(jax.jit(jax.vmap(positive)))(jnp.array([[1.0], [2.0], [-3.0]]))
+        Traceback (most recent call last):
+        ...
+        ValueError: 1 value(s) <= 0 (vmap: first failing batch index 2)
+    """
+    if not checks_enabled():
+        return x
+    if not is_traced(pred):
+        p = np.asarray(pred)
+        if not p.any():
+            return x
+        if not is_traced(payload):
+            if payload is not None:
+                payload = jax.tree_util.tree_map(np.asarray, payload)
+            raise _error(_render(message, payload))
+    pred = jnp.any(jnp.asarray(pred))
+    tree = None
+    payload_leaves: tuple = ()
+    if payload is not None:
+        leaves, tree = jax.tree_util.tree_flatten(payload)
+        payload_leaves = tuple(lax.stop_gradient(jnp.asarray(leaf)) for leaf in leaves)
+    check = _make_check(message, tree)
+    token = check(lax.stop_gradient(pred), payload_leaves, jnp.zeros((0,), jnp.int32))
+    return jax.tree_util.tree_map(functools.partial(_tie, token=token), x)
+
+
+def _tie(leaf: Any, token: jax.Array) -> Any:
+    """``leaf`` made to depend on the check's ``token`` (always 0), without changing a bit.
+
+    ``leaf - 0`` is exact for every integer and float (``-0.0 - 0.0`` is ``-0.0``, NaN and inf
+    stay); bools are or-ed with ``False``. XLA cannot know the token is 0 (it comes out of the
+    ``cond``), so every use of the result keeps the check alive.
+    """
+    if not isinstance(leaf, jax.Array | np.ndarray):
+        return leaf
+    dtype = jnp.result_type(leaf)
+    if dtype == jnp.bool_:
+        return jnp.logical_or(leaf, token.astype(jnp.bool_))
+    if jnp.issubdtype(dtype, jnp.number):
+        return leaf - token.astype(dtype)
+    return leaf
+
+
+def nan_guard(values: T, func: str, name: str) -> T:
+    """Return ``values``, guarded by the ``nan_policy="raise"`` check (see :func:`error_if`).
+
+    Args:
+        values: an array; integer and bool arrays hold no NaN and pass unchecked.
+        func: the public function's name, for the message.
+        name: the argument's name, for the message.
+
+    Returns:
+        ``values``, unchanged in value.
+
+    Raises:
+        ValueError: ``"<func>: `<name>` holds <n> NaN (the first at flat index <i>) with
+            nan_policy='raise'; use nan_policy='omit' to skip missing readings"`` (at run
+            time under ``jit``, see :func:`error_if`).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> from jaxsubset._checks import nan_guard
+        >>> nan_guard(jnp.array([1.0, jnp.nan, jnp.nan]), "f", "y")
+        Traceback (most recent call last):
+        ...
+        ValueError: f: `y` holds 2 NaN (the first at flat index 1) with nan_policy='raise'; ...
+    """
+    arr = values if is_traced(values) else jnp.asarray(values)
+    if not jnp.issubdtype(arr.dtype, jnp.inexact):
+        return values
+    nan = jnp.isnan(arr).reshape(-1)
+    facts = jnp.stack([jnp.sum(nan), jnp.argmax(nan) if nan.size else 0]).astype(index_dtype())
+
+    def message(f: np.ndarray) -> str:
+        return (
+            f"{func}: `{name}` holds {int(f[0])} NaN (the first at flat index {int(f[1])}) "
+            "with nan_policy='raise'; use nan_policy='omit' to skip missing readings"
+        )
+
+    return error_if(values, jnp.any(nan), message, facts)
+
+
+def fired_message(err: BaseException) -> str | None:
+    """The message of the check that caused ``err`` (a ``JaxRuntimeError``), else ``None``."""
+    if getattr(err, _MARK, False):
+        return str(err)
+    if not isinstance(err, jax.errors.JaxRuntimeError):
+        return None
+    text = str(err)
+    for msg in reversed(tuple(_FIRED)):
+        if msg in text:
+            return msg
+    return None
+
+
+@contextlib.contextmanager
+def reraise() -> Iterator[None]:
+    """Turn a fired check's ``JaxRuntimeError`` into the plain ``ValueError(message)``.
+
+    Other exceptions pass through unchanged. The ``ValueError`` is raised ``from None``, so
+    its traceback shows neither JAX's runtime error nor the host callback.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from jaxsubset._checks import error_if, reraise
+        >>> f = jax.jit(lambda v: error_if(v, v < 0, "negative"))
+        >>> with reraise():
+        ...     f(-1.0)
+        Traceback (most recent call last):
+        ...
+        ValueError: negative
+    """
+    try:
+        yield
+    except jax.errors.JaxRuntimeError as err:
+        msg = fired_message(err)
+        if msg is None:
+            raise
+        raise _error(msg) from None
+
+
+def checked(fn: Callable[..., T]) -> Callable[..., T]:
+    """Wrap ``fn`` (e.g. a jitted function) so that a fired check raises ``ValueError``.
+
+    Args:
+        fn: any callable; typically ``jax.jit(f)`` where ``f`` uses a check.
+
+    Returns:
+        A callable with the same signature that calls ``fn`` inside :func:`reraise`, blocking
+        until the results are ready so that a failing check raises here.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from jaxsubset._checks import checked, nan_guard
+        >>> f = checked(jax.jit(lambda y: nan_guard(y, "f", "y").sum()))
+        >>> float(f(jnp.ones(3)))
+        3.0
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        with reraise():
+            return jax.block_until_ready(fn(*args, **kwargs))
+
+    return wrapper
