@@ -1,6 +1,34 @@
-"""Independent NumPy references shared by the tests."""
+"""Independent NumPy references and mode helpers shared by the tests."""
 
+import jax
 import numpy as np
+import pytest
+
+
+# The JAX mode this run tests (tests/conftest.py sets it from JAX_ENABLE_X64, default on).
+X64 = bool(jax.config.jax_enable_x64)
+
+#: skip marker for tests that need JAX's 64-bit mode (time axes, int64 data, float64 results)
+needs_x64 = pytest.mark.skipif(
+    not X64, reason="needs JAX's 64-bit mode (int64 nanoseconds, float64); JAX_ENABLE_X64=1"
+)
+
+#: the default float of this mode: what a float64 NumPy input becomes in JAX
+FLOAT = np.float64 if X64 else np.float32
+
+
+def tol(dtype=None) -> dict:
+    """``rtol``/``atol`` for ``np.testing.assert_allclose`` of results computed in ``dtype``.
+
+    ``dtype`` None means the default float of this mode (float64 with x64, else float32). The
+    float32 tolerance allows a few ulps per term of the sums behind means and variances.
+    """
+    dt = np.dtype(dtype) if dtype is not None else np.dtype(FLOAT)
+    if dt == np.float64:
+        return dict(rtol=1e-10, atol=1e-12)
+    if dt == np.float16:
+        return dict(rtol=1e-2, atol=1e-3)
+    return dict(rtol=2e-5, atol=1e-6)
 
 
 # What nan_policy="omit" must equal: NumPy's NaN-skipping reductions.
