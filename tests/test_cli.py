@@ -261,7 +261,7 @@ BAD = [
     ({}, ["missing.csv", "--chunks", "2"], "missing.csv: no such file"),
     ({"in.xlsx": "x"}, ["in.xlsx", "--chunks", "2"], "unsupported input format '.xlsx'"),
     ({"in.csv": b"\xff\xfe\x00\x01"}, ["in.csv", "--chunks", "2"], "cannot read the file as"),
-    ({"in.npy": b"garbage"}, ["in.npy", "--chunks", "2"], "cannot read the file as a NumPy"),
+    ({"in.npy": b"garbage"}, ["in.npy", "--chunks", "2"], "is not a NumPy .npy array"),
     ({"in.csv": "x,y\n0,1\n"}, ["in.csv", "--y", "z", "--chunks", "2"], "no y column 'z'"),
     ({"in.csv": "x,y\n0,a\n"}, ["in.csv", "--chunks", "2"], "is not numeric: line 2 holds 'a'"),
     ({"in.csv": "x,y,e\n0,1,\n1,2,\n"}, ["in.csv", "--y", "e", "--chunks", "1"], "'e' is empty"),

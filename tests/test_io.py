@@ -104,13 +104,13 @@ def test_missing_binary_and_unknown_files(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         read_table(tmp_path / "nope.csv")
     (tmp_path / "b.csv").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
-    with pytest.raises(InputError, match="cannot read the file as"):
+    with pytest.raises(InputError, match="b.csv: the file is a PNG image"):
         read_table(tmp_path / "b.csv")
     (tmp_path / "d.xlsx").write_bytes(b"PK")
     with pytest.raises(InputError, match="unsupported input format '.xlsx'"):
         read_table(tmp_path / "d.xlsx")
     (tmp_path / "bad.npy").write_bytes(b"not numpy at all")
-    with pytest.raises(InputError, match="cannot read the file as a NumPy .npy array"):
+    with pytest.raises(InputError, match="the file is not a NumPy .npy array"):
         read_table(tmp_path / "bad.npy")
 
 

@@ -27,6 +27,8 @@ import os
 import re
 import tempfile
 import warnings
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -88,6 +90,73 @@ def suffix(path: str | os.PathLike) -> str:
     return os.path.splitext(os.fspath(path))[1].lower()
 
 
+# The first bytes of every binary format the reader knows (the file's content decides its kind;
+# the extension only has to be one of INPUT_SUFFIXES).
+_MAGIC = (
+    (b"\x93NUMPY", "npy"),
+    (b"PK\x03\x04", "npz"),
+    (b"PK\x05\x06", "npz"),  # an empty zip archive
+    (b"PAR1", "parquet"),
+)
+_FOREIGN = (  # binary formats the reader does not read, named in the message
+    (b"\x1f\x8b", "a gzip-compressed file; decompress it first"),
+    (b"BZh", "a bzip2-compressed file; decompress it first"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file; decompress it first"),
+    (b"\x28\xb5\x2f\xfd", "a zstd-compressed file; decompress it first"),
+    (b"\x80", "a Python pickle, which is never loaded for safety"),
+    (b"\x89HDF", "an HDF5 file (not supported)"),
+    (b"\x89PNG", "a PNG image, not data"),
+    (b"\xd0\xcf\x11\xe0", "an old Excel/Office file (not supported)"),
+)
+_KIND_NAMES = {"npy": "a NumPy .npy array", "npz": "a NumPy .npz archive", "parquet": "Parquet"}
+
+
+def sniff(path: str) -> str | None:
+    """The kind of file ``path`` holds by its first bytes: ``"npy"``, ``"npz"``, ``"parquet"``,
+    or None for anything else (text, or not a known format).
+
+    Raises:
+        InputError: the file cannot be opened, or holds a known format the reader refuses.
+    """
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the file: {e.strerror or e}") from None
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    for magic, what in _FOREIGN:
+        if head.startswith(magic):
+            raise InputError(f"{path}: the file is {what}")
+    return None
+
+
+def available_memory() -> int:
+    """Bytes of memory this process may still allocate (MemAvailable; 2**62 when unknown)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return 1 << 62
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.3g} GiB"
+
+
+def check_memory(need: float, what: str) -> None:
+    """Raise an :class:`InputError` when ``need`` bytes for ``what`` exceed the free memory."""
+    have = available_memory()
+    if need > have:
+        raise InputError(
+            f"{what} needs about {_gib(need)} of memory, more than the {_gib(have)} available"
+        )
+
+
 # ---------------------------------------------------------------------------- reading
 def read_table(
     path: str | os.PathLike, x_format: str | None = None, *, mmap: bool = False
@@ -118,11 +187,19 @@ def read_table(
             f"{path}: unsupported input format {ext!r} "
             "(use .csv, .tsv, .txt, .dat, .npy, .npz or .parquet)"
         )
-    if ext == ".npy":
+    kind = sniff(path)  # by content: an .npz named .npy is read as the archive it is
+    named = {".npy": "npy", ".npz": "npz", ".parquet": "parquet", ".pq": "parquet"}.get(ext)
+    if named is not None and kind is None:
+        sig = {"npy": "\\x93NUMPY", "npz": "PK (zip)", "parquet": "PAR1"}[named]
+        raise InputError(
+            f"{path}: the file is not {_KIND_NAMES[named]}: it does not start with {sig} "
+            "(an empty, truncated or different kind of file?)"
+        )
+    if kind == "npy":
         table = _read_npy(path, mmap)
-    elif ext == ".npz":
+    elif kind == "npz":
         table = _read_npz(path)
-    elif ext in (".parquet", ".pq"):
+    elif kind == "parquet":
         table = _read_parquet(path)
     else:
         table = _read_text(path, "\t" if ext in (".tsv", ".tab") else None, x_format)
@@ -152,13 +229,29 @@ def _is_value(field: str, x_format: str | None) -> bool:
     return False
 
 
-def _split_lines(texts: list[str], delimiter: str | None) -> list[list[str]]:
-    """Fields of every line: whitespace split, plain split, or the csv module for quotes."""
+def _split_lines(
+    texts: list[str], delimiter: str | None, numbers: Sequence[int] | None = None
+) -> list[list[str]]:
+    """Fields of every line: whitespace split, plain split, or the csv module for quotes.
+
+    Every line is one row (a quoted field never spans lines); a line whose quotes do not
+    parse is a ``csv.Error`` naming its line number (from ``numbers``).
+    """
     if delimiter is None:
         return [t.split() for t in texts]
     if not any('"' in t for t in texts):
         return [t.split(delimiter) for t in texts]  # fast path, same result without quotes
-    return list(csv.reader(texts, delimiter=delimiter))
+    rows = []
+    for k, t in enumerate(texts):
+        if '"' not in t:
+            rows.append(t.split(delimiter))
+            continue
+        try:
+            rows.append(next(csv.reader([t], delimiter=delimiter, strict=True)))
+        except csv.Error as e:
+            n = numbers[k] if numbers is not None else k + 1
+            raise csv.Error(f"line {n}: {e} (an unterminated or misplaced quote?)") from None
+    return rows
 
 
 def _fast_numeric(texts: list[str], delimiter: str | None, width: int) -> np.ndarray | None:
@@ -182,6 +275,8 @@ def _fast_numeric(texts: list[str], delimiter: str | None, width: int) -> np.nda
 
 
 def _read_text(path: str, delimiter: str | None, x_format: str | None = None) -> Table:
+    # The text, its lines and their fields take several times the file's size in memory.
+    check_memory(6 * os.path.getsize(path), f"{path}: reading the text file")
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             text = f.read()
@@ -204,7 +299,10 @@ def _read_text(path: str, delimiter: str | None, x_format: str | None = None) ->
         delimiter = next((d for d in ("\t", ",", ";") if d in first), None)
     numbers = [n for n, _ in lines]
     texts = [line for _, line in lines]
-    head = [f.strip() for f in _split_lines(texts[:1], delimiter)[0]]
+    try:
+        head = [f.strip() for f in _split_lines(texts[:1], delimiter, numbers)[0]]
+    except csv.Error as e:
+        raise InputError(f"{path}: cannot parse the file as delimited text: {e}") from None
     header = any(f and not _is_value(f, x_format) for f in head)
     fast = _fast_numeric(texts[1:] if header else texts, delimiter, len(head))
     if fast is not None:  # all plain numbers: NumPy's C parser, no strings
@@ -214,7 +312,7 @@ def _read_text(path: str, delimiter: str | None, x_format: str | None = None) ->
         cols = [fast[:, j] for j in range(fast.shape[1])]
         return Table(path, names, cols, header=header, lines=lines_kept)
     try:
-        fields = _split_lines(texts, delimiter)
+        fields = _split_lines(texts, delimiter, numbers)
     except csv.Error as e:
         raise InputError(f"{path}: cannot parse the file as delimited text: {e}") from None
     head = [f.strip() for f in fields[0]]
@@ -233,25 +331,75 @@ def _read_text(path: str, delimiter: str | None, x_format: str | None = None) ->
                 f"{path}: line {n} has {len(row)} field(s), expected {width} like the "
                 f"{'header' if header else 'first line'}"
             )
+    longest = max((len(f) for row in fields for f in row), default=0)
+    check_memory(4 * longest * width * len(fields), f"{path}: reading the text cells")
     grid = np.char.strip(np.array(fields, dtype=str).reshape(len(fields), width))
     cols = [grid[:, j] for j in range(width)]
     return Table(path, names, cols, header=header, lines=numbers)
 
 
-def _load_numpy(path: str, what: str, mmap: bool = False):
+_NPZ_ERRORS = (
+    ValueError,
+    OSError,
+    EOFError,
+    KeyError,
+    RuntimeError,  # an encrypted member
+    NotImplementedError,  # an unsupported zip compression method
+    zipfile.BadZipFile,  # a bad CRC, a truncated member
+    zlib.error,
+    MemoryError,
+)
+
+
+def _npy_header(f, what: str) -> tuple[tuple[int, ...], np.dtype, bool]:
+    """Shape, dtype and Fortran order from the header of the ``.npy`` data open in ``f``.
+
+    Raises:
+        InputError: a header that is not a ``.npy`` header, or a dtype holding Python objects.
+    """
+    fmt = np.lib.format
     try:
-        return np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
-    except ValueError as e:
+        version = fmt.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = fmt.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        if "pickle" in msg.lower():
-            msg = "it holds Python objects, which are not loaded for safety"
-        raise InputError(f"{path}: cannot read the file as {what}: {msg}") from None
-    except (OSError, EOFError) as e:
-        raise InputError(f"{path}: cannot read the file as {what}: {e}") from None
+        raise InputError(f"{what}: not a valid .npy header: {msg}") from None
+    if dtype.hasobject:
+        raise InputError(f"{what}: it holds Python objects, which are not loaded for safety")
+    return tuple(int(n) for n in shape), dtype, fortran
+
+
+def _check_npy_size(shape, dtype: np.dtype, have: int, what: str) -> int:
+    """The bytes of data a ``.npy`` header promises, checked against the ``have`` bytes there."""
+    need = math.prod(shape) * dtype.itemsize
+    if need > have:
+        raise InputError(
+            f"{what}: truncated: the header promises a {dtype} array of shape {shape} "
+            f"({need} bytes of data), but only {have} bytes follow"
+        )
+    return need
 
 
 def _read_npy(path: str, mmap: bool = False) -> Table:
-    a = _load_numpy(path, "a NumPy .npy array", mmap)
+    what = f"{path}: cannot read the file as a NumPy .npy array"
+    with open(path, "rb") as f:
+        shape, dtype, _ = _npy_header(f, what)
+        offset = f.tell()
+    need = _check_npy_size(shape, dtype, os.path.getsize(path) - offset, what)
+    if not mmap:
+        check_memory(need, f"{path}: reading the {dtype} array of shape {shape}")
+    try:
+        a = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
+    except (ValueError, OSError, EOFError, MemoryError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputError(f"{what}: {msg}") from None
+    if not isinstance(a, np.ndarray):  # np.load's answer to a zip archive
+        raise InputError(f"{path}: the file is not a .npy array")
     if a.dtype.names:  # structured array: one column per field
         names = list(a.dtype.names)
         return Table(path, names, [np.asarray(a[n]).reshape(-1) for n in names], header=True)
@@ -268,15 +416,34 @@ def _read_npy(path: str, mmap: bool = False) -> Table:
 
 
 def _read_npz(path: str) -> Table:
-    archive = _load_numpy(path, "a NumPy .npz archive")
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise InputError(f"{path}: the file is not a .npz archive")
-    with archive:
-        names = list(archive.files)
+    """An ``.npz`` archive: every member checked (a ``.npy`` header, its size, the CRC) and its
+    total size compared with the free memory before any array is loaded."""
+    what = f"{path}: cannot read the file as a NumPy .npz archive"
+    try:
+        zf = zipfile.ZipFile(path)
+    except _NPZ_ERRORS as e:
+        raise InputError(f"{what}: {e or type(e).__name__}") from None
+    names, cols = [], []
+    with zf:
         try:
-            cols = [np.asarray(archive[k]) for k in names]
-        except ValueError as e:
-            raise InputError(f"{path}: cannot read the archive: {e}") from None
+            infos = [i for i in zf.infolist() if not i.is_dir()]
+            total = 0
+            for info in infos:
+                if not info.filename.endswith(".npy"):
+                    raise InputError(f"{what}: member {info.filename!r} is not a .npy array")
+                with zf.open(info) as f:
+                    shape, dtype, _ = _npy_header(f, f"{what}: member {info.filename!r}")
+                    have = info.file_size - f.tell()
+                total += _check_npy_size(shape, dtype, have, f"{what}: member {info.filename!r}")
+            check_memory(total, f"{path}: reading the arrays of the archive")
+            for info in infos:
+                with zf.open(info) as f:
+                    cols.append(np.lib.format.read_array(f, allow_pickle=False))
+                names.append(info.filename[: -len(".npy")])
+        except InputError:
+            raise
+        except _NPZ_ERRORS as e:
+            raise InputError(f"{what}: {e or type(e).__name__}") from None
     for name, c in zip(names, cols, strict=True):
         if c.ndim != 1:
             raise InputError(f"{path}: array {name!r} must be 1-D, got shape {c.shape}")
@@ -318,6 +485,8 @@ def to_numeric(table: Table, index: int, role: str) -> np.ndarray:
     label = f"{table.path}: {role} column {name!r}"
     if col.size == 0:
         raise InputError(f"{label} is empty")
+    if col.dtype.kind == "u" and col.dtype.itemsize == 8 and col.size and col.max() >= 2**63:
+        return col.astype(np.float64)  # beyond int64: as float64 (rounded), never wrapped
     if col.dtype.kind in "iu":
         return col.astype(np.int64)
     if col.dtype.kind == "b":
@@ -374,9 +543,14 @@ def is_iso_date(text: str) -> bool:
 
 
 def _checked_ns(
-    dates: np.ndarray, label: str, where: Callable[[int], str], rows: np.ndarray | None = None
+    dates: np.ndarray,
+    label: str,
+    where: Callable[[int], str],
+    rows: np.ndarray | None = None,
+    cells: np.ndarray | None = None,
 ) -> np.ndarray:
-    """datetime64 values (any unit) as int64 ns, or an error naming the first bad row."""
+    """datetime64 values (any unit) as int64 ns, or an error naming the first bad row (and
+    quoting its text from ``cells``, the file's own text of every value, when given)."""
     rows = np.arange(len(dates)) if rows is None else rows
     nat = np.isnat(dates)
     if nat.any():
@@ -386,8 +560,9 @@ def _checked_ns(
     out = (coarse < _NS_FIRST) | (coarse > _NS_LAST)
     if out.any():
         k = int(np.flatnonzero(out)[np.argmin(rows[out])])
+        shown = str(cells[k]) if cells is not None else str(dates[k])
         raise InputError(
-            f"{label}: {where(int(rows[k]))} holds {str(dates[k])!r}, outside "
+            f"{label}: {where(int(rows[k]))} holds {shown!r}, outside "
             "1677-09-22 .. 2262-04-10 (the range of int64 nanoseconds)"
         )
     return dates.astype("datetime64[ns]").view(np.int64)
@@ -507,23 +682,35 @@ def parse_dates(
             except (ValueError, UserWarning, DeprecationWarning, OverflowError):
                 dates = None
         if dates is not None:
-            return _checked_ns(dates, label, where)
+            return _checked_ns(dates, label, where, cells=arr)
     else:
         dates = _fixed_width_dates(arr, x_format)
         if dates is not None:
-            return _checked_ns(dates, label, where)
+            return _checked_ns(dates, label, where, cells=arr)
     uniq, first, inv = np.unique(arr, return_index=True, return_inverse=True)
-    values = np.empty(len(uniq), "datetime64[ns]" if x_format is None else "datetime64[us]")
-    bad_rows = []
+    values = np.empty(len(uniq), "datetime64[ns]")
+    bad_rows, far_rows = [], []
     for j, text in enumerate(uniq.tolist()):
         try:
-            values[j] = _parse_one(text, x_format)
+            v = _parse_one(text, x_format)
         except (ValueError, OverflowError):
             bad_rows.append(int(first[j]))
+            continue
+        # Checked before the assignment: datetime64[ns] would wrap a far date silently.
+        if not _NS_FIRST <= v.astype("datetime64[s]") <= _NS_LAST:
+            far_rows.append(int(first[j]))
+            continue
+        values[j] = v
     if bad_rows:
         i = min(bad_rows)
         what = f"a date of --x-format {x_format!r}" if x_format else "an ISO-8601 date"
         raise InputError(f"{label} is not {what}: {where(i)} holds {str(arr[i])!r}")
+    if far_rows:
+        i = min(far_rows)
+        raise InputError(
+            f"{label}: {where(i)} holds {str(arr[i])!r}, outside 1677-09-22 .. 2262-04-10 "
+            "(the range of int64 nanoseconds)"
+        )
     return _checked_ns(values[inv.reshape(-1)], label, where, None)
 
 
@@ -630,6 +817,15 @@ def check_output_path(
     for src in inputs:
         if src is not None and os.path.exists(path) and _same_file(path, os.fspath(src)):
             raise InputError(f"{path}: refusing to overwrite the input file; choose another name")
+    # Writable, tried for real (permissions, a read-only mount; root ignores the mode bits).
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        raise InputError(
+            f"{path}: cannot write to the output folder {folder}: {e.strerror or e}"
+        ) from None
     if ext == ".parquet":
         try:
             import pyarrow  # noqa: F401
@@ -650,7 +846,10 @@ def atomic_output(path: str | os.PathLike) -> Iterator[str]:
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     base = os.path.basename(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp" + suffix(path), dir=folder)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp" + suffix(path), dir=folder)
+    except OSError as e:
+        raise InputError(f"{path}: cannot write the file: {e.strerror or e}") from None
     os.close(fd)
     try:
         # mkstemp makes the file private (0600); give it the mode a plain open() would.
@@ -659,6 +858,13 @@ def atomic_output(path: str | os.PathLike) -> Iterator[str]:
         os.chmod(tmp, 0o666 & ~umask)
         yield tmp
         os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        if e.filename not in (None, tmp, path):
+            raise
+        # Named by the output, not by the temporary file it was being written to.
+        raise InputError(f"{path}: cannot write the file: {e.strerror or e}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(tmp)
@@ -837,6 +1043,11 @@ def read_xy(
             return str(iso_strings(np.array([v]).view("datetime64[ns]"))[0])
         return format_value(v)
 
+    raw = table.columns[ix]
+
+    def cell(row: int) -> str:  # the file's own text where it has one, else the value
+        return str(raw[row]).strip() if raw.dtype.kind == "U" else shown(xv[row])
+
     if xv.size > 1:
         bad = xv[1:] < xv[:-1]
         if bad.any():
@@ -844,7 +1055,7 @@ def read_xy(
                 k = int(np.argmax(bad))
                 raise InputError(
                     f"{path}: x column {names[ix]!r} is not sorted ascending "
-                    f"({table.where(k + 1)}: {shown(xv[k + 1])} after {shown(xv[k])}); "
+                    f"({table.where(k + 1)}: {cell(k + 1)} after {cell(k)}); "
                     "pass --sort to sort the rows by x"
                 )
             order = np.argsort(xv, kind="stable")
