@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._checks import _error, checks_enabled, error_if
 from ._subsets import Subsets
 from ._typing import Array, ArrayLike
 from ._validate import as_x, index_dtype, is_traced
@@ -61,37 +62,55 @@ def required_capacity(
     return next_power_of_two(int(counts.max()) if counts.size else 1)
 
 
-def _raise_if(pred: Array, payload: Array, message: Callable[[np.ndarray], str]) -> None:
-    """Raise ``ValueError(message(payload))`` where ``pred``: eagerly, or at run time under jit.
+def _raise_if(
+    pred: Array,
+    payload: Array,
+    message: Callable[[np.ndarray], str],
+    value: Any = None,
+) -> Any:
+    """``error_if(value, pred, message, payload)``: raise ``ValueError(message(payload))``.
 
-    ``pred`` is a bool scalar and ``payload`` a 1-D int array of facts for the message; under
-    ``vmap`` both gain batch axes and the first flagged element is reported.
+    Eagerly this raises at once; traced, see :func:`jaxsubset._checks.error_if` (the check
+    lives in the returned ``value``, which the caller must use). ``pred`` is a bool scalar and
+    ``payload`` an array of facts for the message; under ``vmap`` the first failing batch
+    element's payload is reported. Without ``value`` (a transitional form for callers that
+    ignore the result) a traced check is an unconditional ``jax.debug.callback``, which JAX
+    never removes but which runs on every call; prefer :func:`jaxsubset._checks.nan_guard` or
+    ``error_if`` with the value to guard.
     """
+    if value is not None or not is_traced((pred, payload)):
+        return error_if(value, pred, message, payload)
+    if not checks_enabled():
+        return None
 
     def check(p: np.ndarray, facts: np.ndarray) -> None:
         p = np.asarray(p)
         if p.any():
             facts = np.asarray(facts).reshape(-1, np.shape(facts)[-1])
-            raise ValueError(message(facts[int(np.argmax(p.reshape(-1)))]))
+            raise _error(message(facts[int(np.argmax(p.reshape(-1)))]))
 
-    if is_traced((pred, payload)):
-        jax.debug.callback(check, pred, payload)
-    else:
-        check(np.asarray(pred), np.asarray(payload))
+    jax.debug.callback(check, pred, payload)
+    return None
 
 
 def check_overflow(subsets: Subsets) -> Subsets:
     """Raise a clear error if any subset has more points than the capacity; works under ``jit``.
 
-    Eagerly this raises ``ValueError`` at once. Under ``jit`` the check runs with the compiled
-    function, and the ``ValueError`` arrives wrapped in a ``jax.errors.JaxRuntimeError`` whose
-    message contains the same text. Returns ``subsets`` unchanged, so it can be chained.
+    Eagerly this raises ``ValueError`` at once. Traced, the check costs only ``any(overflow)``
+    until it fires (the raising host callback sits in the failing branch of a ``lax.cond``);
+    under ``vmap`` it is one check for the whole batch, and the message ends with
+    ``(vmap: first failing batch index i)``. The check lives in the returned value: use it
+    (``s = check_overflow(s)``), or the compiled program may drop the check with the unused
+    value. Under a ``jit`` of your own JAX delivers the error as a
+    ``jax.errors.JaxRuntimeError`` whose last line is ``ValueError: <message>``; wrap the call
+    in ``jaxsubset.checked`` for the plain ``ValueError``. ``JAXSUBSET_CHECKS=off`` turns the
+    check off.
 
     Args:
         subsets: the :class:`Subsets` to check.
 
     Returns:
-        ``subsets``.
+        ``subsets``, unchanged in value, carrying the check.
 
     Raises:
         ValueError: naming how many subsets overflow, the capacity and the largest count.
@@ -119,22 +138,26 @@ def check_overflow(subsets: Subsets) -> Subsets:
             f"(see jaxsubset.required_capacity)."
         )
 
-    _raise_if(jnp.any(over), payload, message)
-    return subsets
+    return error_if(subsets, jnp.any(over), message, payload)
 
 
 def check_sorted(x: ArrayLike) -> Array:
     """Raise a clear error if ``x`` is unsorted or holds NaN; works under ``jit``.
 
     The constructors that search ``x`` check this themselves when ``x`` is concrete; inside
-    ``jit`` they cannot, so call this on the traced ``x`` to get the error at run time
-    (wrapped in a ``jax.errors.JaxRuntimeError``). Returns ``x`` unchanged.
+    ``jit`` they cannot, so call this on the traced ``x`` and use the result
+    (``x = check_sorted(x)``) to get the error at run time. The check costs only the
+    comparisons until it fires, and is delivered as :func:`check_overflow`'s is
+    (``jaxsubset.checked`` for a plain ``ValueError`` under your own ``jit``).
 
     Args:
         x: ``(N,)`` sample positions.
 
     Returns:
-        ``x``.
+        ``x``, unchanged in value, carrying the check.
+
+    Raises:
+        ValueError: naming the first NaN, or the number of descending steps and the first.
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset
@@ -161,5 +184,4 @@ def check_sorted(x: ArrayLike) -> Array:
             f"the first at index {int(facts[3])}"
         )
 
-    _raise_if(any_nan | jnp.any(bad), payload, message)
-    return x
+    return error_if(x, any_nan | jnp.any(bad), message, payload)
