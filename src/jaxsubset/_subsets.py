@@ -97,8 +97,8 @@ class Subsets:
     def _values_mask(self, nan_policy: str, func: str) -> tuple[Array, Array]:
         """Element mask ``(*batch, L, *channels)`` and per-channel counts for a NaN policy."""
         nan_policy = check_nan_policy(nan_policy, func)
-        if nan_policy == "raise":
-            self._raise_on_nan(func)
+        if nan_policy == "raise":  # the mask and counts carry the check (see _raise_on_nan)
+            return self._raise_on_nan(func)._values_mask("propagate", func)
         if nan_policy == "omit":
             m = self._point_mask() & ~self._nan()
             return m, jnp.sum(m, axis=self._axis)
@@ -108,18 +108,24 @@ class Subsets:
             self.y.shape[: self._axis] + self.y.shape[self._axis + 1 :],
         )
 
-    def _raise_on_nan(self, func: str) -> None:
-        from ._capacity import _raise_if
+    def _raise_on_nan(self, func: str) -> "Subsets":
+        """``self`` guarded by the ``nan_policy="raise"`` check; use the result.
 
-        nan = self._nan()
-        count = jnp.sum(nan).astype(self.start.dtype)
-        _raise_if(
+        Eagerly a held NaN raises ``ValueError`` at once; traced, the check lives in the
+        returned pytree's arrays and costs only the NaN count until it fires (see
+        :func:`jaxsubset._checks.error_if`).
+        """
+        from ._checks import error_if
+
+        count = jnp.sum(self._nan()).astype(self.start.dtype)
+        return error_if(
+            self,
             count > 0,
-            count[None],
             lambda f: (
-                f"{func}: the subsets hold {int(f[0])} NaN value(s) and "
+                f"{func}: the subsets hold {int(f)} NaN value(s) and "
                 "nan_policy='raise'; use nan_policy='omit' to skip missing readings"
             ),
+            count,
         )
 
     def valid_count(self) -> Int[Array, "..."]:
@@ -330,8 +336,9 @@ class Subsets:
 
         nan_policy = check_nan_policy(nan_policy, "Subsets.apply")
         mask = self.mask
-        if nan_policy == "raise":
-            self._raise_on_nan("Subsets.apply")
+        if nan_policy == "raise":  # x, y and the mask carry the check
+            self = self._raise_on_nan("Subsets.apply")
+            mask = self.mask
         elif nan_policy == "omit":
             nan = self._nan().reshape(self.mask.shape + (-1,)).any(axis=-1)
             mask = mask & ~nan
