@@ -14,9 +14,10 @@ In the style of ``equinox.error_if``:
 - ``JAXSUBSET_CHECKS=off`` (read when the check is traced, or called eagerly) turns every check
   of the library off.
 
-What reaches the caller under a ``jit`` of one's own: JAX wraps any exception raised in a host
-callback in a ``jax.errors.JaxRuntimeError`` whose text starts with
-``INTERNAL: CpuCallback error calling callback: Traceback ...`` and ends with
+What reaches the caller under a ``jit`` of one's own (JAX 0.10): JAX replaces an exception
+raised in a host callback by its own, a ``jax.errors.JaxRuntimeError`` on a jitted function's
+first call (Python dispatch) and a ``ValueError`` on later calls (C++ dispatch), both with the
+text ``INTERNAL: CpuCallback error calling callback: Traceback ...`` ending with
 ``ValueError: <message>``. Wrap the call in :func:`reraise` (or decorate the function with
 :func:`checked`) to get a plain ``ValueError(<message>)`` instead; the library's own entry points
 (``stream``, ``shard``, the statistics) do. JAX logs the failing callback's traceback to stderr;
@@ -164,8 +165,9 @@ def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
     through ``x`` unchanged. ``JAXSUBSET_CHECKS=off`` returns ``x`` unchecked.
 
     Under a ``jit`` of one's own JAX delivers the error as a ``jax.errors.JaxRuntimeError``
-    whose last line is ``ValueError: <message>``; :func:`reraise` / :func:`checked` turn it
-    into the plain ``ValueError``.
+    (first call) or a ``ValueError`` (later calls) whose text starts with JAX's
+    ``INTERNAL: CpuCallback error ...`` line and whose last line is ``ValueError: <message>``;
+    :func:`reraise` / :func:`checked` turn either into ``ValueError(<message>)``.
 
     Args:
         x: a pytree of arrays to guard (returned with the same structure and values).
@@ -274,12 +276,17 @@ def nan_guard(values: T, func: str, name: str) -> T:
 
 
 def fired_message(err: BaseException) -> str | None:
-    """The message of the check that caused ``err`` (a ``JaxRuntimeError``), else ``None``."""
+    """The message of the check that caused ``err``, else ``None``.
+
+    ``err`` is what JAX raised for a failed host callback: a ``jax.errors.JaxRuntimeError``
+    (a jitted function's first call, traced and compiled in Python) or a ``ValueError``
+    (later calls, through JAX's C++ dispatch), both with JAX's text around the message.
+    """
     if getattr(err, _MARK, False):
         return str(err)
-    if not isinstance(err, jax.errors.JaxRuntimeError):
-        return None
     text = str(err)
+    if "callback" not in text:  # JAX's text for a failed host callback names it
+        return None
     for msg in reversed(tuple(_FIRED)):
         if msg in text:
             return msg
@@ -305,9 +312,9 @@ def reraise() -> Iterator[None]:
     """
     try:
         yield
-    except jax.errors.JaxRuntimeError as err:
+    except Exception as err:
         msg = fired_message(err)
-        if msg is None:
+        if msg is None or (getattr(err, _MARK, False) and str(err) == msg):
             raise
         raise _error(msg) from None
 

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
+from ._checks import reraise
 from ._stream import _ArraySource, assemble, check_compute, group_size, plan, windowed
 from ._validate import check_nan_policy, index_dtype, static_int
 
@@ -167,6 +168,10 @@ def shard(
         dict of NumPy arrays with the subsets' batch shape: ``"start"``, ``"count"``,
         ``"overflow"``, one entry per statistic, and ``"result"`` (``fn``'s output).
 
+    Raises:
+        ValueError: on bad arguments; with ``nan_policy="raise"``, if a subset holds a NaN
+            ``y`` (the plain ``ValueError`` of :meth:`Subsets.mean` and the others).
+
     Example:
         >>> import numpy as np, jaxsubset
         >>> x = np.arange(10.0)
@@ -217,8 +222,8 @@ def shard(
     if xs is None:  # statistics never read x: zeros, made on the devices
         xs = jax.device_put(jnp.zeros(total, src.ydt), NamedSharding(mesh, jax.P(axis_of(mesh))))
     kernel = _kernel(mesh, (capacity, stats, fn, batch_size, ddof, nan_policy, shard_len, hops))
-    out = kernel(xs, ys, _put(lstart, mesh), _put(cnt, mesh))
-    out = _to_host(out)
+    with reraise():  # a fired check (nan_policy="raise") arrives as its plain ValueError
+        out = _to_host(kernel(xs, ys, _put(lstart, mesh), _put(cnt, mesh)))
     valid = table >= 0
     result = {
         "start": start.reshape(shape),

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._checks import reraise
 from ._subsets import Subsets
 from ._validate import check_closed, check_nan_policy, index_dtype, static_int
 
@@ -1151,7 +1152,9 @@ def stream(
         pytree, stacked).
 
     Raises:
-        ValueError: on unsorted or NaN ``x`` (x-value kinds), bad arguments, or an empty source.
+        ValueError: on unsorted or NaN ``x`` (x-value kinds), bad arguments, or an empty source;
+            with ``nan_policy="raise"``, if a subset holds a NaN ``y`` (the plain
+            ``ValueError`` of :meth:`Subsets.mean` and the others, naming the count).
 
     Example:
         >>> import numpy as np, jaxsubset
@@ -1179,9 +1182,10 @@ def stream(
         pl = plan(src, "chunks", {"size": step}, None, block)
     if pl.aligned is not None:  # whole chunks per block: no halo, a reshape instead of a gather
         block = max(pl.aligned, block // pl.aligned * pl.aligned)
-    result, big_n = _run(
-        src, pl, run_stats, fn, batch_size, block, progress, prefetch, ddof, nan_policy
-    )
+    with reraise():  # a fired check (nan_policy="raise") arrives as its plain ValueError
+        result, big_n = _run(
+            src, pl, run_stats, fn, batch_size, block, progress, prefetch, ddof, nan_policy
+        )
     size = int(kind_args["size"]) if kind == "sliding" else 0
     if kind == "sliding" and big_n < size:
         raise ValueError(f"{func}: `size` must be <= len(x)={big_n}, got {size}")
