@@ -41,3 +41,19 @@ NAN_FUNCS = {
     "max": np.nanmax,
     "median": np.nanmedian,
 }
+
+
+def pandas_rows(x_int, width_int, closed):
+    """pandas' offset-window bounds ``(start, count)`` for one window per row of int64 ``x``.
+
+    The row rule for ties (the window of row ``i`` ends AT row ``i``), straight from
+    ``pandas._libs.window.indexers.calculate_variable_window_bounds``.
+    """
+    from pandas._libs.window.indexers import calculate_variable_window_bounds
+
+    x_int = np.asarray(x_int, np.int64)
+    start, end = calculate_variable_window_bounds(
+        x_int.size, int(width_int), None, False, closed, x_int
+    )
+    start = np.minimum(start, end)
+    return start.astype(np.int64), (end - start).astype(np.int64)

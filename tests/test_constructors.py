@@ -9,6 +9,7 @@ import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
 import jaxsubset
+from references import X64, needs_x64, pandas_rows, tol  # noqa: F401
 
 
 DTYPES = [np.float32, np.float64]
@@ -197,14 +198,12 @@ def _rolling_jit(x, y, width, at, closed):
 def test_rolling_matches_brute_force(closed):
     x, y = make_data(120, duplicates=True, seed=3)
     x = np.round(x * 4) / 4  # many points exactly one width apart
-    for width in (0.5, 2.0, 5.25):
+    for width in (0.0, 0.5, 2.0, 5.25):
+        # one window per row: pandas' row rule for ties (x * 4 are exact integers)
         s = jaxsubset.rolling(x, y, width, capacity=64, closed=closed)
-        ref = rolling_reference(x, x, width, closed)
-        for k, r in enumerate(ref):
-            if r is None:
-                assert int(s.count[k]) == 0
-            else:
-                expect_subset(s, k, x, y, *r)
+        start, count = pandas_rows(x * 4, width * 4, closed)
+        for k in range(x.size):
+            expect_subset(s, k, x, y, start[k], start[k] + count[k])
     at = np.array([-3.0, x[10], x[60] + 0.1, 1e6])
     s = _rolling_jit(x, y, 3.0, at, closed)
     for k, r in enumerate(rolling_reference(x, at, 3.0, closed)):
@@ -267,10 +266,14 @@ def test_nearest_is_exact_where_isclose_idiom_fails():
 # ------------------------------------------------------------------------------------ from_ranges
 def test_from_ranges_and_gather_clip_to_data():
     x, y = make_data(10)
-    s = jaxsubset.from_ranges(x, y, np.array([2, 8, -3, 12]), np.array([3, 5, 2, 1]), capacity=4)
-    assert s.count.tolist() == [3, 2, 2, 0]
+    # [start, start + count) ∩ [0, N): clipped, never shifted ([-3, -1) is empty, [-3, 2) is 0..1)
+    s = jaxsubset.from_ranges(
+        x, y, np.array([2, 8, -3, 12, -3]), np.array([3, 5, 2, 1, 5]), capacity=4
+    )
+    assert s.count.tolist() == [3, 2, 0, 0, 2]
     expect_subset(s, 0, x, y, 2, 5)
     expect_subset(s, 1, x, y, 8, 10)
+    expect_subset(s, 4, x, y, 0, 2)
     r = jaxsubset.ranges.chunks(x, 3)
     s2 = jaxsubset.gather(x, y, r)
     np.testing.assert_array_equal(np.asarray(s2.y), np.asarray(jaxsubset.chunks(x, y, 3).y))

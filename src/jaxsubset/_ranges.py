@@ -114,6 +114,14 @@ def _length(length: ArrayLike | None, n: int, func: str) -> Array:
     return jnp.clip(length.astype(index_dtype()), 0, n)
 
 
+# ---------------------------------------------------------------------------- the ONE resolver
+# Every x-bound becomes a key in x's own order-preserving integer key space (see `_keys`),
+# with two flags: `below` (the bound lies below every value x's dtype holds: count 0) and
+# `above` (above every value: count N). A bound that x's dtype cannot represent is rounded
+# toward the side that keeps the count exact: #{x < v} = #{x < ceil_X(v)} (side "left") and
+# #{x <= v} = #{x <= floor_X(v)} (side "right"). Comparisons are then integer comparisons, so
+# they are exact for int64/uint64 x beyond 2**53 and for subnormal floats (XLA on CPU flushes
+# subnormals to zero in float comparisons; bit patterns are never flushed).
 def _sides(closed: str) -> tuple[str, str]:
     """``searchsorted`` sides for the lower and upper bound of a ``closed`` interval."""
     lo_side = "left" if closed in ("left", "both") else "right"
@@ -121,8 +129,251 @@ def _sides(closed: str) -> tuple[str, str]:
     return lo_side, hi_side
 
 
-def _search(x: Array, v: Array, side: str, n_real: Array) -> Array:
-    return jnp.minimum(jnp.searchsorted(x, v, side=side).astype(index_dtype()), n_real)
+def _key_dtype(dtype: Any) -> np.dtype:
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.dtype(f"int{8 * dtype.itemsize}")
+    return dtype
+
+
+def _keys(a: Any, xp: Any = jnp) -> Any:
+    """Order-preserving integer keys of ``a`` (``xp`` is ``jnp`` or ``np``); ints unchanged.
+
+    For floats: the bit pattern as a signed int, negative values' magnitude bits flipped so
+    that the order of the keys is the order of the values, and -0.0 mapped to +0.0's key 0
+    (they compare equal). Integer operations only: one cheap elementwise pass.
+    """
+    dtype = np.dtype(a.dtype)
+    if dtype.kind != "f":
+        return a
+    kdt = _key_dtype(dtype)
+    info = np.iinfo(kdt)
+    bits = jax.lax.bitcast_convert_type(a, kdt) if xp is jnp else np.asarray(a).view(kdt)
+    bits = xp.where(bits == kdt.type(info.min), kdt.type(0), bits)  # -0.0 -> +0.0
+    return xp.where(bits < 0, bits ^ kdt.type(info.max), bits)
+
+
+def _int_limits(dtype: Any) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def _host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, Any]:
+    """Concrete bound values (any numeric dtype, Python ints) -> ``(key, below, above)``, exact."""
+    up = side == "left"
+    if xdt.kind in "iu":
+        lo, hi = _int_limits(xdt)
+        if v.dtype.kind == "f":
+            f = np.ceil(v) if up else np.floor(v)
+            below = f < float(lo)  # lo is 0 or -2**k, hi + 1 is 2**k: exact as floats
+            above = f >= float(hi + 1)
+            return np.where(below | above, 0, f).astype(xdt), below, above
+        if v.dtype.kind in "biu" and np.can_cast(v.dtype, xdt):
+            return v.astype(xdt), None, None
+        obj = v.astype(object) if v.dtype.kind == "b" else v
+        below = np.asarray(obj < lo, bool)  # NumPy compares with Python ints exactly
+        above = np.asarray(obj > hi, bool)
+        key = np.where(below | above, 0, obj)
+        return np.asarray(key).astype(xdt), below, above
+    # float x
+    if v.dtype.kind == "O" or (v.dtype.kind in "iu" and v.dtype.itemsize >= 4):
+        vo = v.astype(object)
+        r = np.asarray([float(e) for e in vo.ravel()], np.float64).reshape(v.shape)
+        r = r.astype(xdt)
+        ro = r.astype(np.float64).astype(object)
+        lt, gt = np.asarray(ro < vo, bool), np.asarray(ro > vo, bool)  # Python: exact
+    else:
+        r = v.astype(xdt)
+        if v.dtype.kind == "f" and v.dtype.itemsize > xdt.itemsize:
+            back = r.astype(v.dtype)
+            lt, gt = back < v, back > v
+        else:
+            lt = gt = np.zeros(v.shape, bool)
+    key = _keys(r, np)
+    key = key + lt.astype(key.dtype) if up else key - gt.astype(key.dtype)
+    return key, None, None
+
+
+def _traced_key(v: Array, xdt: np.dtype, side: str) -> tuple[Array, Any, Any]:
+    """A traced bound -> ``(key, below, above)`` with the rules of :func:`_host_key`.
+
+    Exact except that a float bound of another width than a float ``x`` is converted by XLA,
+    which on CPU flushes subnormal inputs to zero.
+    """
+    up = side == "left"
+    vdt = np.dtype(v.dtype)
+    if xdt.kind in "iu":
+        lo, hi = _int_limits(xdt)
+        if vdt.kind == "f":
+            f = jnp.ceil(v) if up else jnp.floor(v)
+            below = f < float(lo)
+            above = f >= float(hi + 1)
+            return jnp.where(below | above, 0, f).astype(xdt), below, above
+        if np.can_cast(vdt, xdt):
+            return v.astype(xdt), None, None
+        vlo, vhi = _int_limits(vdt if vdt.kind != "b" else np.uint8)
+        below = v < vdt.type(lo) if lo > vlo else None
+        above = v > vdt.type(hi) if hi < vhi else None
+        c = jnp.clip(v, vdt.type(max(lo, vlo)), vdt.type(min(hi, vhi)))
+        return c.astype(xdt), below, above
+    if vdt == xdt:
+        return _keys(v), None, None
+    r = v.astype(xdt)
+    if vdt.kind == "f":
+        if vdt.itemsize <= xdt.itemsize:
+            return _keys(r), None, None
+        kb, kv = _keys(r.astype(vdt)), _keys(v)
+        lt, gt = kb < kv, kb > kv
+    else:  # integers: exact when they fit the mantissa, else compare the rounded value back
+        vlo, vhi = _int_limits(vdt if vdt.kind != "b" else np.uint8)
+        if max(abs(vlo), vhi) < 2 ** (np.finfo(xdt).nmant + 1):
+            return _keys(r), None, None
+        over = r >= float(vhi + 1)
+        under = r < float(vlo)
+        ri = jnp.where(over | under, 0, r).astype(vdt)
+        lt = ~over & (under | (ri < v))
+        gt = ~under & (over | (ri > v))
+    key = _keys(r)
+    key = key + lt.astype(key.dtype) if up else key - gt.astype(key.dtype)
+    return key, None, None
+
+
+def _searchsorted_keys(x: Array, key: Array, side: str) -> Array:
+    """``searchsorted(x, v, side)`` with ``v`` given as its key: a binary search in key space.
+
+    Only the probed points of ``x`` are converted to keys, so a search costs O(log N) per
+    bound and no pass over ``x``.
+    """
+    idt = index_dtype()
+    n = x.shape[0]
+    lo = jnp.zeros(key.shape, idt)
+    hi = jnp.full(key.shape, n, idt)
+    if n == 0:
+        return lo
+
+    def body(_: Any, carry: tuple[Array, Array]) -> tuple[Array, Array]:
+        lo, hi = carry
+        active = lo < hi
+        mid = lo + (hi - lo) // 2
+        k = _keys(x[jnp.minimum(mid, n - 1)])
+        go = (k < key) if side == "left" else (k <= key)
+        return jnp.where(active & go, mid + 1, lo), jnp.where(active & ~go, mid, hi)
+
+    lo, _ = jax.lax.fori_loop(0, int(n).bit_length(), body, (lo, hi))
+    return lo
+
+
+def _count(x: Array, bound: tuple[Array, Any, Any], side: str, n_real: Array) -> Array:
+    """``#{x < v}`` (side "left") or ``#{x <= v}`` ("right") among the first ``n_real`` points."""
+    key, below, above = bound
+    i = jnp.minimum(_searchsorted_keys(x, key, side), n_real)
+    if above is not None:
+        i = jnp.where(jnp.asarray(above), n_real, i)
+    if below is not None:
+        i = jnp.where(jnp.asarray(below), 0, i)
+    return i
+
+
+def _concrete_bound(value: Any, name: str, x: Array, func: str, time: str | None, width=False):
+    """A concrete bound as an exact NumPy array (dates/durations as int64 nanoseconds)."""
+    if time is not None:
+        if width or time == "m":
+            value = timedelta_to_ns(value, name, func)
+        else:
+            value = datetime_to_ns(value, name, func)
+    elif time_kind(value) is not None or isinstance(value, str):
+        raise TypeError(
+            f"{func}: `{name}` is a date/duration ({value!r}) but `x` is not a time axis"
+        )
+    v = np.asarray(value)
+    if v.dtype == object:
+        flat = v.ravel().tolist()
+        if not all(isinstance(e, int) for e in flat):
+            raise TypeError(f"{func}: `{name}` must be numeric, got {value!r}")
+    elif v.dtype.kind not in "biuf":
+        raise TypeError(f"{func}: `{name}` must be numeric, got dtype {v.dtype}")
+    if v.dtype.kind == "f" and np.isnan(v).any():
+        raise ValueError(f"{func}: `{name}` holds NaN; a bound must be a number")
+    return v
+
+
+def _resolve_bound(
+    value: Any, name: str, x: Array, func: str, time: str | None, side: str
+) -> tuple[Array, Any, Any]:
+    """Any bound (concrete or traced, dates on a time axis) -> x's key space for ``side``."""
+    xdt = np.dtype(x.dtype)
+    if is_traced(value):
+        return _traced_key(value, xdt, side)
+    return tuple(
+        None if a is None else jnp.asarray(a)
+        for a in _host_key(_concrete_bound(value, name, x, func, time), xdt, side)
+    )
+
+
+def _int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any, Any]:
+    """An x-width on integer x as ``(w_wrap, t, all_below)``: ``a - w`` is below every value of
+    x's dtype exactly where ``a < t`` (or everywhere if ``all_below``), and otherwise equals
+    ``a - w_wrap`` in wrapping integer arithmetic (the true difference fits, so it is exact).
+
+    A fractional width counts whole units: ``x > a - w`` iff ``x >= a - ceil(w) + ...``, so the
+    lower-bound side decides: "right" (``x > a - w``) uses ``ceil(w)``, "left" ``floor(w)``.
+    """
+    lo, hi = _int_limits(xdt)
+    bits = 8 * xdt.itemsize
+    if not traced:
+        w = np.asarray(w)
+        if w.dtype.kind == "f":
+            w = np.ceil(w) if side == "right" else np.floor(w)
+            big = w > float(hi - lo)
+            w = np.where(big, 0, w).astype(object)
+            w = np.vectorize(int, otypes=[object])(w) if w.size else w
+        else:
+            w = w.astype(object)
+            big = np.asarray(w > hi - lo, bool)
+            w = np.where(big, 0, w)
+        wrap = np.asarray(w % (1 << bits), object)
+        if xdt.kind == "i":
+            wrap = np.where(wrap > hi, wrap - (1 << bits), wrap)
+        t = np.asarray(lo + w, object)
+        return (
+            jnp.asarray(np.asarray(wrap).astype(xdt)),
+            jnp.asarray(np.asarray(t).astype(xdt)),
+            jnp.asarray(big) if np.any(big) else None,
+        )
+    wdt = np.dtype(w.dtype)
+    if wdt.kind == "f":
+        f = jnp.ceil(w) if side == "right" else jnp.floor(w)
+        big = jnp.clip(f, 0.0, None) >= float(hi + 1)  # wider than x's dtype: clipped to its max
+        w = jnp.where(big, xdt.type(hi), jnp.where(big, 0.0, jnp.clip(f, 0.0, None)).astype(xdt))
+    else:
+        w = jnp.clip(w, 0, None)
+        if not np.can_cast(wdt, xdt):
+            w = jnp.minimum(w, wdt.type(min(hi, _int_limits(wdt)[1]))).astype(xdt)
+        w = w.astype(xdt)
+    return w, (xdt.type(lo) + w).astype(xdt), None
+
+
+def _lower_bounds(
+    a: Array, width: Any, x: Array, side: str, func: str, time: str | None
+) -> tuple[Array, Any, Any]:
+    """The key of ``a - width`` for anchors ``a`` already in x's dtype (saturating, exact)."""
+    xdt = np.dtype(x.dtype)
+    traced = is_traced(width)
+    if not traced:
+        width = _concrete_bound(width, "width", x, func, time, width=True)
+        if np.any(width < 0):
+            raise ValueError(f"{func}: `width` must be >= 0, got {width.tolist()!r}")
+    if xdt.kind in "iu":
+        wrap, t, big = _int_width(width, xdt, side, traced)
+        below = a < t
+        if big is not None:
+            below = below | big
+        key = jnp.where(below, xdt.type(_int_limits(xdt)[0]), a - wrap)
+        return key, below, None
+    wdt = np.dtype(jax.dtypes.canonicalize_dtype(width.dtype))
+    d = jnp.promote_types(xdt, wdt)
+    w = width.astype(d) if traced else jnp.asarray(width.astype(d))
+    return _traced_key(a.astype(d) - w, xdt, side)
 
 
 def _bound_array(
@@ -154,9 +405,52 @@ def _bound_array(
             raise TypeError(f"{func}: `{name}` must be numeric, got dtype {np_v.dtype}")
         if np_v.dtype.kind == "f" and np.isnan(np_v).any():
             raise ValueError(f"{func}: `{name}` holds NaN; a bound must be a number")
-    arr = value if is_traced(value) else jnp.asarray(value)
+    arr = value if is_traced(value) else _exact_array(np.asarray(value), name, func)
     dtype = jnp.promote_types(x.dtype, arr.dtype)
     return arr.astype(dtype)
+
+
+def _exact_array(v: np.ndarray, name: str, func: str) -> Array:
+    """A concrete numeric array as a JAX array, raising where JAX's dtype would wrap it.
+
+    ``jnp.asarray`` truncates integers to the mode's width (int64 2**32 becomes 0 in 32-bit
+    mode); a value that does not fit is an error naming the argument instead.
+    """
+    if v.dtype == object or v.dtype.kind in "iu":
+        v = np.asarray(v)
+        target = np.dtype(jax.dtypes.canonicalize_dtype(np.int64 if v.dtype == object else v.dtype))
+        lo, hi = _int_limits(target)
+        if v.size and (np.any(v < lo) or np.any(v > hi)):
+            raise ValueError(
+                f"{func}: `{name}` holds {v.ravel()[np.argmax((v < lo) | (v > hi))]!r}, outside "
+                f"the {target} range that JAX's "
+                f"{'64' if jax.config.jax_enable_x64 else '32'}-bit mode holds"
+                + ("" if jax.config.jax_enable_x64 else "; enable jax_enable_x64")
+            )
+        v = v.astype(target)
+    return jnp.asarray(v)
+
+
+def _host_index(value: Any, name: str, func: str, lo: int, hi: int) -> Array:
+    """Concrete integer index bounds clipped EXACTLY to ``[lo, hi]`` on the host, then cast.
+
+    Python ints, int64 and uint64 of any size keep their meaning (``2**40`` past the end of
+    the data is clipped to the end, never wrapped) in both JAX modes. Traced bounds are cast
+    to the index dtype (they already hold its values).
+    """
+    if is_traced(value):
+        return as_int_bounds(value, name, func).astype(index_dtype())
+    v = np.asarray(value)
+    ok = v.dtype.kind in "iu" or (
+        v.dtype == object and all(isinstance(e, int) for e in v.ravel().tolist())
+    )
+    if not ok or v.dtype.kind == "b":
+        raise TypeError(f"{func}: `{name}` must hold integers, got dtype {v.dtype}")
+    if v.dtype.kind == "i" or (v.dtype.kind == "u" and v.dtype.itemsize < 8):
+        c = np.clip(v.astype(np.int64), lo, hi)
+    else:
+        c = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
+    return jnp.asarray(np.asarray(c, np.int64).astype(index_dtype()))
 
 
 def from_ranges(
@@ -192,12 +486,38 @@ def from_ranges(
     func = "from_ranges"
     capacity = static_int(capacity, "capacity", func)
     x, y = as_xy(x, y, func)
-    n = x.shape[0]
-    start = as_int_bounds(start, "start", func).astype(index_dtype())
-    count = as_int_bounds(count, "count", func).astype(index_dtype())
-    start = jnp.clip(start, 0, n)
-    count = jnp.clip(count, 0, n - start)
+    start, count = _host_range(start, count, x.shape[0], func)
     return _gather(x, y, start, count, capacity)
+
+
+def _host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array]:
+    """``[start, start + count)`` clipped to ``[0, n)`` (never shifted), exact on the host.
+
+    Both concrete: the clipped range in Python ints. Otherwise each is cast to the index
+    dtype (a concrete one clipped to it first) and ``_gather`` clips overflow-safely.
+    """
+    if not is_traced(start) and not is_traced(count):
+        s = np.asarray(start)
+        c = np.asarray(count)
+        for a, nm in ((s, "start"), (c, "count")):
+            if a.dtype.kind not in "iu" and not (
+                a.dtype == object and all(isinstance(e, int) for e in a.ravel().tolist())
+            ):
+                raise TypeError(f"{func}: `{nm}` must hold integers, got dtype {a.dtype}")
+        s, c = np.broadcast_arrays(s.astype(object), c.astype(object))
+        stop = np.asarray(s + np.maximum(c, 0), object)
+        s0 = np.asarray(np.minimum(np.maximum(s, 0), n), object)
+        s1 = np.asarray(np.minimum(np.maximum(stop, s0), n), object)
+        idt = index_dtype()
+        return (
+            jnp.asarray(s0.astype(np.int64).astype(idt)),
+            jnp.asarray((s1 - s0).astype(np.int64).astype(idt)),
+        )
+    big = int(np.iinfo(index_dtype()).max)
+    return (
+        _host_index(start, "start", func, -big, big),
+        _host_index(count, "count", func, -big, big),
+    )
 
 
 def _to_subsets(x: Array, y: Array, r: Ranges, capacity: int) -> Subsets:
@@ -224,10 +544,13 @@ def isolate_ranges(
     x = as_x(x, _func)
     n_real = _length(length, x.shape[0], _func)
 
+    n = x.shape[0]
+
     def norm(bound: Any, name: str, default: Array) -> Array:
         if bound is None:
             return default
-        b = as_int_bounds(bound, name, _func).astype(index_dtype())
+        # [-N, N] holds every distinct slice bound: beyond it Python clips to the ends anyway
+        b = _host_index(bound, name, _func, -n, n)
         return jnp.clip(jnp.where(b < 0, b + n_real, b), 0, n_real)
 
     i0 = norm(start, "start", jnp.zeros((), index_dtype()))
@@ -474,10 +797,12 @@ def _full_windows(x: Array, y: Array, start: Array, count: Array, size: int) -> 
 
 
 # ---------------------------------------------------------------------------- x-value ranges
-def _xrange(x: Array, lo: Array, hi: Array, closed: str, n_real: Array) -> Ranges:
+def _xrange(x: Array, lo: tuple, hi: tuple, closed: str, n_real: Array) -> Ranges:
+    """The points with ``lo <= x < hi`` (``closed`` decides the ends), bounds as resolver keys."""
     lo_side, hi_side = _sides(closed)
-    i0 = _search(x, lo, lo_side, n_real)
-    i1 = _search(x, hi, hi_side, n_real)
+    i0 = _count(x, lo, lo_side, n_real)
+    i1 = _count(x, hi, hi_side, n_real)
+    i0, i1 = jnp.broadcast_arrays(i0, i1)
     return Ranges(i0, jnp.maximum(i1 - i0, 0))
 
 
@@ -503,9 +828,9 @@ def select_ranges(
     tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
-    lo = _bound_array(lo, "lo", x, _func, tk)
-    hi = _bound_array(hi, "hi", x, _func, tk)
-    lo, hi = jnp.broadcast_arrays(lo, hi)
+    lo_side, hi_side = _sides(closed)
+    lo = _resolve_bound(lo, "lo", x, _func, tk, lo_side)
+    hi = _resolve_bound(hi, "hi", x, _func, tk, hi_side)
     return _xrange(x, lo, hi, closed, _length(length, x.shape[0], _func))
 
 
@@ -577,13 +902,84 @@ def rolling_ranges(
     tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
-    anchors = x if at is None else _bound_array(at, "at", x, _func, tk)
-    width = _bound_array(width, "width", x, _func, tk, width=True)
-    if not is_traced(width) and bool(jnp.any(width < 0)):
-        raise ValueError(f"{_func}: `width` must be >= 0, got {np.asarray(width).tolist()!r}")
-    hi = anchors.astype(jnp.promote_types(anchors.dtype, width.dtype))
-    lo, hi = jnp.broadcast_arrays(hi - width, hi)
-    return _xrange(x, lo, hi, closed, _length(length, x.shape[0], _func))
+    n_real = _length(length, x.shape[0], _func)
+    lo_side, hi_side = _sides(closed)
+    if at is None:
+        return _rolling_rows(x, width, closed, n_real, _func, tk)
+    hi = _resolve_bound(at, "at", x, _func, tk, hi_side)
+    lo = _anchored_lower(x, at, width, lo_side, _func, tk)
+    return _xrange(x, lo, hi, closed, n_real)
+
+
+def _rolling_rows(
+    x: Array, width: Any, closed: str, n_real: Array, func: str, time: str | None
+) -> Ranges:
+    """One window per row, pandas' rule for ties (``calculate_variable_window_bounds``).
+
+    Row ``i``'s window ends AT row ``i``: at ``i + 1`` for ``closed`` "right"/"both" (later
+    rows tied with it are not in it), at the first row tied with it for "left"/"neither" (no
+    row with ``x == x[i]``). It starts at ``searchsorted(x, x[i] - width, side)``, at most at
+    ``i``; rows at and past ``length`` are empty.
+    """
+    lo_side, hi_side = _sides(closed)
+    idt = index_dtype()
+    rows = jnp.arange(x.shape[0], dtype=idt)
+    if hi_side == "right":
+        end = rows + 1
+    else:
+        end = _count(x, (_keys(x), None, None), "left", n_real)
+    end = jnp.minimum(end, n_real)
+    start = _count(x, _lower_bounds(x, width, x, lo_side, func, time), lo_side, n_real)
+    start = jnp.minimum(jnp.minimum(start, rows), end)
+    count = jnp.where(rows < n_real, end - start, 0)
+    return Ranges(start, count)
+
+
+def _anchored_lower(
+    x: Array, at: Any, width: Any, side: str, func: str, time: str | None
+) -> tuple[Array, Any, Any]:
+    """The key of ``at - width`` for explicit anchors: exact integer arithmetic on integer x
+    (both concrete: Python ints on the host; an integer difference below x's dtype counts
+    nothing), else the difference in the promoted float dtype, rounded toward ``side``."""
+    xdt = np.dtype(x.dtype)
+    if not is_traced(at) and not is_traced(width):
+        a = _concrete_bound(at, "at", x, func, time)
+        w = _concrete_bound(width, "width", x, func, time, width=True)
+        if np.any(w < 0):
+            raise ValueError(f"{func}: `width` must be >= 0, got {w.tolist()!r}")
+        if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
+            lo = np.asarray(a.astype(object) - w.astype(object), object)
+        else:
+            d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(_canon_np(a), _canon_np(w))))
+            if d.kind != "f":
+                d = np.dtype(np.float64)
+            lo = a.astype(d) - w.astype(d)
+        return tuple(None if e is None else jnp.asarray(e) for e in _host_key(lo, xdt, side))
+    a = at if is_traced(at) else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
+    if not is_traced(width):
+        w = _concrete_bound(width, "width", x, func, time, width=True)
+        if np.any(w < 0):
+            raise ValueError(f"{func}: `width` must be >= 0, got {w.tolist()!r}")
+        width = w
+    wkind = np.dtype(width.dtype).kind
+    if xdt.kind in "iu" and a.dtype.kind in "iu" and wkind in "iuO":
+        ak, below, above = _traced_key(a, xdt, "left")  # anchors of another integer dtype, clipped
+        key, b2, _ = _lower_bounds(ak, width, x, side, func, None)
+        below = b2 if below is None else below | b2
+        if above is not None:
+            below = below & ~above
+        return key, below, None
+    wj = width if is_traced(width) else _exact_array(np.asarray(width), "width", func)
+    d = jnp.promote_types(xdt, jnp.promote_types(a.dtype, wj.dtype))
+    if not jnp.issubdtype(d, jnp.floating):
+        d = jnp.promote_types(d, float)
+    return _traced_key(a.astype(d) - wj.astype(d), xdt, side)
+
+
+def _canon_np(v: np.ndarray) -> np.dtype:
+    if v.dtype == object:
+        return np.dtype(jax.dtypes.canonicalize_dtype(np.int64))
+    return np.dtype(jax.dtypes.canonicalize_dtype(v.dtype))
 
 
 def rolling(
@@ -676,13 +1072,19 @@ def bin_ranges(
     tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
-    if tk is not None and not is_traced(edges):
-        edges = _bound_array(edges, "edges", x, _func, tk)
-    edges = check_edges(edges, _func, x)
+    if not is_traced(edges):
+        raw = _concrete_bound(edges, "edges", x, _func, tk)
+        check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, _func)
+        edges = raw
+    else:
+        check_edges(edges, _func)
     n_real = _length(length, x.shape[0], _func)
-    left = _search(x, edges[:-1], "left", n_real)
-    right = _search(x, edges[1:], "left", n_real)
-    right = right.at[-1].set(_search(x, edges[-1], "right", n_real))
+    # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
+    # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic
+    below_edge = _count(x, _resolve_bound(edges, "edges", x, _func, None, "left"), "left", n_real)
+    last = _count(x, _resolve_bound(edges[-1:], "edges", x, _func, None, "right"), "right", n_real)
+    left = below_edge[:-1]
+    right = jnp.concatenate([below_edge[1:-1], last])
     return Ranges(left, jnp.maximum(right - left, 0))
 
 
@@ -722,16 +1124,26 @@ def bins(
     return _to_subsets(x, y, r, capacity)
 
 
-@jax.jit
-def _nearest_impl(x: Array, values: Array, n_real: Array) -> Array:
-    idt = index_dtype()
-    hi = jnp.clip(jnp.searchsorted(x, values, side="left").astype(idt), 0, n_real - 1)
-    lo = jnp.clip(hi - 1, 0, n_real - 1)
-    d_lo = jnp.abs(values - x[lo])
-    d_hi = jnp.abs(x[hi] - values)
-    best = jnp.where(d_lo <= d_hi, lo, hi)
+def _nearest_impl(x: Array, values: Array, key: tuple, n_real: Array) -> Array:
+    """The first index of the sample nearest to each value (``n_real >= 1``).
+
+    ``hi`` is the first sample ``>= v`` (exact, in key space): past the end the last sample,
+    before the start the first, else the nearer of ``hi - 1`` and ``hi`` (ties to the lower).
+    """
+    hi = _count(x, key, "left", n_real)
+    last = n_real - 1
+    h = jnp.clip(hi, 0, last)
+    lo = jnp.clip(hi - 1, 0, last)
+    d = jnp.promote_types(x.dtype, values.dtype)
+    if not jnp.issubdtype(d, jnp.inexact):
+        d = jnp.promote_types(d, float)
+    v = values.astype(d)
+    d_lo = v - x[lo].astype(d)
+    d_hi = x[h].astype(d) - v
+    best = jnp.where(hi >= n_real, last, jnp.where((hi <= 0) | (d_hi < d_lo), h, lo))
+    best = jnp.where(hi <= 0, 0, best)
     # With duplicate x values, ties go to the FIRST sample holding the nearest value.
-    return jnp.searchsorted(x, x[best], side="left").astype(idt)
+    return _count(x, (_keys(x[best]), None, None), "left", n_real)
 
 
 def nearest(
@@ -763,6 +1175,8 @@ def nearest(
     if x.shape[0] == 0:
         raise ValueError(f"{func}: `x` must hold at least one point, got len(x)=0")
     check_sorted_x(x, func)
-    values = _bound_array(values, "values", x, func, tk)
-    n_real = _length(length, x.shape[0], func)
-    return _nearest_impl(x, values, jnp.maximum(n_real, 1))
+    n_real = jnp.maximum(_length(length, x.shape[0], func), 1)
+    key = _resolve_bound(values, "values", x, func, tk, "left")
+    if not is_traced(values):
+        values = _bound_array(values, "values", x, func, tk)
+    return _nearest_impl(x, values, key, n_real)

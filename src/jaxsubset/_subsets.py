@@ -398,9 +398,17 @@ def _gather(x: Array, y: Array, start: Array, count: Array, capacity: int) -> Su
     start = jnp.asarray(start, idt)
     count = jnp.asarray(count, idt)
     start, count = jnp.broadcast_arrays(start, count)
+    n = x.shape[0]
+    # Clip [start, start + count) to [0, n) (ranges from users may run past either end): a
+    # range is shortened, never shifted, and `count` is the clipped true count. Overflow-safe:
+    # `start + count` is only used where it cannot exceed the index dtype.
+    count = jnp.maximum(count, 0)
+    past = start > jnp.iinfo(idt).max - count
+    stop = jnp.where(past, n, jnp.clip(start + count, 0, n))
+    start = jnp.clip(start, 0, n)
+    count = jnp.maximum(stop - start, 0)
     offsets = jnp.arange(capacity, dtype=idt)
     mask = offsets < jnp.minimum(count, capacity)[..., None]
-    n = x.shape[0]
     if n == 0:
         xs = jnp.zeros(mask.shape, x.dtype)
         ys = jnp.zeros(mask.shape + y.shape[1:], y.dtype)
