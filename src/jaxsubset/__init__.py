@@ -12,11 +12,13 @@ from ._binned import (
     BinnedStatisticResult as BinnedStatisticResult,
     binned_statistic as binned_statistic,
 )
+from ._cache import enable_compilation_cache as enable_compilation_cache
 from ._capacity import (
     check_overflow as check_overflow,
     check_sorted as check_sorted,
     required_capacity as required_capacity,
 )
+from ._checks import checked as checked
 from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
 from ._pack import pack as pack
 from ._plot import plot_subsets as plot_subsets

@@ -320,7 +320,12 @@ def reraise() -> Iterator[None]:
 
 
 def checked(fn: Callable[..., T]) -> Callable[..., T]:
-    """Wrap ``fn`` (e.g. a jitted function) so that a fired check raises ``ValueError``.
+    """Wrap ``fn`` (e.g. a jitted function) so that a fired check raises a plain ``ValueError``.
+
+    Under a ``jit`` of your own, JAX delivers a check that fires (``check_overflow``,
+    ``check_sorted``, ``nan_policy="raise"``) as its own runtime error around the message
+    (see :func:`jaxsubset._checks.error_if`); the wrapped function raises
+    ``ValueError(<message>)`` instead, with no JAX frames or callback traceback attached.
 
     Args:
         fn: any callable; typically ``jax.jit(f)`` where ``f`` uses a check.
@@ -330,11 +335,19 @@ def checked(fn: Callable[..., T]) -> Callable[..., T]:
         until the results are ready so that a failing check raises here.
 
     Example:
-        >>> import jax, jax.numpy as jnp
-        >>> from jaxsubset._checks import checked, nan_guard
-        >>> f = checked(jax.jit(lambda y: nan_guard(y, "f", "y").sum()))
-        >>> float(f(jnp.ones(3)))
+        >>> import jax, jax.numpy as jnp, jaxsubset
+        >>> x = jnp.arange(10.0)
+        >>> @jaxsubset.checked
+        ... @jax.jit
+        ... def total(stop):
+        ...     s = jaxsubset.check_overflow(jaxsubset.isolate(x, x, 0, stop, capacity=4))
+        ...     return s.sum()
+        >>> float(total(3))
         3.0
+        >>> total(8)
+        Traceback (most recent call last):
+        ...
+        ValueError: 1 subset(s) overflow the capacity 4; the largest holds 8 points. Pass ...
     """
 
     @functools.wraps(fn)

@@ -1,0 +1,197 @@
+"""A persistent compilation cache: compiled XLA programs kept on disk across processes.
+
+The ``jaxsubset`` command turns it on by default (``--no-cache`` or ``JAXSUBSET_NO_CACHE=1``
+turn it off), so a second run on a file of the same kind loads its programs instead of
+compiling them. Library users turn it on with :func:`enable_compilation_cache`.
+
+What is and is not cached is JAX's rule: every program compiled after the cache is on, keyed
+by its HLO, shapes, dtypes, flags and the JAX/jaxlib version; programs holding a host callback
+(a check that fired or may fire, ``jax.debug.print``) are never written.
+
+Two processes may share the folder. JAX's own file cache (without a size limit) writes an
+entry in place, so a process reading it at that moment could see a truncated file (JAX then
+warns and compiles again); here every entry is written to a temporary file in the same
+folder and renamed into place (``os.replace``: atomic on POSIX and Windows), so a reader sees
+either no entry or the whole one. Two processes compiling the same program both write it;
+the last rename wins and both files are equal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pathlib
+import tempfile
+from collections.abc import Callable
+
+
+__all__ = ["cache_dir", "command_cache", "enable_compilation_cache"]
+
+#: Set to ``1`` (or ``true``/``yes``/``on``) to keep the command from using the cache.
+NO_CACHE_ENV = "JAXSUBSET_NO_CACHE"
+#: The cache folder, overriding the default one.
+CACHE_DIR_ENV = "JAXSUBSET_CACHE_DIR"
+
+_SUFFIX = "-cache"  # JAX's file name for an entry: "<key>-cache"
+logger = logging.getLogger(__name__)
+
+
+def cache_dir() -> pathlib.Path:
+    """The cache folder: ``$JAXSUBSET_CACHE_DIR``, else ``<user cache>/jaxsubset/jax``.
+
+    The user cache folder is ``$XDG_CACHE_HOME`` if set (and absolute), else ``~/.cache``.
+
+    Returns:
+        The folder (it may not exist yet).
+
+    Example:
+        >>> import os
+        >>> from jaxsubset._cache import cache_dir
+        >>> os.environ["JAXSUBSET_CACHE_DIR"] = "/tmp/jx-cache"
+        >>> str(cache_dir())
+        '/tmp/jx-cache'
+        >>> del os.environ["JAXSUBSET_CACHE_DIR"]
+    """
+    explicit = os.environ.get(CACHE_DIR_ENV)
+    if explicit:
+        return pathlib.Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = pathlib.Path(xdg) if os.path.isabs(xdg) else pathlib.Path.home() / ".cache"
+    return base / "jaxsubset" / "jax"
+
+
+def _disabled_by_env() -> bool:
+    return os.environ.get(NO_CACHE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+class _AtomicFileCache:
+    """JAX's cache interface (``get``/``put``) over one folder, each entry renamed into place."""
+
+    def __init__(self, path: pathlib.Path) -> None:
+        self._path = path
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            return (self._path / f"{key}{_SUFFIX}").read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def put(self, key: str, value: bytes) -> None:
+        target = self._path / f"{key}{_SUFFIX}"
+        if target.exists():
+            return
+        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self._path)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(value)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+def _install_atomic_writes(path: pathlib.Path) -> None:
+    """Replace JAX's in-place file cache by :class:`_AtomicFileCache` (same files, same keys).
+
+    This reaches into ``jax._src.compilation_cache`` (JAX 0.4.3x to 0.10); if its layout has
+    changed, JAX's own cache stays in use, which is still correct (a torn read makes JAX warn
+    and compile again).
+    """
+    try:
+        from jax._src import compilation_cache as cc
+        from jax._src.lru_cache import LRUCache
+
+        cc._initialize_cache()
+        base = cc._cache
+        if isinstance(base, LRUCache) and not base.eviction_enabled:
+            cc._cache = _AtomicFileCache(path)
+    except Exception as e:  # pragma: no cover - a JAX without these internals
+        logger.debug("jaxsubset: JAX's own cache writes kept (%s)", e)
+
+
+def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> pathlib.Path | None:
+    """Keep compiled programs on disk, so later processes load them instead of compiling.
+
+    Sets JAX's ``jax_compilation_cache_dir`` (and ``jax_persistent_cache_min_compile_time_secs``
+    to 0, so that every program is written, however quick to compile) for this process. Call
+    it before the first computation: JAX sets its cache up once, at the first compilation.
+    Entries are written atomically, so processes may share the folder.
+
+    Args:
+        path: the folder; default :func:`cache_dir` (``~/.cache/jaxsubset/jax``).
+
+    Returns:
+        The folder in use, or ``None`` if it cannot be created (then nothing changes).
+
+    Example:
+        >>> import tempfile, jaxsubset
+        >>> folder = jaxsubset.enable_compilation_cache(tempfile.mkdtemp())  # doctest: +SKIP
+    """
+    import jax
+
+    folder = pathlib.Path(path).expanduser() if path is not None else cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return None
+    except OSError:
+        return None
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)  # no size floor
+    _install_atomic_writes(folder)
+    return folder
+
+
+def command_cache(no_cache: bool = False) -> Callable[[], None]:
+    """The command's cache: on unless ``no_cache`` or ``JAXSUBSET_NO_CACHE``; returns a restore.
+
+    The restore puts JAX's cache settings back as they were (and forgets the cache set up
+    here), so an in-process caller of ``jaxsubset._cli.main`` (tests, notebooks) keeps its own
+    configuration, as the command does for ``jax_enable_x64``.
+
+    Args:
+        no_cache: ``--no-cache`` was given.
+
+    Returns:
+        A function of no arguments that undoes the setting (a no-op when nothing was set).
+
+    Example:
+        >>> from jaxsubset._cache import command_cache
+        >>> restore = command_cache(no_cache=True)
+        >>> restore()
+    """
+    import jax
+
+    if no_cache or _disabled_by_env() or jax.config.jax_compilation_cache_dir:
+        return _nothing  # off, or the caller set a cache of its own: leave it alone
+    names = (
+        "jax_compilation_cache_dir",
+        "jax_persistent_cache_min_compile_time_secs",
+        "jax_persistent_cache_min_entry_size_bytes",
+    )
+    before = {n: getattr(jax.config, n) for n in names}
+    if enable_compilation_cache() is None:
+        return _nothing
+
+    def restore() -> None:
+        for n, v in before.items():
+            jax.config.update(n, v)
+        _reset()
+
+    return restore
+
+
+def _nothing() -> None:
+    return None
+
+
+def _reset() -> None:
+    try:
+        from jax.experimental.compilation_cache import compilation_cache as public_cc
+
+        public_cc.reset_cache()
+    except Exception as e:  # pragma: no cover - a JAX without reset_cache
+        logger.debug("jaxsubset: compilation cache not reset (%s)", e)
