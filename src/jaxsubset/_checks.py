@@ -160,8 +160,8 @@ def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
     sits in the failing branch of a ``lax.cond``. Use the returned value: it carries the check
     (each array minus the branch's 0 result), so the check cannot be removed as dead code while
     the value is used. Under ``vmap`` the predicate is reduced over the whole batch (one
-    ``cond``, at most one callback) and the message ends with
-    ``(vmap: first failing batch index i)`` (a tuple for nested ``vmap``). Gradients pass
+    ``cond``, at most one callback) and, where the predicate varies over the batch, the
+    message ends with ``(vmap: first failing batch index i)`` (a tuple for nested ``vmap``). Gradients pass
     through ``x`` unchanged. ``JAXSUBSET_CHECKS=off`` returns ``x`` unchecked.
 
     Under a ``jit`` of one's own JAX delivers the error as a ``jax.errors.JaxRuntimeError``

@@ -1,0 +1,257 @@
+"""Run-time checks (jaxsubset._checks.error_if and its users): behaviour, never timings."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsubset
+from jaxsubset._checks import error_if, nan_guard, reraise
+
+
+def counting(template):
+    """A message callable that counts its calls (one per callback that fires)."""
+    calls = []
+
+    def message(payload):
+        calls.append(np.asarray(payload))
+        return template.format(int(payload))
+
+    return message, calls
+
+
+def positive(v, message="{} value(s) <= 0"):
+    """``v``, checked to be positive; ``message`` a template of the count or a callable."""
+    text = message if callable(message) else (lambda n: message.format(int(n)))
+    return error_if(v, jnp.any(v <= 0), text, payload=jnp.sum(v <= 0))
+
+
+def callbacks_in(fn, *args):
+    return str(jax.make_jaxpr(fn)(*args)).count("pure_callback")
+
+
+def test_eager_raises_at_once_and_returns_the_same_object():
+    v = jnp.array([1.0, 2.0])
+    assert positive(v) is v
+    with pytest.raises(ValueError, match=r"^1 value\(s\) <= 0$"):
+        positive(jnp.array([1.0, -2.0]))
+    with pytest.raises(ValueError, match="^plain text$"):
+        error_if(3, np.array([False, True]), "plain text")
+    tree = {"a": v, "b": (v, 1)}
+    assert error_if(tree, False, "never") is tree
+
+
+def test_under_jit_the_message_is_the_last_line_and_checked_gives_the_plain_valueerror():
+    f = jax.jit(positive)
+    bad = jnp.array([1.0, -2.0, -3.0])
+    # first call (Python dispatch) and later calls (C++ dispatch): JAX's error types differ,
+    # the text ends with the message either way
+    for _ in range(2):
+        with pytest.raises((ValueError, jax.errors.JaxRuntimeError)) as info:
+            jax.block_until_ready(f(bad))
+        assert str(info.value).splitlines()[-1] == "ValueError: 2 value(s) <= 0"
+    g = jaxsubset.checked(jax.jit(positive))
+    np.testing.assert_array_equal(np.asarray(g(jnp.ones(3))), np.ones(3))
+    for _ in range(2):
+        with pytest.raises(ValueError) as info:
+            g(bad)
+        assert type(info.value) is ValueError
+        assert str(info.value) == "2 value(s) <= 0"
+        assert info.value.__suppress_context__
+
+
+def test_reraise_leaves_other_errors_alone():
+    with pytest.raises(jax.errors.JaxRuntimeError, match="not ours"):
+        with reraise():
+            raise jax.errors.JaxRuntimeError("not ours")
+    with pytest.raises(KeyError):
+        with reraise():
+            raise KeyError("k")
+
+
+def test_vmap_is_one_check_naming_the_first_failing_batch_index():
+    message, calls = counting("{} bad")
+    f = jax.jit(jax.vmap(lambda v: positive(v, message)))
+    ok = jnp.ones((400, 3))
+    jax.block_until_ready(f(ok))
+    assert calls == []  # nothing fires while the predicate is false
+    bad = ok.at[7, 1].set(-1.0).at[9].set(-2.0).at[300, 0].set(-1.0)
+    with pytest.raises(ValueError, match=re.escape("1 bad (vmap: first failing batch index 7)")):
+        jaxsubset.checked(f)(bad)
+    assert len(calls) == 1  # one callback for the whole batch
+    assert callbacks_in(jax.vmap(positive), ok) == 1
+    assert str(jax.make_jaxpr(jax.vmap(positive))(ok)).count("cond[") == 1
+
+
+def test_nested_vmap_names_the_index_tuple_and_an_unbatched_predicate_none():
+    f = jax.jit(jax.vmap(jax.vmap(positive)))
+    bad = jnp.ones((4, 5, 3)).at[2, 3, 1].set(-1.0).at[3, 0, 0].set(-1.0)
+    with pytest.raises(ValueError, match=re.escape("(vmap: first failing batch index (2, 3))")):
+        jaxsubset.checked(f)(bad)
+
+    def shared(v, flag):  # a predicate without the batch axis: no batch index to name
+        return error_if(v, flag, "flagged")
+
+    g = jaxsubset.checked(jax.jit(jax.vmap(shared, in_axes=(0, None))))
+    with pytest.raises(ValueError, match="^flagged$"):
+        g(jnp.ones((3, 2)), True)
+
+
+def test_the_check_survives_in_the_compiled_program_and_values_are_bit_identical():
+    f = jax.jit(lambda v: positive(v) * 2.0)
+    assert "callback" in f.lower(jnp.ones(3)).compile().as_text()
+    with pytest.raises(ValueError, match="value"):
+        jaxsubset.checked(f)(-jnp.ones(3))
+    # the guarded value is unchanged bit for bit: -0.0, NaN, inf, ints, bools
+    v = jnp.array([-0.0, 0.0, jnp.inf, -jnp.inf, jnp.nan, 1.5])
+    tree = {"f": v, "i": jnp.arange(3), "b": jnp.array([True, False]), "n": None}
+    out = jax.jit(lambda t: error_if(t, t["i"][0] > 5, "never"))(tree)
+    np.testing.assert_array_equal(np.signbit(np.asarray(out["f"])), np.signbit(np.asarray(v)))
+    np.testing.assert_array_equal(np.asarray(out["f"]), np.asarray(v))
+    assert out["i"].dtype == tree["i"].dtype and out["b"].dtype == jnp.bool_
+    assert out["n"] is None
+
+
+def test_gradients_pass_through():
+    g = jax.grad(lambda v: jnp.sum(positive(v) ** 2))(jnp.array([1.0, 2.0]))
+    np.testing.assert_allclose(np.asarray(g), [2.0, 4.0])
+    gv = jax.jit(jax.vmap(jax.grad(lambda v: jnp.sum(positive(v)))))(jnp.ones((3, 2)))
+    np.testing.assert_allclose(np.asarray(gv), np.ones((3, 2)))
+
+
+def test_payload_pytree_reaches_the_message_as_numpy():
+    def check(v):
+        facts = {"n": jnp.sum(v < 0), "where": jnp.argmax(v < 0)}
+        return error_if(v, jnp.any(v < 0), lambda p: f"{p['n']} at {p['where']}", facts)
+
+    with pytest.raises(ValueError, match="^2 at 1$"):
+        check(jnp.array([1.0, -1.0, -1.0]))
+    with pytest.raises(ValueError, match="^2 at 1$"):
+        jaxsubset.checked(jax.jit(check))(jnp.array([1.0, -1.0, -1.0]))
+
+
+def test_off_switch_is_read_at_trace_time(monkeypatch):
+    monkeypatch.setenv("JAXSUBSET_CHECKS", "off")
+    np.testing.assert_array_equal(np.asarray(positive(-jnp.ones(2))), -np.ones(2))
+    f = jax.jit(lambda v: positive(v))  # traced now: no check in the program
+    assert callbacks_in(f, jnp.ones(2)) == 0
+    np.testing.assert_array_equal(np.asarray(f(-jnp.ones(2))), -np.ones(2))
+    x = jnp.arange(10.0)
+    s = jaxsubset.isolate(x, x, 0, 8, capacity=4)
+    assert jaxsubset.check_overflow(s) is s
+    monkeypatch.setenv("JAXSUBSET_CHECKS", "on")
+    with pytest.raises(ValueError, match="overflow the capacity 4"):
+        jaxsubset.check_overflow(s)
+
+
+def test_nan_guard_eager_jit_and_integers():
+    msg = "f: `y` holds 2 NaN (the first at flat index 1) with nan_policy='raise'"
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        nan_guard(jnp.array([1.0, jnp.nan, jnp.nan]), "f", "y")
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        jaxsubset.checked(jax.jit(lambda y: nan_guard(y, "f", "y").sum()))(
+            jnp.array([[1.0, jnp.nan], [jnp.nan, 0.0]])
+        )
+    ints = jnp.arange(3)
+    assert nan_guard(ints, "f", "y") is ints
+    ok = jnp.ones(3)
+    assert nan_guard(ok, "f", "y") is ok
+
+
+def test_check_overflow_under_vmap_of_400_subsets_is_one_callback():
+    x = jnp.arange(5000.0)
+
+    def f(i1):
+        return jaxsubset.check_overflow(jaxsubset.isolate(x, x, 0, i1, capacity=8)).sum()
+
+    stops = jnp.full(400, 5).at[123].set(20).at[200].set(30)
+    assert callbacks_in(jax.vmap(f), stops) == 1
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "1 subset(s) overflow the capacity 8; the largest holds 20 points. Pass capacity=32 "
+            "or more (see jaxsubset.required_capacity). (vmap: first failing batch index 123)"
+        ),
+    ):
+        jaxsubset.checked(jax.jit(jax.vmap(f)))(stops)
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(f))(jnp.full(4, 3))), [3.0] * 4)
+
+
+def test_check_sorted_returns_x_carrying_the_check():
+    f = jaxsubset.checked(jax.jit(lambda x: jaxsubset.check_sorted(x) + 1.0))
+    np.testing.assert_array_equal(np.asarray(f(jnp.arange(3.0))), [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"^`x` must be sorted ascending, but 1 descending step"):
+        f(jnp.array([0.0, 2.0, 1.0]))
+
+
+def test_nan_policy_raise_under_jit_and_vmap_even_when_fn_ignores_the_mask():
+    x = jnp.arange(20.0)
+    y = x.at[13].set(jnp.nan)
+    s = jaxsubset.chunks(x, y, 4)
+    ignore_mask = lambda s: s.apply(lambda x, y, m: jnp.sum(x), nan_policy="raise")  # noqa: E731
+    f = jaxsubset.checked(jax.jit(ignore_mask))
+    with pytest.raises(ValueError, match=r"^Subsets\.apply: the subsets hold 1 NaN value\(s\)"):
+        f(s)
+    means = jax.vmap(lambda y: jaxsubset.chunks(x, y, 4).mean(nan_policy="raise"))
+    g = jaxsubset.checked(jax.jit(means))
+    with pytest.raises(ValueError, match=re.escape("(vmap: first failing batch index 2)")):
+        g(jnp.stack([x, x, y]))
+
+
+@pytest.mark.parametrize("run", ["stream", "shard"])
+def test_stream_and_shard_raise_the_documented_valueerror(run):
+    x = np.arange(4000.0)
+    y = np.ones(4000)
+    y[2500] = np.nan
+    with pytest.raises(ValueError) as info:
+        if run == "stream":
+            jaxsubset.stream((x, y), "chunks", n=40, statistic="mean", nan_policy="raise")
+        else:
+            jaxsubset.shard(x, y, "chunks", n=40, statistic="mean", nan_policy="raise", devices=1)
+    assert type(info.value) is ValueError
+    assert str(info.value).startswith("Subsets.mean: the subsets hold 1 NaN value(s)")
+
+
+def test_nothing_reaches_stderr_when_caught_not_even_at_exit(tmp_path):
+    script = tmp_path / "caught.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import jax, jax.numpy as jnp, numpy as np, jaxsubset
+            x = jnp.arange(10.0)
+            f = jax.jit(lambda i: jaxsubset.check_overflow(
+                jaxsubset.isolate(x, x, 0, i, capacity=4)).sum())
+            f(2)
+            for i in (8, 9):  # a compiled function's later calls, then a new trace
+                try:
+                    f(i)
+                except Exception:
+                    pass
+            try:
+                jax.jit(lambda v: jaxsubset.check_sorted(v))(jnp.array([1.0, 0.0]))
+            except Exception:
+                pass
+            y = np.ones(3000); y[1000] = np.nan
+            for run in (jaxsubset.stream, lambda *a, **k: jaxsubset.shard(*a[0], *a[1:], **k)):
+                try:
+                    run((np.arange(3000.0), y), "chunks", n=30, statistic="mean",
+                        nan_policy="raise")
+                except ValueError:
+                    pass
+            print("done")
+            """
+        )
+    )
+    env = dict(os.environ, JAXSUBSET_NO_CACHE="1")
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "done"
+    assert out.stderr == ""
