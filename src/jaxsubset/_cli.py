@@ -1,7 +1,9 @@
 """The ``jaxsubset`` command: ``demo`` (the motivating example) and ``stats`` (files -> table).
 
 Bad input never shows a traceback: every problem is one line on stderr and exit status 2, and no
-output file is left behind (outputs go to a temporary file renamed into place at the very end).
+output file is left behind (outputs go to a temporary file renamed into place at the very end,
+removed on any error, Ctrl-C, SIGTERM or SIGHUP). Anything else is a bug: exit status 1 and one
+line asking for a report (``--debug`` adds the traceback).
 """
 
 import argparse
@@ -10,21 +12,26 @@ import functools
 import inspect
 import os
 import re
+import signal
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 import numpy as np
 
 from ._bigfile import streamed_statistics, wants_stream
+from ._cache import command_cache
 from ._io import (
     OUTPUT_SUFFIXES,
     XY,
     InputError,
     atomic_output,
+    check_memory,
     check_output_path,
+    format_value,
     is_iso_date,
     iso_strings,
     iso_unit,
@@ -42,6 +49,11 @@ COUNTS = ("valid",)  # not a reduction: the number of real (non-missing) reading
 DEFAULT_STATS = "mean,std,min,max"
 NAN_POLICIES = ("omit", "propagate", "raise")
 MAX_BINS = 10_000_000  # a period bin spec over a long time axis must stay a sane table
+_MAX_NS = 2**63 - 1  # the longest duration int64 nanoseconds hold
+_MAX_MONTHS = 12 * 585  # longer than 1677..2262: no two dates of the axis are that far apart
+# Memory per subset the table needs (bounds, the row's columns and the statistics' temporary
+# arrays); the subsets a --chunks/--bins count asks for must fit in the free memory.
+_BYTES_PER_SUBSET = 256
 _DAY_NS = 86_400 * 10**9
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 FIGSIZE = (8.0, 4.5)  # inches; at DPI this is 800 x 450 pixels
@@ -56,23 +68,31 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _number_arg(convert: Any, minimum: float, what: str) -> Any:
-    """An argparse ``type``: ``convert(text)`` checked to be ``>= minimum`` (NaN refused)."""
+def _number_arg(convert: Any, minimum: float, what: str, maximum: float | None = None) -> Any:
+    """An argparse ``type``: ``convert(text)`` checked to be ``>= minimum`` and, when given,
+    ``<= maximum`` (NaN refused)."""
 
     def parse(text: str) -> Any:
         try:
             v = convert(text)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
         if not v >= minimum:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        if maximum is not None and not v <= maximum:
+            raise argparse.ArgumentTypeError(
+                f"expected {what} of at most {_MAX_TEXT.get(maximum, maximum)}, got {text!r}"
+            )
         return v
 
     return parse
 
 
-_positive_int = _number_arg(int, 1, "a positive integer")
-_nonneg_int = _number_arg(int, 0, "an integer >= 0")
+MAX_INT = 2**62  # counts, sizes and steps: beyond any data, and clear of int64 overflow
+MAX_DDOF = 2**31 - 1  # a traced int32 in JAX's default mode
+_MAX_TEXT = {MAX_INT: "2**62", MAX_DDOF: "2**31-1"}
+_positive_int = _number_arg(int, 1, "a positive integer", MAX_INT)
+_nonneg_int = _number_arg(int, 0, "an integer >= 0", MAX_DDOF)
 _nonneg_float = _number_arg(float, 0.0, "a number >= 0")
 
 
@@ -104,16 +124,31 @@ def parse_period(text: str, option: str) -> tuple[str, int] | None:
     if unit in _CALENDAR_MONTHS:
         if not amount.isdigit() or int(amount) < 1:
             raise InputError(f"{option} {text}: a calendar period takes a whole number, e.g. 3M")
-        return "calendar", int(amount) * _CALENDAR_MONTHS[unit]
+        months = int(amount) * _CALENDAR_MONTHS[unit]
+        if months > _MAX_MONTHS:
+            raise InputError(
+                f"{option} {text}: longer than the whole range of int64 nanosecond dates "
+                "(1677-09-22 .. 2262-04-10, about 584 years)"
+            )
+        return "calendar", months
     try:
         ns = int(timedelta_to_ns(f"{amount}{unit}", "width", option))
+    except OverflowError:
+        ns = None
     except (TypeError, ValueError):
         raise InputError(
             f"{option} {text}: unknown time unit {unit!r} (use Y or M for calendar years or "
             "months, or W, D, h, min, s, ms, us, ns)"
         ) from None
+    if ns is None or ns > _MAX_NS:
+        raise InputError(
+            f"{option} {text}: longer than the longest int64 nanosecond duration (about 292 years)"
+        )
     if ns < 1:
-        raise InputError(f"{option} {text}: the duration must be positive")
+        raise InputError(
+            f"{option} {text}: shorter than 1 ns, the resolution of a time axis "
+            "(int64 nanoseconds); give a positive duration of at least 1ns"
+        )
     return "fixed", ns
 
 
@@ -557,8 +592,8 @@ def read_range_file(
         if x_time:
             h, low = iso_strings(np.array([hi[i], lo[i]]).view("datetime64[ns]"))
         else:
-            h, low = repr(hi[i]), repr(lo[i])
-        raise InputError(f"{path}: range {i} has hi < lo ({h} < {low})")
+            h, low = format_value(hi[i]), format_value(lo[i])
+        raise InputError(f"{path}: range {i} ({table.where(i)}) has hi < lo ({h} < {low})")
     return lo, hi
 
 
@@ -610,7 +645,11 @@ def _equal_time_edges(x: np.ndarray, n: int) -> np.ndarray:
     if hi == lo:  # as numpy.histogram: a range of one unit (a second) around the point
         lo, hi = lo - 5 * 10**8, hi + 5 * 10**8
     span = hi - lo  # a Python int: no int64 overflow for spans of centuries
-    return np.array([lo + span * i // n for i in range(n + 1)], dtype=np.int64)
+    if n > 2**31:  # r * i below could overflow int64: exact Python ints instead
+        return np.array([lo + span * i // n for i in range(n + 1)], dtype=np.int64)
+    q, r = divmod(span, n)  # lo + span * i // n, exactly, without a product beyond int64
+    i = np.arange(n + 1, dtype=np.int64)
+    return lo + q * i + (r * i) // n
 
 
 def _too_many(k: int, text: str) -> None:
@@ -756,6 +795,8 @@ def result_columns(
     x = xy.x.view("datetime64[ns]") if xy.x_time else xy.x
     first = x[np.minimum(start, len(x) - 1)]
     last = x[np.clip(start + count - 1, 0, len(x) - 1)]
+    if x.dtype.kind == "b":  # as the in-memory reader holds a bool x: int64 0/1
+        first, last = first.astype(np.int64), last.astype(np.int64)
     if (count == 0).any():
         none = np.datetime64("NaT", "ns") if xy.x_time else np.nan
         first = np.where(count > 0, first, none)
@@ -798,6 +839,18 @@ def missing_readings(xy: XY, ranges: Any, nan_policy: str) -> int:
     return n
 
 
+def check_subset_count(args: argparse.Namespace, stats: tuple[str, ...]) -> None:
+    """``--chunks N`` / ``--bins N`` ask for N subsets whatever the data: N rows must fit in
+    the free memory (checked before the data is read)."""
+    for option, text in (("--chunks", args.chunks), ("--bins", args.bins)):
+        if text is None or not str(text).strip().isdigit():
+            continue
+        n = int(str(text).strip())
+        check_memory(
+            n * _BYTES_PER_SUBSET * (len(stats) + 1), f"{option} {n}: a table of {n} subsets"
+        )
+
+
 def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     def info(msg: str) -> None:
         if not args.quiet:
@@ -805,6 +858,7 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     inputs = [args.input] + ([args.ranges] if args.ranges else [])
     stats = parse_stats(args.stat)
+    check_subset_count(args, stats)
     if args.bins is not None:
         check_bins(args.bins)  # fail on a bad spec before reading the data
     if args.width is not None:
@@ -952,6 +1006,16 @@ examples:
 """
 
 
+_DEBUG_HELP = "on an unexpected error (a bug to report), also print the Python traceback"
+
+
+_NO_CACHE_HELP = (
+    "do not use the compilation cache (default: compiled programs are kept in "
+    "$XDG_CACHE_HOME/jaxsubset/jax or ~/.cache/jaxsubset/jax, so a later run skips "
+    "compiling; JAXSUBSET_NO_CACHE=1 does the same)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``jaxsubset`` argument parser (``demo`` and ``stats`` subcommands)."""
     fmt = argparse.RawDescriptionHelpFormatter
@@ -998,6 +1062,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="number of subsets, 1 to 100 (default: 5), e.g. --n-subsets 8",
     )
     demo.add_argument("--quiet", action="store_true", help="print nothing, only write figures")
+    demo.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    demo.add_argument("--no-cache", action="store_true", help=_NO_CACHE_HELP)
 
     st = sub.add_parser(
         "stats",
@@ -1127,11 +1193,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no progress bar and no messages on stderr (errors still shown)",
     )
+    st.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    st.add_argument("--no-cache", action="store_true", help=_NO_CACHE_HELP)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``jaxsubset`` command; returns the exit status (0 ok, 2 bad input).
+    """Run the ``jaxsubset`` command; returns the exit status: 0 ok, 2 bad input (one line on
+    stderr naming the file or option), 1 an unexpected error (one line asking for a report; the
+    traceback with ``--debug``), 130 on Ctrl-C, 128 + the signal number on SIGTERM/SIGHUP.
 
     Args:
         argv: the arguments after the program name; default ``sys.argv[1:]``.
@@ -1153,21 +1223,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(stderr)
         return 2
+    debug = bool(getattr(args, "debug", False))
+    import jax
+
+    x64 = bool(jax.config.jax_enable_x64)
+    restore_cache = command_cache(bool(getattr(args, "no_cache", False)))
     try:
-        import jax
+        with _signals_clean_up():
+            jax.config.update("jax_enable_x64", True)  # the data's float64 precision, kept
+            if args.command == "demo":
+                from ._demo import run_demo
 
-        jax.config.update("jax_enable_x64", True)  # the data's float64 precision, kept
-        if args.command == "demo":
-            from ._demo import run_demo
-
-            return run_demo(
-                args.out, args.n_points, args.n_subsets, stdout=stdout, quiet=args.quiet
-            )
-        return run_stats(args, stdout, stderr)
-    except (InputError, ValueError, TypeError) as e:
+                return run_demo(
+                    args.out, args.n_points, args.n_subsets, stdout=stdout, quiet=args.quiet
+                )
+            return run_stats(args, stdout, stderr)
+    except InputError as e:  # the documented input errors: exit status 2
+        _trace(debug, stderr)
         msg = " ".join(str(e).split()) or type(e).__name__
         print(f"jaxsubset {args.command}: error: {msg}", file=stderr)
         return 2
+    except Terminated as e:
+        print(f"jaxsubset: terminated by {signal.Signals(e.signum).name}", file=stderr)
+        return 128 + e.signum
     except BrokenPipeError:
         # The reader of stdout went away (e.g. `| head`): stop quietly, as `cat` does.
         with contextlib.suppress(OSError, ValueError):
@@ -1181,3 +1259,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("jaxsubset: interrupted", file=stderr)
         return 130
+    except Exception as e:  # not a documented input error: a bug (or out of memory)
+        _trace(debug, stderr)
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        what = f"{type(e).__name__}: {first}" if first else type(e).__name__
+        if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in str(e):
+            print(f"jaxsubset {args.command}: error: out of memory ({what})", file=stderr)
+            return 1
+        hint = "" if debug else "; --debug shows the traceback"
+        print(
+            f"jaxsubset {args.command}: internal error: {what} -- this is a bug, please report "
+            f"it with the command line{hint}",
+            file=stderr,
+        )
+        return 1
+    finally:
+        jax.config.update("jax_enable_x64", x64)  # an in-process caller keeps its JAX mode
+        restore_cache()  # ... and its compilation cache settings
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: raised in the main thread so every ``atomic_output`` removes
+    its temporary file on the way out, as for Ctrl-C (``KeyboardInterrupt``)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_clean_up():
+    """SIGTERM and SIGHUP raise :class:`Terminated` while the command runs (main thread only;
+    elsewhere the handlers cannot be set and the defaults stay)."""
+    old = {}
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                with contextlib.suppress(ValueError, OSError):
+                    old[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+
+def _trace(debug: bool, stderr: TextIO) -> None:
+    """With ``--debug``, the traceback of the exception being handled."""
+    if debug:
+        traceback.print_exc(file=stderr)

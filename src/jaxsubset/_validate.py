@@ -25,8 +25,13 @@ def is_traced(value: Any) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
-def static_int(value: Any, name: str, func: str, *, minimum: int = 1) -> int:
-    """Return ``value`` as a Python int >= ``minimum`` or raise naming ``func`` and ``name``."""
+def static_int(
+    value: Any, name: str, func: str, *, minimum: int = 1, maximum: int | None = None
+) -> int:
+    """Return ``value`` as a Python int in ``[minimum, maximum]`` or raise naming ``func`` and
+    ``name``; ``maximum`` defaults to the largest index JAX holds in the current mode (int32's
+    2**31-1 in the default 32-bit mode, int64's 2**63-1 with x64), so a static int never
+    overflows later in a shape, an index or a traced scalar."""
     if isinstance(value, jax.core.Tracer):
         raise TypeError(
             f"{func}: `{name}` must be a static Python int, got a traced value; it sets an array "
@@ -43,6 +48,14 @@ def static_int(value: Any, name: str, func: str, *, minimum: int = 1) -> int:
     if as_int < minimum:
         kind = "positive" if minimum == 1 else f">= {minimum}"
         raise ValueError(f"{func}: `{name}` must be a {kind} int, got {as_int}")
+    if maximum is None:
+        x64 = bool(jax.config.jax_enable_x64)
+        maximum = 2**63 - 1 if x64 else 2**31 - 1
+        limit = "2**63-1 (int64)" if x64 else "2**31-1 (int32 in JAX's default 32-bit mode)"
+    else:
+        limit = str(maximum)
+    if as_int > maximum:
+        raise ValueError(f"{func}: `{name}` must be at most {limit}, got {as_int}")
     return as_int
 
 
@@ -75,10 +88,34 @@ def as_x(x: Any, func: str) -> jax.Array:
             np_x = x_to_ns(np_x, func)  # a time axis: exact int64 nanoseconds
         elif np_x.dtype.kind not in "biuf":
             raise TypeError(f"{func}: `x` must be numeric, got dtype {np_x.dtype}")
+        check_int_fits(np_x, "x", func)
         arr = jnp.asarray(np_x if np_x is not x else x)
     if arr.ndim != 1:
         raise ValueError(f"{func}: `x` must be 1-D, got shape {tuple(arr.shape)}")
     return arr
+
+
+def check_int_fits(values: np.ndarray, name: str, func: str) -> None:
+    """Raise if integer ``values`` do not fit the dtype JAX would give them in this mode.
+
+    ``jnp.asarray`` silently truncates (int64 epoch milliseconds become garbage int32 in the
+    default 32-bit mode), so positions that would change are an error naming the argument.
+    """
+    if values.dtype.kind not in "iu" or values.size == 0:
+        return
+    target = np.dtype(jax.dtypes.canonicalize_dtype(values.dtype))
+    if target.itemsize >= values.dtype.itemsize:
+        return
+    info = np.iinfo(target)
+    bad = (values < info.min) | (values > info.max)
+    if bad.any():
+        i = int(np.argmax(bad.ravel()))
+        raise ValueError(
+            f"{func}: `{name}` holds {values.ravel()[i].item()!r} (at flat index {i}), outside "
+            f"the {target} range [{info.min}, {info.max}] of JAX's 32-bit mode, where it would "
+            f"wrap; enable it with `jax.config.update('jax_enable_x64', True)` or subtract an "
+            "offset first"
+        )
 
 
 def as_xy(x: Any, y: Any, func: str) -> tuple[jax.Array, jax.Array]:
