@@ -8,6 +8,12 @@ import pandas as pd
 import pytest
 
 import jaxsubset
+from references import needs_x64
+
+
+# Time axes are int64 nanoseconds: JAX's 64-bit mode. In 32-bit mode only the clear error is
+# tested (tests/test_resolver.py).
+pytestmark = needs_x64
 
 
 def weekly_with_gaps(seed=0):
