@@ -58,6 +58,11 @@ def _nan_extreme_jvp(
     axes: tuple[int, ...], which: str, primals: tuple[Array], tangents: tuple[Array]
 ) -> tuple[Array, Array]:
     (a,), (t,) = primals, tangents
-    plain = jnp.min if which == "min" else jnp.max
-    _, dt = jax.jvp(lambda a: plain(a, axis=axes), (a,), (t,))  # JAX's own rule
-    return _nan_extreme(a, axes, which), dt
+    ext = _nan_extreme(a, axes, which)
+    # JAX's own rule (the tangent shared equally by the points at the extreme), with a safe
+    # divisor: a reduction holding NaN has no point equal to its NaN result, and 0/0 there
+    # would put NaN into the gradients of every other point through a zero cotangent
+    at = a == jnp.expand_dims(ext, axes)
+    hits = jnp.sum(at, axis=axes).astype(a.dtype)
+    dt = jnp.sum(jnp.where(at, t, 0), axis=axes) / jnp.where(hits > 0, hits, 1)
+    return ext, dt

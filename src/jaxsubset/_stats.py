@@ -1,119 +1,32 @@
-"""Statistics over index ranges: :func:`range_statistic` on the O(N) roads of ``_kernels``."""
+"""Statistics over index ranges: :func:`range_statistic`, on the one dispatcher."""
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ._capacity import _raise_if
-from ._kernels import (
-    _finish,
-    _float_dtype,
-    _moments,
-    _range_extreme,
-)
-from ._median import _masked_median
 from ._ranges import Ranges
-from ._subsets import _gather
+from ._statistics._dispatch import median_capacity, reduce_ranges
+from ._statistics._registry import (
+    DEFAULT_DDOF,
+    RANGE_ROADS,
+    check_method,
+    check_statistics,
+    choose,
+)
 from ._typing import Array, ArrayLike
 from ._validate import check_nan_policy, index_dtype, is_traced, static_int
 
 
-STATISTICS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
-
-
 def _check_statistic(statistic: Any, func: str) -> str:
-    if statistic not in STATISTICS:
-        raise ValueError(
-            f"{func}: `statistic` must be one of {', '.join(map(repr, STATISTICS))}, "
-            f"got {statistic!r}"
-        )
-    return statistic
+    return check_statistics(statistic, func)[0][0]
 
 
-@functools.partial(jax.jit, static_argnames=("stats", "ddof", "capacity", "skipna"))
-def _range_stats(
-    y: Array,
-    start: Array,
-    count: Array,
-    stats: tuple[str, ...],
-    ddof: int,
-    capacity: int | None,
-    skipna: bool = False,
-) -> dict[str, Array]:
-    """All requested statistics over flat ranges; ``y`` is ``(N, C)``, results ``(K, C)``.
-
-    With ``skipna`` NaN values are left out (pandas' rolling convention) and ``"count"`` counts
-    the non-NaN points; otherwise a NaN makes its range's statistic NaN (NumPy's convention).
-    """
-    idt = index_dtype()
-    n_pts = y.shape[0]
-    start = jnp.clip(start.astype(idt), 0, n_pts)
-    count = jnp.clip(count.astype(idt), 0, n_pts - start)
-    stop = start + count
-    out_dtype = _float_dtype(y.dtype)
-    k, c = start.shape[0], y.shape[1]
-    res: dict[str, Array] = {}
-    n = jnp.broadcast_to(count[:, None], (k, c))
-    need = {s for s in stats if s in ("sum", "mean", "var", "std")}
-    ext = tuple(s for s in ("min", "max") if s in stats)
-    is_float = jnp.issubdtype(y.dtype, jnp.inexact)
-
-    def general() -> dict[str, Array]:
-        out: dict[str, Array] = {}
-        nn = n
-        if need or (skipna and is_float):
-            order = 2 if need & {"var", "std"} else 1
-            mom = _moments(y, start, stop, order, skipna)
-            if skipna:
-                nn = n - mom["nan"].astype(idt)
-            nf = nn.astype(mom["s1"].dtype)
-            for s in need:
-                out[s] = _finish(s, mom, nf, ddof, out_dtype, skipna)
-        out["count"] = nn
-        yf = y.astype(out_dtype)
-        for s in ext:
-            src = yf
-            if skipna and is_float:
-                src = jnp.where(jnp.isnan(yf), jnp.inf if s == "min" else -jnp.inf, yf)
-            v = _range_extreme(src, start, stop, s)
-            out[s] = jnp.where(nn > 0, v, jnp.nan)
-        return out
-
-    res.update(general())
-    if "count" not in stats:
-        n = res.pop("count")
-    else:
-        n = res["count"]
-    if "median" in stats:
-        yf = y.astype(out_dtype)
-        sub = _gather(jnp.zeros((n_pts,), out_dtype), yf, start, count, capacity)
-        if skipna:
-            mask = sub.mask[..., None] & ~jnp.isnan(sub.y)
-            med = _masked_median(sub.y, mask)
-        else:
-            med = sub.median()
-        res["median"] = jnp.where((count > capacity)[:, None], jnp.nan, med)
-    return res
-
-
-def _static_capacity(ranges: Ranges, capacity: Any, func: str) -> int:
-    if capacity is not None:
-        return static_int(capacity, "capacity", func)
-    if ranges.max_count is not None:
-        return max(int(ranges.max_count), 1)
-    if is_traced(ranges.count):
-        raise TypeError(
-            f"{func}: the median sorts inside padded windows and needs a static `capacity` "
-            "under jit for ranges whose size depends on data; compute it outside jit with "
-            "jaxsubset.required_capacity(ranges.count) and pass capacity=..."
-        )
-    cnt = np.asarray(ranges.count)
-    big = int(cnt.max()) if cnt.size else 1
-    return 1 << (max(big, 1) - 1).bit_length()
+def _needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
+    """Whether any statistic runs on the padded road (and so needs a static capacity)."""
+    return any(choose("ranges", s, method, func) == "reference" for s in stats)
 
 
 def _as_y(y: Any, func: str) -> Array:
@@ -134,35 +47,43 @@ def range_statistic(
     ranges: Ranges,
     statistic: str | Sequence[str] = "mean",
     *,
-    ddof: int = 0,
+    ddof: int = DEFAULT_DDOF,
     capacity: int | None = None,
     nan_policy: str = "propagate",
+    method: str = "auto",
 ) -> Array | dict[str, Array]:
     """A statistic of ``y`` over every index range, without padded copies where possible.
 
-    count/sum/mean/var/std come from shifted prefix sums and min/max from a sparse table of
-    block extremes (O(N + K) to O(N log N) work, never ``K x capacity``); the median sorts
-    inside padded windows of ``capacity`` points. Conventions are those of
-    :class:`jaxsubset.Subsets`: an empty range gives NaN (0 for ``"sum"`` and ``"count"``), a
-    range holding a NaN gives NaN unless ``nan_policy="omit"``.
+    count/sum/mean/var/std/min/max run on the block tree (``method="tree"``, the default
+    road): each range is combined from partial results of its own points only, so a value
+    outside a range (a huge one, an inf, a NaN) can never change it, and long float32 ranges
+    keep the accuracy of a direct sum; O(N log N) work, never ``K x capacity``. The median
+    sorts inside padded windows of ``capacity`` points (``method="reference"``, the padded
+    masked reduction of :class:`jaxsubset.Subsets`, which every road is tested against).
+    Conventions are those of :class:`jaxsubset.Subsets`: an empty range gives NaN (0 for
+    ``"sum"`` and ``"count"``), a range holding a NaN gives NaN unless ``nan_policy="omit"``,
+    a range holding an infinite value has NaN ``"var"``/``"std"`` (``inf - inf``, as NumPy).
 
     Args:
         y: ``(N, *channels)`` values, in the order of the sorted ``x`` the ranges index.
         ranges: :class:`jaxsubset.Ranges` with batch shape ``(*batch)`` (from
-            :mod:`jaxsubset.ranges`); ranges past ``N`` are clipped.
+            :mod:`jaxsubset.ranges`); ranges are clipped to ``[0, N)``, never shifted.
         statistic: one of ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``,
-            ``"min"``, ``"max"``, ``"median"``, or a tuple/list of them (computed together,
-            sharing the prefix sums).
+            ``"min"``, ``"max"``, ``"median"``, or a tuple/list of them (computed together).
         ddof: static delta degrees of freedom of ``"var"``/``"std"`` (divisor ``n - ddof``;
-            NaN where ``n - ddof <= 0``).
-        capacity: static padded length for ``"median"``; default ``ranges.max_count``, or
-            (eagerly) the largest count rounded up to a power of two. A range with more points
-            than ``capacity`` gives NaN (never a median of a truncated window).
+            NaN where ``n - ddof <= 0``); 0 as NumPy and SciPy.
+        capacity: static padded length for the padded road (``"median"``, or any statistic
+            with ``method="reference"``); default ``ranges.max_count``, or (eagerly) the
+            largest count rounded up to a power of two. A range with more points than
+            ``capacity`` gives NaN there (never a statistic of a truncated window).
         nan_policy: SciPy's names. ``"propagate"`` (default): a range holding a NaN gives NaN
             (``"count"`` counts every point). ``"omit"``: NaN readings are left out per channel,
             as NumPy's nan-functions (``"count"`` counts the real readings; a range of only NaN
-            gives NaN, 0 for ``"sum"``); still O(N), and the gradient is zero at omitted
-            readings. ``"raise"``: ValueError if ``y`` holds NaN (at run time under ``jit``).
+            gives NaN, 0 for ``"sum"``); the gradient is zero at omitted readings.
+            ``"raise"``: ValueError if ``y`` holds NaN (at run time under ``jit``).
+        method: ``"auto"`` (default: the tree for every statistic but the median),
+            ``"tree"`` or ``"reference"``, as ``jnp.searchsorted(method=)`` exposes its
+            algorithms; every road gives the same results up to rounding.
 
     Returns:
         ``(*batch, *channels)`` float (``"count"``: int), or a dict of them by statistic name
@@ -181,29 +102,32 @@ def range_statistic(
     func = "range_statistic"
     if not isinstance(ranges, Ranges):
         raise TypeError(f"{func}: `ranges` must be a jaxsubset.Ranges, got {type(ranges).__name__}")
-    single = isinstance(statistic, str)
-    if single:
-        stats = (_check_statistic(statistic, func),)
-    elif isinstance(statistic, tuple | list) and statistic:
-        stats = tuple(_check_statistic(s, func) for s in statistic)
-    else:
-        raise TypeError(
-            f"{func}: `statistic` must be a name or a non-empty tuple/list of names, "
-            f"got {statistic!r}"
-        )
+    stats, single = check_statistics(statistic, func)
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)
+    method = check_method(method, func, RANGE_ROADS)
     y = _as_y(y, func)
     if nan_policy == "raise":
         _raise_on_nan(y, func, "y")
-    cap = _static_capacity(ranges, capacity, func) if "median" in stats else None
+    cap = None
+    if _needs_capacity(stats, method, func):
+        cap = median_capacity(ranges.count, capacity, ranges.max_count, func)
     batch = ranges.batch_shape
     ch = tuple(y.shape[1:])
     start, count = jnp.broadcast_arrays(ranges.start, ranges.count)
+    batch = tuple(count.shape)
     y2 = y.reshape(y.shape[0], int(np.prod(y.shape[1:])))
-    omit = nan_policy == "omit"
-    want = tuple(sorted(set(stats)))
-    out = _range_stats(y2, start.reshape(-1), count.reshape(-1), want, ddof, cap, omit)
+    out = reduce_ranges(
+        y2,
+        start.reshape(-1),
+        count.reshape(-1),
+        stats,
+        ddof=ddof,
+        omit=nan_policy == "omit",
+        method=method,
+        capacity=cap,
+        func=func,
+    )
     res = {s: out[s].reshape(batch + ch) for s in stats}
     return res[stats[0]] if single else res
 

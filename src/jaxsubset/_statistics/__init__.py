@@ -1,0 +1,1 @@
+"""The statistics registry, its roads and the one dispatcher (see ``_registry``)."""

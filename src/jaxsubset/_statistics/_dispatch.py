@@ -1,0 +1,95 @@
+"""THE statistics dispatcher over index ranges: every public statistic comes through here."""
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._typing import Array
+from .._validate import index_dtype, is_traced
+from ._reference import reference_ranges
+from ._registry import RANGE_ROADS, choose
+from ._tree import tree_ranges
+
+
+def clip_ranges(start: Array, count: Array, n: int) -> tuple[Array, Array]:
+    """``[start, start + count)`` intersected with ``[0, n)``: clipped, never shifted."""
+    idt = index_dtype()
+    start = jnp.asarray(start).astype(idt)
+    count = jnp.maximum(jnp.asarray(count).astype(idt), 0)
+    lo = jnp.clip(start, 0, n)
+    # stop computed without overflow: count is at most n - start once start >= 0
+    stop = jnp.where(count > n - jnp.maximum(start, 0) + jnp.maximum(-start, 0), n, start + count)
+    stop = jnp.clip(stop, lo, n)
+    return lo, stop - lo
+
+
+def median_capacity(count: Array, capacity: Any, max_count: int | None, func: str) -> int:
+    """The static padded length the padded (reference) road needs for these ranges."""
+    from .._validate import static_int
+
+    if capacity is not None:
+        return static_int(capacity, "capacity", func)
+    if max_count is not None:
+        return max(int(max_count), 1)
+    if is_traced(count):
+        raise TypeError(
+            f"{func}: the median (and method='reference') reads every range into padded "
+            "windows and needs a static `capacity` under jit for ranges whose size depends on "
+            "data; compute it outside jit with jaxsubset.required_capacity(ranges.count) and "
+            "pass capacity=..."
+        )
+    cnt = np.asarray(count)
+    big = int(cnt.max()) if cnt.size else 1
+    return 1 << (max(big, 1) - 1).bit_length()
+
+
+def reduce_ranges(
+    y: Array,
+    start: Array,
+    count: Array,
+    stats: tuple[str, ...],
+    *,
+    ddof: int = 0,
+    omit: bool = False,
+    method: str = "auto",
+    capacity: int | None = None,
+    func: str = "range_statistic",
+) -> dict[str, Array]:
+    """Statistics of ``y`` over index ranges, each on the road :func:`choose` picks.
+
+    Args:
+        y: ``(N, C)`` values.
+        start: ``(K,)`` first index of each range (clipped to the data here).
+        count: ``(K,)`` points per range.
+        stats: statistic names (validated by the caller).
+        ddof: delta degrees of freedom of var/std.
+        omit: leave NaN readings out (per channel).
+        method: ``"auto"`` or a range road's name.
+        capacity: static padded length for the padded road (median, ``method="reference"``);
+            must be given (or found by :func:`median_capacity`) when that road runs.
+        func: the public function, for error messages.
+
+    Returns:
+        dict of ``(K, C)`` arrays by statistic name.
+    """
+    start, count = clip_ranges(start, count, y.shape[0])
+    roads: dict[str, list[str]] = {}
+    for s in dict.fromkeys(stats):
+        roads.setdefault(choose("ranges", s, method, func), []).append(s)
+    out: dict[str, Array] = {}
+    for road, names in roads.items():
+        if road == "tree":
+            out.update(tree_ranges(y, start, count, tuple(names), ddof=ddof, omit=omit))
+        else:
+            if capacity is None:
+                raise TypeError(f"{func}: the padded road needs a static `capacity`")
+            out.update(
+                reference_ranges(
+                    y, start, count, tuple(names), ddof=ddof, omit=omit, capacity=capacity
+                )
+            )
+    return out
+
+
+__all__ = ["RANGE_ROADS", "clip_ranges", "median_capacity", "reduce_ranges"]

@@ -1,0 +1,276 @@
+"""Statistics over subsets given by LABELS: a bin per point, points in any order.
+
+Roads (``_registry.LABEL_ROADS``, chosen only by ``_registry.choose("labels", ...)``):
+
+- ``"scatter"`` (the CPU's fast road): scatters into the bins. count/sum by scatter-add, mean
+  = sum / n, var/std in TWO passes about a per-bin shift that is one of the bin's own values
+  (the mean of the shifted values first, then the scatter of squared deviations from it), so
+  a constant or one-point bin has deviations of exactly zero and a variance of exactly 0;
+  min/max by scatter-min/max; the median by a radix select (``_median.segment_median``).
+- ``"sort"`` (backend-neutral, the GPU/TPU road): one stable sort by label makes every bin a
+  contiguous index range, then the range dispatcher (``reduce_ranges``); the median by one
+  sort of (label, value) pairs and the middle elements read by index.
+- ``"reference"``: the same sort, then the padded reference road over the ranges.
+
+Every road follows the registry's conventions (``_registry``): empty bins NaN except
+count/sum 0, ``omit`` leaves NaN readings out per channel, a held NaN makes a statistic NaN
+otherwise, var/std NaN where ``n - ddof <= 0`` or a value is infinite, and no NaN gradient
+reaches a finite result (non-finite bins are masked before every product).
+"""
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from .._typing import Array
+from .._validate import index_dtype, is_traced
+from ._median import key_dtype, segment_median, sorted_median
+from ._reference import reference_ranges
+from ._registry import LABEL_ROADS, check_method, choose, float_dtype
+
+
+def work_dtype(dtype: Any) -> Any:
+    """The float dtype statistics are accumulated in: float64 with x64, else float32.
+
+    float16/bfloat16 values are computed in float32 (their results are cast back), so a sum
+    or count of many points does not saturate a 10-bit mantissa.
+    """
+    return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+
+
+def clean_labels(label: Array, nbins: int) -> Array:
+    """``label`` in ``[0, nbins)`` kept, every other value mapped to ``nbins`` (no bin)."""
+    idt = index_dtype()
+    label = jnp.asarray(label)
+    inside = (label >= 0) & (label < nbins)
+    return jnp.where(inside, label, nbins).astype(idt)
+
+
+def group_by_label(y: Array, lab: Array, nbins: int) -> tuple[Array, Array, Array, Array]:
+    """``(ys, slab, start, count)``: ``y`` in stable label order and each bin's index range.
+
+    ``lab`` is clean (``[0, nbins]``, ``nbins`` for no bin); the points in no bin sort last.
+    """
+    idt = index_dtype()
+    order = jnp.argsort(lab, stable=True)
+    slab = lab[order]
+    bounds = jnp.searchsorted(slab, jnp.arange(nbins + 1, dtype=idt), side="left").astype(idt)
+    return y[order], slab, bounds[:-1], bounds[1:] - bounds[:-1]
+
+
+def _safe(n: Array, dtype: Any) -> Array:
+    return jnp.where(n > 0, n, 1).astype(dtype)
+
+
+def _scatter_road(
+    y: Array, lab: Array, nbins: int, stats: tuple[str, ...], ddof: int, omit: bool
+) -> dict[str, Array]:
+    """The scatter road (see the module docstring); ``lab`` clean, ``y`` ``(N, C)``."""
+    idt = index_dtype()
+    num, c = y.shape
+    wdt = work_dtype(y.dtype)
+    is_float = jnp.issubdtype(y.dtype, jnp.inexact)
+    yw = y.astype(wdt)
+    nan = jnp.isnan(yw) if is_float else jnp.zeros(yw.shape, bool)
+    # every point and the NaN readings of each channel, in ONE integer scatter-add (exact)
+    cols = [jnp.ones((num, 1), idt)] + ([nan.astype(idt)] if is_float else [])
+    tally = jnp.zeros((nbins, 1 + c * is_float), idt)
+    tally = tally.at[lab].add(jnp.concatenate(cols, axis=1), mode="drop")
+    n_all = jnp.broadcast_to(tally[:, :1], (nbins, c))
+    n_nan = tally[:, 1:] if is_float else jnp.zeros((nbins, c), idt)
+    n = n_all - n_nan if omit else n_all
+    held_nan = (n_nan > 0) & (not omit)
+    out: dict[str, Array] = {}
+    zero_nan = jnp.where(nan, 0, yw) if omit else yw  # omitted readings add nothing
+    total = None
+    if "sum" in stats or "mean" in stats:
+        total = jnp.zeros((nbins, c), wdt).at[lab].add(zero_nan, mode="drop")
+    for s in stats:
+        if s == "count":
+            out[s] = n
+        elif s == "sum":
+            out[s] = total
+        elif s == "mean":
+            out[s] = jnp.where(n > 0, total / _safe(n, wdt), jnp.nan)
+        elif s in ("min", "max"):
+            ident = jnp.inf if s == "min" else -jnp.inf
+            vals = jnp.where(nan, ident, yw)  # NaN handled by the counts below
+            ext = jnp.full((nbins, c), ident, wdt)
+            ext = (
+                ext.at[lab].min(vals, mode="drop")
+                if s == "min"
+                else ext.at[lab].max(vals, mode="drop")
+            )
+            out[s] = jnp.where((n > 0) & ~held_nan, ext, jnp.nan)
+    if "var" in stats or "std" in stats:
+        var = _scatter_var(yw, lab, nbins, nan, n, ddof, omit)
+        var = jnp.where(held_nan, jnp.nan, var)
+        if "var" in stats:
+            out["var"] = var
+        if "std" in stats:
+            pos = var > 0
+            out["std"] = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
+    if "median" in stats:
+        kdt = key_dtype(wdt)
+        n_ext = jnp.concatenate([n, jnp.zeros((1, c), idt)])  # the no-bin segment: unused
+        med = jnp.stack(
+            [segment_median(lab, yw[:, i].astype(kdt), nbins + 1, n_ext[:, i]) for i in range(c)],
+            axis=1,
+        )[:nbins]
+        out["median"] = jnp.where(held_nan, jnp.nan, med.astype(wdt))
+    return out
+
+
+def _scatter_var(
+    yw: Array, lab: Array, nbins: int, nan: Array, n: Array, ddof: int, omit: bool
+) -> Array:
+    """Two-pass variance per bin by scatters, about a shift that is one of the bin's values.
+
+    The shift (the bin's largest real reading, no gradient: the variance does not depend on
+    it) makes a constant or one-point bin's deviations exactly zero. Pass 1: the mean of the
+    shifted values; pass 2: the sums of the deviations from it and of their squares (the
+    corrected two-pass formula ``(sum d^2 - (sum d)^2 / n) / (n - ddof)``). A bin holding an
+    infinite value has a non-finite first sum and gives NaN; its points are masked before the
+    squares so that no NaN reaches the gradient of another bin.
+    """
+    wdt = yw.dtype
+    fill = jnp.where(nan, -jnp.inf, yw)
+    shift = jnp.full(n.shape, -jnp.inf, wdt).at[lab].max(lax.stop_gradient(fill), mode="drop")
+    shift = jnp.where(jnp.isfinite(shift), shift, 0)
+    pad = jnp.zeros((1, n.shape[1]), wdt)
+    shift_pt = jnp.concatenate([shift, pad])[lab]
+    z = yw - shift_pt
+    if omit:
+        z = jnp.where(nan, 0, z)
+    s1 = jnp.zeros(n.shape, wdt).at[lab].add(z, mode="drop")
+    safe = _safe(n, wdt)
+    ok = jnp.isfinite(s1) & (n > 0)
+    mz = jnp.where(ok, s1 / safe, 0)
+    ok_pt = jnp.concatenate([ok, jnp.zeros((1, n.shape[1]), bool)])[lab]
+    d = jnp.where(ok_pt, z - jnp.concatenate([mz, pad])[lab], 0)
+    if omit:
+        d = jnp.where(nan, 0, d)
+    c = n.shape[1]
+    sums = jnp.zeros((nbins, 2 * c), wdt).at[lab].add(jnp.concatenate([d * d, d], 1), mode="drop")
+    q, r = sums[:, :c], sums[:, c:]
+    m2 = jnp.maximum(q - r * (r / safe), 0)
+    dof = n - ddof
+    var = jnp.where(dof > 0, m2 / _safe(dof, wdt), jnp.nan)
+    return jnp.where(ok, var, jnp.nan)
+
+
+def _ranges(
+    ys: Array,
+    start: Array,
+    count: Array,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    range_method: str,
+    capacity: int | None,
+) -> dict[str, Array]:
+    from ._dispatch import reduce_ranges
+
+    return reduce_ranges(
+        ys, start, count, stats, ddof=ddof, omit=omit, method=range_method, capacity=capacity
+    )
+
+
+def _sort_road(
+    y: Array,
+    lab: Array,
+    nbins: int,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    reference: bool,
+    capacity: int | None,
+) -> dict[str, Array]:
+    """The sort and reference roads: one stable sort by label, then ranges."""
+    ys, slab, start, count = group_by_label(y, lab, nbins)
+    out: dict[str, Array] = {}
+    if reference:
+        if capacity is None:
+            capacity = y.shape[0] if is_traced(count) else max(int(jnp.max(count, initial=0)), 1)
+        return reference_ranges(
+            ys, start, count, stats, ddof=ddof, omit=omit, capacity=max(int(capacity), 1)
+        )
+    rest = tuple(s for s in stats if s != "median")
+    if rest:
+        out.update(_ranges(ys, start, count, rest, ddof, omit, "auto", None))
+    if "median" in stats:
+        idt = index_dtype()
+        wdt = work_dtype(y.dtype)
+        kdt = key_dtype(wdt)
+        is_float = jnp.issubdtype(y.dtype, jnp.inexact)
+        c = y.shape[1]
+        n = jnp.broadcast_to(count[:, None], (nbins, c)).astype(idt)
+        if is_float:
+            from ._reference import nan_counts
+
+            n_nan = nan_counts(ys, start, count)
+        else:
+            n_nan = jnp.zeros((nbins, c), idt)
+        ranked = n - n_nan if omit else n
+        med = jnp.stack(
+            [sorted_median(lab, y[:, i].astype(kdt), nbins, start, ranked[:, i]) for i in range(c)],
+            axis=1,
+        ).astype(wdt)
+        if not omit:
+            med = jnp.where(n_nan > 0, jnp.nan, med)
+        out["median"] = med
+    return out
+
+
+def reduce_labels(
+    y: Array,
+    label: Array,
+    nbins: int,
+    stats: tuple[str, ...],
+    *,
+    ddof: int = 0,
+    omit: bool = False,
+    method: str = "auto",
+    capacity: int | None = None,
+    func: str = "reduce_labels",
+) -> dict[str, Array]:
+    """Statistics of ``y`` per bin label, each on the road ``choose("labels", ...)`` picks.
+
+    Args:
+        y: ``(N, C)`` values.
+        label: ``(N,)`` int, the bin of each point in ``0..nbins-1``; any other value (-1,
+            ``nbins``, ...) puts the point in no bin.
+        nbins: static number of bins.
+        stats: statistic names (``_registry.STATISTICS``).
+        ddof: delta degrees of freedom of var/std.
+        omit: leave NaN readings out (per channel).
+        method: ``"auto"`` or a label road's name.
+        capacity: static padded length of the reference road; default the largest bin when
+            the labels are concrete, else N (every bin fits).
+        func: the public function, for error messages.
+
+    Returns:
+        dict of ``(nbins, C)`` arrays by statistic name: floats in the input's float dtype
+        (the default float for integer ``y``), ``"count"`` in the index dtype.
+    """
+    method = check_method(method, func, LABEL_ROADS)
+    y = jnp.asarray(y)
+    out_dt = float_dtype(y.dtype)
+    if out_dt in (jnp.float16, jnp.bfloat16):  # computed in float32, results cast back
+        y = y.astype(jnp.float32)
+    lab = clean_labels(label, nbins)
+    roads: dict[str, list[str]] = {}
+    for s in dict.fromkeys(stats):
+        roads.setdefault(choose("labels", s, method, func), []).append(s)
+    out: dict[str, Array] = {}
+    for road, names in roads.items():
+        names_t = tuple(names)
+        if road == "scatter":
+            res = _scatter_road(y, lab, nbins, names_t, ddof, omit)
+        else:
+            res = _sort_road(y, lab, nbins, names_t, ddof, omit, road == "reference", capacity)
+        out.update(res)
+    idt = index_dtype()
+    return {s: (out[s].astype(idt) if s == "count" else out[s].astype(out_dt)) for s in stats}

@@ -1,0 +1,175 @@
+"""Medians of labelled points without a global sort: a radix select over segments.
+
+The selection runs on order-preserving integer keys (no gradient flows through them); the
+result is then READ from ``v`` at the index of a point holding each selected middle value, so
+the gradient of a median reaches the one or two points it is made of (as the gradient of
+:meth:`jaxsubset.Subsets.median`).
+"""
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .._typing import Array
+
+
+def order_key(v: Array) -> Array:
+    """Unsigned ints whose order is the float order of ``v`` (NaN above +inf, as np.sort).
+
+    ``v`` is float32 or float64; a NaN of either sign is canonicalised first, so every NaN
+    key is above the key of +inf.
+    """
+    bits = 64 if v.dtype == jnp.float64 else 32
+    udt = jnp.uint64 if bits == 64 else jnp.uint32
+    v = jnp.where(jnp.isnan(v), jnp.asarray(np.nan, v.dtype), v)
+    u = lax.bitcast_convert_type(v, udt)
+    sign = jnp.asarray(1 << (bits - 1), udt)
+    return jnp.where((u & sign) != 0, ~u, u | sign)
+
+
+def _digit_width(nseg: int, n: int) -> int:
+    """Bits per radix pass: 11, fewer when ``nseg << 11`` histogram slots would be too many.
+
+    The slots must fit an int32 index, and are held to ``max(2**24, 8 n)`` so that many
+    segments do not make the histogram far larger than the data.
+    """
+    budget = min(max(1 << 24, 8 * n), (1 << 31) - 1)
+    width = 11
+    while width > 1 and (nseg << width) > budget:
+        width -= 1
+    return width
+
+
+def select_rank(seg: Array, key: Array, nseg: int, rank: Array) -> tuple[Array, Array]:
+    """The key of rank ``rank[s]`` (0-based, ascending) among the keys of each segment.
+
+    A radix select: ``width`` bits per pass, each pass one scatter-add histogram of
+    (segment, digit) restricted to the points whose higher digits match the selection so far.
+    Exact for any ``rank < count``; a segment with ``rank >= count`` gets an unspecified key.
+
+    Args:
+        seg: ``(N,)`` int segment of each point, in ``[0, nseg)``.
+        key: ``(N,)`` uint32/uint64 order keys.
+        nseg: static number of segments.
+        rank: ``(nseg,)`` int.
+
+    Returns:
+        ``(selected, ties_above)``: ``(nseg,)`` the selected key, and ``(nseg,)`` bool, True
+        where the key of rank ``rank + 1`` is the same key (another copy of it).
+    """
+    bits = 64 if key.dtype == jnp.uint64 else 32
+    udt = key.dtype
+    width_max = _digit_width(nseg, key.shape[0])
+    seg = seg.astype(jnp.int32)
+    rank = rank.astype(jnp.int32)
+    prefix = jnp.zeros((nseg,), udt)
+    done = 0
+    last = jnp.zeros((nseg,), jnp.int32)
+    while done < bits:
+        width = min(width_max, bits - done)
+        shift = bits - done - width
+        dig = ((key >> shift) & ((1 << width) - 1)).astype(jnp.int32)
+        slot = (seg << width) + dig
+        if done > 0:
+            # points whose higher digits left the selection go to a slot past the end, which
+            # the scatter drops
+            slot = jnp.where((key >> (shift + width)) == prefix[seg], slot, nseg << width)
+        hist = jnp.zeros((nseg << width,), jnp.int32).at[slot].add(1, mode="drop")
+        # two-level choice of the digit: 2**width = groups x lanes, no long cumulative sums
+        lanes = 1 << (width // 2)
+        h3 = hist.reshape(nseg, -1, lanes)
+        ccum = jnp.cumsum(h3.sum(axis=2), axis=1)
+        g = jnp.argmax(ccum > rank[:, None], axis=1)
+        below_g = jnp.where(g > 0, jnp.take_along_axis(ccum, (g - 1)[:, None], 1)[:, 0], 0)
+        fine = jnp.take_along_axis(h3, g[:, None, None], 1)[:, 0]
+        fcum = jnp.cumsum(fine, axis=1) + below_g[:, None]
+        j = jnp.argmax(fcum > rank[:, None], axis=1)
+        below = jnp.where(j > 0, jnp.take_along_axis(fcum, (j - 1)[:, None], 1)[:, 0], below_g)
+        chosen = (g * lanes + j).astype(udt)
+        rank = rank - below
+        prefix = (prefix << width) | chosen
+        last = jnp.take_along_axis(fine, j[:, None], 1)[:, 0]
+        done += width
+    # after the last digit, ``last`` counts the copies of the selected key and ``rank`` is
+    # the rank among them
+    return prefix, rank + 1 < last
+
+
+def segment_median(seg: Array, v: Array, nseg: int, n: Array) -> Array:
+    """Median of ``v`` ``(N,)`` per segment: the mean of the values of ranks (n-1)//2, n//2.
+
+    Args:
+        seg: ``(N,)`` int segment of each point, in ``[0, nseg)``.
+        v: ``(N,)`` float32/float64 values; NaN ranks above +inf.
+        nseg: static number of segments.
+        n: ``(nseg,)`` int, the points ranked in each segment. With ``n`` smaller than the
+            segment's size (NaN readings left out) the ranks never reach the NaN keys.
+
+    Returns:
+        ``(nseg,)``; NaN where ``n == 0``. Exact (the two middle values of the sorted
+        values, as SciPy), differentiable in ``v``: the value is read at the first point
+        holding each middle value.
+    """
+    num = v.shape[0]
+    vs = lax.stop_gradient(v)
+    key = order_key(vs)
+    n = n.astype(jnp.int32)
+    lo_rank = jnp.maximum(n - 1, 0) // 2
+    lo_key, again = select_rank(seg, key, nseg, lo_rank)
+    # the upper middle: the lower again (odd count, or a copy of it), or the next larger key
+    top = jnp.asarray(np.iinfo(np.dtype(key.dtype)).max, key.dtype)
+    above = jnp.where(key > lo_key[seg], seg, nseg)  # the others are dropped
+    nxt = jnp.full((nseg,), top, key.dtype).at[above].min(key, mode="drop")
+    hi_key = jnp.where(((n % 2) == 1) | again, lo_key, nxt)
+    # the first point holding each key: one scatter-min of point indices (two columns)
+    iota = jnp.arange(num, dtype=jnp.int32)
+    cand = jnp.stack(
+        [
+            jnp.where(key == lo_key[seg], iota, num),
+            jnp.where(key == hi_key[seg], iota, num),
+        ],
+        axis=1,
+    )
+    idx = jnp.full((nseg, 2), num, jnp.int32).at[seg].min(cand)
+    idx = jnp.minimum(idx, max(num - 1, 0))
+    if num == 0:
+        return jnp.full((nseg,), jnp.nan, v.dtype)
+    med = (v[idx[:, 0]] + v[idx[:, 1]]) / 2
+    return jnp.where(n > 0, med, jnp.nan)
+
+
+def sorted_median(lab: Array, v: Array, nbins: int, start: Array, n: Array) -> Array:
+    """Median per bin by one sort of ``(label, value)`` pairs (the backend-neutral road).
+
+    Args:
+        lab: ``(N,)`` int label of each point in ``[0, nbins]`` (``nbins``: in no bin).
+        v: ``(N,)`` float values.
+        nbins: static number of bins.
+        start: ``(nbins,)`` first index of each bin in label order (the bins are contiguous
+            after a sort by label).
+        n: ``(nbins,)`` the points ranked per bin; NaN sorts last within its bin, so ranks
+            below the count of real readings never reach one.
+
+    Returns:
+        ``(nbins,)`` medians, NaN where ``n == 0``; the gradient reaches the middle points
+        through the gather of ``v`` in sorted order.
+    """
+    num = v.shape[0]
+    if num == 0:
+        return jnp.full((nbins,), jnp.nan, v.dtype)
+    vs = lax.stop_gradient(v)
+    vs = jnp.where(jnp.isnan(vs), jnp.asarray(np.nan, v.dtype), vs)
+    iota = jnp.arange(num, dtype=jnp.int32)
+    _, _, perm = lax.sort((lab, vs, iota), num_keys=2)
+    ordered = v[perm]
+    lo = jnp.clip(start + jnp.maximum(n - 1, 0) // 2, 0, num - 1)
+    hi = jnp.clip(start + n // 2, 0, num - 1)
+    med = (ordered[lo] + ordered[hi]) / 2
+    return jnp.where(n > 0, med, jnp.nan)
+
+
+def key_dtype(dtype: Any) -> Any:
+    """The float dtype a median is selected in: float32 below 64 bits, else float64."""
+    return jnp.float64 if dtype == jnp.float64 else jnp.float32

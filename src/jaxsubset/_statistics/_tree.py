@@ -1,0 +1,334 @@
+"""The block-tree road: statistics over any index ranges from partial results INSIDE each range.
+
+Prefix sums answer a range as ``S[stop] - S[start]``, so every value before the range (a
+``1e30``, an ``inf``, the digits lost by a long float32 sum) leaks into it. This road never
+subtracts: a range is the combination of partial results that each hold only points of the
+range, so **a result depends only on the points of its range** (up to the order of the
+additions), whatever the rest of the series holds.
+
+Structure (``B`` points per block, ``M = ceil(N / B)`` blocks):
+
+- in every block, the prefix and the suffix partials of each point (a cumulative fold along
+  the block, ``B`` steps);
+- over the block totals, a *disjoint sparse table*: at level ``l`` the blocks are cut into
+  segments of ``2**(l + 1)``, and each block holds the fold from itself to the middle of its
+  segment (suffix in the left half, prefix in the right half), so any run of whole blocks
+  ``[a, b]`` is ``T[l][a] (+) T[l][b]`` with ``l = floor(log2(a ^ b))``: two partials, both
+  inside the run;
+- a range inside one block is folded directly from its (at most ``B``) points.
+
+A range spanning blocks is ``suffix(start) (+) table(whole blocks) (+) prefix(stop - 1)``.
+Everything is cumulative sums/maxima along static axes and gathers: no dot, no scatter, no
+serial loop, the same program on every backend.
+
+Moments use Chan's combination of ``(n, mean, M2)``. A cumulative fold along a row measures
+every value from a shift ``c``: the first non-empty partial in the fold's direction, which
+every non-empty fold of that row contains, so ``c`` is always a point (or block) of the range
+itself and large offsets cancel exactly as in a two-pass variance.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from .._typing import Array
+from .._validate import index_dtype
+from ._registry import float_dtype
+
+
+BLOCK = 32
+
+Moments = tuple[Array, Array, Array]  # (n: int, mean, M2), each (..., C)
+
+
+# ---------------------------------------------------------------------------- moments
+def _chan(a: Moments, b: Moments) -> Moments:
+    """Chan et al.'s combination of two ``(n, mean, M2)`` partials (either may be empty)."""
+    na, ma, qa = a
+    nb, mb, qb = b
+    n = na + nb
+    nf = n.astype(ma.dtype)
+    w = jnp.where(nb > 0, nb.astype(ma.dtype) / jnp.where(n > 0, nf, 1), 0)
+    d = jnp.where((na > 0) & (nb > 0), mb - ma, 0)
+    mean = jnp.where(na > 0, ma + d * w, mb)
+    q = qa + qb + d * d * na.astype(ma.dtype) * w
+    return n, mean, q
+
+
+def _scan_moments(n: Array, mean: Array, q: Array, axis: int, reverse: bool) -> Moments:
+    """Cumulative Chan fold of ``(n, mean, M2)`` partials along ``axis`` (``reverse``: suffixes).
+
+    Every partial is measured from ``c``, the mean of the first non-empty partial in the
+    fold's direction: each non-empty fold contains it, so ``c`` comes from inside the fold.
+    """
+    has = n > 0
+    size = n.shape[axis]
+    first = jnp.argmax(jnp.flip(has, axis) if reverse else has, axis=axis, keepdims=True)
+    if reverse:
+        first = size - 1 - first
+    c = jnp.take_along_axis(mean, first, axis=axis)
+    nf = n.astype(mean.dtype)
+    d = jnp.where(has, mean - c, 0)
+    s1 = lax.cumsum(nf * d, axis=axis, reverse=reverse)
+    s2 = lax.cumsum(jnp.where(has, q + nf * d * d, 0), axis=axis, reverse=reverse)
+    cn = lax.cumsum(n, axis=axis, reverse=reverse)
+    ok = cn > 0
+    safe = jnp.where(ok, cn, 1).astype(mean.dtype)
+    out_mean = jnp.where(ok, c + s1 / safe, 0)
+    # an overflowing sum of squares stays inf (as the two-pass reduction's), never inf - inf
+    out_q = jnp.where(ok, jnp.where(jnp.isinf(s2), s2, jnp.maximum(s2 - s1 * s1 / safe, 0)), 0)
+    return cn, out_mean, out_q
+
+
+# ---------------------------------------------------------------------------- the folds
+class _Fold:
+    """One associative statistic: its partials, how they combine, and cumulative folds."""
+
+    def combine(self, a, b):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def scan(self, p, axis: int, reverse: bool):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def direct(self, rows, mask):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def identity_like(self, p):  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class _Sum(_Fold):
+    def combine(self, a, b):
+        return a + b
+
+    def scan(self, p, axis, reverse):
+        return lax.cumsum(p, axis=axis, reverse=reverse)
+
+    def direct(self, rows, mask):
+        return jnp.sum(jnp.where(mask, rows, 0), axis=1)
+
+    def identity_like(self, p):
+        return jnp.zeros_like(p)
+
+
+class _Extreme(_Fold):
+    def __init__(self, which: str):
+        self.which = which
+        self.op = jnp.minimum if which == "min" else jnp.maximum
+        self.ident = jnp.inf if which == "min" else -jnp.inf
+
+    def combine(self, a, b):
+        return self.op(a, b)
+
+    def scan(self, p, axis, reverse):
+        cum = lax.cummin if self.which == "min" else lax.cummax
+        return cum(p, axis=axis, reverse=reverse)
+
+    def direct(self, rows, mask):
+        masked = jnp.where(mask, rows, self.ident)
+        return jnp.min(masked, axis=1) if self.which == "min" else jnp.max(masked, axis=1)
+
+    def identity_like(self, p):
+        return jnp.full_like(p, self.ident)
+
+
+class _Moments(_Fold):
+    def combine(self, a, b):
+        return _chan(a, b)
+
+    def scan(self, p, axis, reverse):
+        return _scan_moments(*p, axis=axis, reverse=reverse)
+
+    def direct(self, rows, mask):
+        v, _ = rows
+        n = jnp.sum(mask, axis=1).astype(index_dtype())
+        safe = jnp.where(n > 0, n, 1).astype(v.dtype)
+        mean = jnp.where(n > 0, jnp.sum(jnp.where(mask, v, 0), axis=1) / safe, 0)
+        d = jnp.where(mask, v - mean[:, None], 0)
+        return n, mean, jnp.sum(d * d, axis=1)
+
+    def identity_like(self, p):
+        n, m, q = p
+        return jnp.zeros_like(n), jnp.zeros_like(m), jnp.zeros_like(q)
+
+
+def _where(pred: Array, a, b):
+    return jax.tree_util.tree_map(lambda u, v: jnp.where(pred, u, v), a, b)
+
+
+def _take(p, idx: Array, axis: int = 0):
+    return jax.tree_util.tree_map(lambda a: jnp.take(a, idx, axis=axis, mode="clip"), p)
+
+
+def _floor_log2(v: Array) -> Array:
+    """``floor(log2(v))`` of positive ints, exactly (count-leading-zeros); 0 for ``v <= 1``."""
+    v = jnp.maximum(v, 1).astype(jnp.uint32)
+    return (31 - lax.clz(v)).astype(jnp.int32)
+
+
+# ---------------------------------------------------------------------------- the structure
+def _table(fold: _Fold, totals, levels: int):
+    """Disjoint sparse table over ``(P, C)`` block totals, ``P = 2**levels``: ``(levels, P, C)``."""
+    out = []
+    for lev in range(levels):
+        half = 1 << lev
+
+        def level(a, half=half):
+            return a.reshape((-1, 2, half) + a.shape[1:])
+
+        seg = jax.tree_util.tree_map(level, totals)
+        left = fold.scan(jax.tree_util.tree_map(lambda a: a[:, 0], seg), axis=1, reverse=True)
+        right = fold.scan(jax.tree_util.tree_map(lambda a: a[:, 1], seg), axis=1, reverse=False)
+        both = jax.tree_util.tree_map(
+            lambda u, v: jnp.stack([u, v], axis=1).reshape((-1,) + u.shape[2:]), left, right
+        )
+        out.append(both)
+    return jax.tree_util.tree_map(lambda *ls: jnp.stack(ls), *out)
+
+
+def _fold_ranges(fold: _Fold, leaves, row_values, valid: Array, start: Array, stop: Array):
+    """The fold of ``leaves`` over every range ``[start, stop)``, from partials inside it.
+
+    Args:
+        fold: the statistic's fold.
+        leaves: pytree of ``(N, C)`` per-point partials (empty partials where not counted).
+        row_values: what :meth:`_Fold.direct` reads for ranges inside one block: a pytree of
+            ``(N, C)`` arrays.
+        valid: ``(N, C)`` bool, the points counted.
+        start: ``(K,)`` first index.
+        stop: ``(K,)`` one past the last index (``stop >= start``).
+
+    Returns:
+        The fold's partial for every range, a pytree of ``(K, C)`` (empty for an empty range).
+    """
+    n_pts = valid.shape[0]
+    blk = BLOCK
+    m = -(-n_pts // blk)
+    pad = m * blk - n_pts
+    levels = max((max(m, 2) - 1).bit_length(), 1)
+    p_blocks = 1 << levels
+
+    def blocks(a):
+        a = jnp.pad(a, [(0, pad)] + [(0, 0)] * (a.ndim - 1))
+        return a.reshape((m, blk) + a.shape[1:])
+
+    lb = jax.tree_util.tree_map(blocks, leaves)
+    pre = fold.scan(lb, axis=1, reverse=False)
+    suf = fold.scan(lb, axis=1, reverse=True)
+    totals = jax.tree_util.tree_map(lambda a: a[:, -1], pre)
+    # the padding blocks are empty partials (pre of an all-padding block is the identity)
+    empty = fold.identity_like(jax.tree_util.tree_map(lambda a: a[:1], totals))
+    totals = jax.tree_util.tree_map(
+        lambda t, e: jnp.concatenate([t, jnp.repeat(e, p_blocks - m, axis=0)]), totals, empty
+    )
+    table = _table(fold, totals, levels)
+    flat = jax.tree_util.tree_map(lambda a: a.reshape((m * blk,) + a.shape[2:]), (pre, suf))
+    pre_f, suf_f = flat
+
+    idt = start.dtype
+    last = jnp.maximum(stop - 1, start)
+    j0 = start // blk
+    j1 = last // blk
+    # ranges inside one block: fold their points directly
+    rows = jax.tree_util.tree_map(
+        lambda a: jnp.take(blocks(a), j0, axis=0, mode="clip"), row_values
+    )
+    pos = j0[:, None] * blk + jnp.arange(blk, dtype=idt)
+    inside = (pos >= start[:, None]) & (pos < stop[:, None])
+    vrows = jnp.take(blocks(valid), j0, axis=0, mode="clip")
+    direct = fold.direct(rows, inside[..., None] & vrows)
+    # ranges over several blocks: suffix of the first, whole blocks between, prefix of the last
+    left = _take(suf_f, start)
+    right = _take(pre_f, last)
+    a, b = j0 + 1, j1 - 1
+    lev = _floor_log2(jnp.bitwise_xor(a, b))
+    flat_t = jax.tree_util.tree_map(lambda t: t.reshape((-1,) + t.shape[2:]), table)
+    ta = _take(flat_t, lev.astype(idt) * p_blocks + a)
+    tb = _take(flat_t, lev.astype(idt) * p_blocks + b)
+    one = _take(totals, a)
+    run = _where((a == b)[:, None], one, fold.combine(ta, tb))
+    run = _where((a <= b)[:, None], run, fold.identity_like(left))
+    cross = fold.combine(fold.combine(left, run), right)
+    res = _where((j0 == j1)[:, None], direct, cross)
+    return _where((stop > start)[:, None], res, fold.identity_like(res))
+
+
+@functools.partial(jax.jit, static_argnames=("stats", "ddof", "omit"))
+def tree_ranges(
+    y: Array, start: Array, count: Array, stats: tuple[str, ...], *, ddof: int, omit: bool
+) -> dict[str, Array]:
+    """count/sum/mean/var/std/min/max over index ranges on the block tree.
+
+    Args:
+        y: ``(N, C)`` values.
+        start: ``(K,)`` first index of each range, in ``[0, N]``.
+        count: ``(K,)`` points per range, ``start + count <= N``.
+        stats: names among count, sum, mean, var, std, min, max.
+        ddof: delta degrees of freedom of var/std.
+        omit: leave NaN readings out (per channel).
+
+    Returns:
+        dict of ``(K, C)`` arrays by statistic name (the registry's conventions).
+    """
+    from ._reference import nan_counts  # the exact integer counts are shared with the reference
+
+    idt = index_dtype()
+    fdt = float_dtype(y.dtype)
+    start = start.astype(idt)
+    count = count.astype(idt)
+    stop = start + count
+    yf = y.astype(fdt)
+    k, c = start.shape[0], y.shape[1]
+    out: dict[str, Array] = {}
+    is_float = jnp.issubdtype(y.dtype, jnp.inexact)
+    n_nan = nan_counts(y, start, count)
+    rows_all = jnp.broadcast_to(count[:, None], (k, c)).astype(idt)
+    n = rows_all - n_nan if omit else rows_all
+    # a NaN held and not omitted makes every statistic but the count NaN
+    poisoned = (n_nan > 0) if (is_float and not omit) else jnp.zeros((k, c), bool)
+    nan = jnp.array(jnp.nan, fdt)
+    if y.shape[0] == 0:
+        zero = jnp.zeros((k, c), fdt)
+        for s in stats:
+            out[s] = n if s == "count" else (zero if s == "sum" else jnp.full((k, c), nan))
+        return out
+    notnan = ~jnp.isnan(yf) if is_float else jnp.ones(yf.shape, bool)
+    clean = jnp.where(notnan, yf, 0)
+    if "count" in stats:
+        out["count"] = n
+    if {"sum", "mean"} & set(stats):
+        total = _fold_ranges(_Sum(), clean, clean, notnan, start, stop)
+        safe_n = jnp.where(n > 0, n, 1).astype(fdt)
+        if "sum" in stats:
+            out["sum"] = jnp.where(poisoned, nan, total)
+        if "mean" in stats:
+            out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe_n)
+    if {"var", "std"} & set(stats):
+        # moments of the finite points; a range holding +-inf has NaN variance (inf - inf)
+        finite = jnp.isfinite(yf) if is_float else notnan
+        if is_float:
+            p = jnp.cumsum(jnp.isinf(yf).astype(idt), axis=0)
+            p = jnp.concatenate([jnp.zeros((1, c), idt), p])
+            n_inf = p[stop] - p[start]
+        else:
+            n_inf = jnp.zeros((k, c), idt)
+        v = jnp.where(finite, yf, 0)
+        leaves = (finite.astype(idt), v, jnp.zeros_like(v))
+        _, _, q = _fold_ranges(_Moments(), leaves, (v, v), finite, start, stop)
+        denom = n - ddof
+        bad = poisoned | (n_inf > 0) | (denom <= 0)
+        var = jnp.where(bad, nan, q / jnp.where(denom > 0, denom, 1).astype(fdt))
+        if "var" in stats:
+            out["var"] = var
+        if "std" in stats:
+            pos = var > 0
+            out["std"] = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
+    for which in ("min", "max"):
+        if which in stats:
+            fold = _Extreme(which)
+            vals = jnp.where(notnan, yf, fold.ident)
+            ext = _fold_ranges(fold, vals, vals, notnan, start, stop)
+            out[which] = jnp.where(poisoned | (n == 0), nan, ext)
+    return out

@@ -1,0 +1,283 @@
+"""The differential road registry: every (statistic, subset kind, road, dtype) against the
+reference road and against NumPy slicing, eager, under ``jit`` and under ``vmap``, in the JAX
+mode the suite runs in (the suite runs once per mode).
+
+The model is jax's own ``_CheckAgainstNumpy`` / ``_CompileAndCheck``: one table of cases, one
+checker, tolerances by dtype.
+"""
+
+import warnings
+
+import jax
+import jax.extend
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsubset
+from jaxsubset import Ranges, range_statistic, rolling_statistic
+
+
+X64 = jax.config.jax_enable_x64
+FLOAT = np.float64 if X64 else np.float32
+STATS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
+ROADS = {"tree": STATS[:-1], "reference": STATS}
+EPS = np.finfo(FLOAT).eps
+RNG = np.random.default_rng(20261201)
+N = 300
+
+
+def _data() -> np.ndarray:
+    """``(N, 2)`` values with NaN, +-inf, a huge value, constant runs and one-point islands."""
+    y = RNG.normal(3.0, 2.0, (N, 2))
+    y[17, 0] = np.nan
+    y[[60, 61], 1] = np.nan
+    y[140, 0] = np.inf
+    y[141, 1] = -np.inf
+    y[200, 0] = -9e30 if X64 else -9e18  # never allowed to spoil a range without it
+    y[220:260, 1] = 4.0  # a constant run: std exactly 0
+    return y.astype(FLOAT)
+
+
+Y = _data()
+X = np.sort(RNG.choice(np.arange(0, 400, 1.0), N))  # sorted, with ties
+X = np.where(np.arange(N) % 7 == 0, np.roll(X, 1), X)
+X = np.sort(X).astype(FLOAT)
+
+
+def _kinds() -> dict[str, Ranges]:
+    r = jaxsubset.ranges
+    starts = RNG.integers(-5, N, 120)
+    counts = RNG.integers(0, 90, 120)
+    starts[:6] = [220, 225, 17, 140, 0, N - 1]  # constant, one-point NaN, one-point inf, ...
+    counts[:6] = [40, 10, 1, 1, 0, 5]
+    return {
+        "chunks": r.chunks(X, 13),
+        "sliding": r.sliding(X, 33, step=5),
+        "rolling": r.rolling(X, 12.0),
+        "select": r.select(
+            X, np.array([0.0, 35.5, 100.0, 399.0]), np.array([3.0, 90.0, 100.0, 9e9])
+        ),
+        "bins": r.bins(X, np.linspace(-10.0, 420.0, 17)),
+        "arbitrary": Ranges(jnp.asarray(starts), jnp.asarray(counts)),
+    }
+
+
+KINDS = _kinds()
+
+
+def _oracle(y: np.ndarray, start, count, statistic: str, ddof: int, omit: bool) -> np.ndarray:
+    """NumPy slicing: the statistic of ``y[start:start + count]`` for every range."""
+    raw = np.asarray(start)
+    start = np.clip(raw, 0, len(y))
+    stop = np.clip(raw + np.maximum(np.asarray(count), 0), start, len(y))
+    out = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for a, b in zip(start.reshape(-1), stop.reshape(-1), strict=True):
+            seg = y[a:b].astype(np.float64)
+            keep = ~np.isnan(seg) if omit else np.ones(seg.shape, bool)
+            row = []
+            for c in range(y.shape[1]):
+                v = seg[keep[:, c], c]
+                n = len(v)
+                if statistic == "count":
+                    row.append(n)
+                elif statistic == "sum":
+                    row.append(v.sum())
+                elif n == 0 or (statistic in ("var", "std") and n - ddof <= 0):
+                    row.append(np.nan)
+                elif statistic in ("var", "std"):
+                    row.append(getattr(np, statistic)(v, ddof=ddof))
+                else:
+                    row.append(getattr(np, statistic)(v))
+            out.append(row)
+    return np.asarray(out, float)
+
+
+def _tol(statistic: str, y: np.ndarray, start, count) -> tuple[float, np.ndarray]:
+    """(rtol, atol per range): a few ulps per term of each range, scaled by its magnitude."""
+    raw = np.asarray(start)
+    start = np.clip(raw, 0, len(y))
+    stop = np.clip(raw + np.maximum(np.asarray(count), 0), start, len(y))
+    finite = np.where(np.isfinite(y), np.abs(y.astype(np.float64)), 0)
+    p = np.concatenate([np.zeros((1, y.shape[1])), np.cumsum(finite, 0)])
+    n = np.maximum(stop - start, 1)[:, None]
+    scale = (p[stop] - p[start]) / n
+    if statistic == "count":
+        return 0.0, np.zeros_like(scale)
+    if statistic in ("var",):
+        return 8 * EPS * n.max(), 8 * EPS * n * scale**2
+    return 8 * EPS * n.max(), 8 * EPS * n * scale
+
+
+def _assert_matches(got, want, statistic, y, ranges, what):
+    got = np.asarray(got, float)
+    rtol, atol = _tol(statistic, y, ranges.start, ranges.count)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{what}: NaN pattern")
+    ok = ~np.isnan(want)
+    with np.errstate(invalid="ignore"):  # equal infinities: got == want below
+        err = np.abs(got - want)
+        bound = atol + rtol * np.abs(want)
+        bad = ok & ~(err <= bound) & ~(got == want)
+    assert not bad.any(), (
+        f"{what}: {bad.sum()} ranges off, e.g. index {np.argwhere(bad)[0].tolist()}: got "
+        f"{got[bad][:3].tolist()} want {want[bad][:3].tolist()}"
+    )
+
+
+@pytest.mark.parametrize("omit", [False, True], ids=["propagate", "omit"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_road_equals_numpy_and_the_reference(kind, omit):
+    ranges = KINDS[kind]
+    policy = "omit" if omit else "propagate"
+    cap = 512
+    results = {}
+    for road, stats in ROADS.items():
+        results[road] = range_statistic(
+            Y, ranges, stats, ddof=1, nan_policy=policy, method=road, capacity=cap
+        )
+    for road, stats in ROADS.items():
+        for s in stats:
+            want = _oracle(Y, ranges.start, ranges.count, s, 1, omit)
+            _assert_matches(results[road][s], want, s, Y, ranges, f"{kind}/{road}/{s}")
+            if road != "reference":
+                _assert_matches(
+                    results[road][s],
+                    np.asarray(results["reference"][s], float),
+                    s,
+                    Y,
+                    ranges,
+                    f"{kind}/{road}=reference/{s}",
+                )
+    assert results["tree"]["count"].dtype == jnp.zeros((), int).dtype
+
+
+_TRACES = {"n": 0}
+
+
+@jax.jit
+def _all_roads(y, start, count):
+    _TRACES["n"] += 1
+    r = Ranges(start, count)
+    return {
+        road: range_statistic(y, r, stats, method=road, capacity=128, nan_policy="omit")
+        for road, stats in ROADS.items()
+    }
+
+
+def test_roads_under_jit_and_vmap_without_recompiling():
+    ranges = KINDS["arbitrary"]
+    before = _TRACES["n"]
+    for shift in (0, 7, 31):
+        start = jnp.asarray(ranges.start) + shift
+        got = _all_roads(Y, start, ranges.count)
+        for road, stats in ROADS.items():
+            for s in stats:
+                want = _oracle(Y, start, ranges.count, s, 0, True)
+                _assert_matches(got[road][s], want, s, Y, Ranges(start, ranges.count), road)
+    assert _TRACES["n"] == before + 1
+    # vmap over datasets: each batch element equals its own eager call
+    ys = np.stack([Y, Y[::-1] * 2]).astype(FLOAT)
+    batched = jax.vmap(_all_roads, in_axes=(0, None, None))(ys, ranges.start, ranges.count)
+    for i in range(2):
+        one = _all_roads(ys[i], ranges.start, ranges.count)
+        for road in ROADS:
+            for s in ROADS[road]:
+                np.testing.assert_array_equal(
+                    np.asarray(batched[road][s][i]), np.asarray(one[road][s]), err_msg=s
+                )
+
+
+def test_roads_have_the_same_gradients():
+    y = RNG.normal(0.0, 1.0, (N, 1)).astype(FLOAT)  # no ties: one gradient per extreme
+    ranges = KINDS["arbitrary"]
+    stats = ("sum", "mean", "var", "std", "min", "max")
+
+    def total(y, road):
+        out = range_statistic(y, ranges, stats, method=road, capacity=128)
+        return sum(jnp.nansum(out[s]) for s in stats)
+
+    g_tree = jax.grad(total)(y, "tree")
+    g_ref = jax.grad(total)(y, "reference")
+    assert np.isfinite(np.asarray(g_tree)).all()
+    np.testing.assert_allclose(np.asarray(g_tree), np.asarray(g_ref), rtol=1e-4, atol=1e-4)
+
+
+def test_nan_gradient_never_leaks_into_other_subsets():
+    # a constant subset (std 0) and a NaN subset must not put NaN into the gradient of
+    # another subset's statistic, on every road
+    y = np.r_[RNG.normal(size=8), np.full(8, 5.0), RNG.normal(size=7), np.nan].astype(FLOAT)
+    r = jaxsubset.ranges.chunks(np.arange(32.0), 4)
+    for road in ROADS:
+        for s in ("std", "var", "max", "min", "mean"):
+            g = jax.grad(lambda y, s=s, road=road: range_statistic(y, r, s, method=road)[0])(y)
+            g = np.asarray(g)
+            assert np.isfinite(g).all(), (road, s, g)
+            assert (g[8:] == 0).all(), (road, s)
+
+
+def test_windows_of_zeros_are_exactly_zero_after_huge_values():
+    y = np.r_[1e30 if X64 else 1e18, -3.0, 7.5, np.zeros(61)].astype(FLOAT)
+    r = jaxsubset.ranges.sliding(np.arange(64.0), 4)
+    out = range_statistic(y, r, ("sum", "mean", "var", "std"), method="tree")
+    for s in out:
+        assert (np.asarray(out[s])[3:] == 0.0).all(), s
+    # appending zeros after a window never changes it
+    short = range_statistic(y[:20], jaxsubset.ranges.sliding(np.arange(20.0), 4), "std")
+    # (up to the rounding of a differently vectorised loop: the same points, the same order)
+    np.testing.assert_allclose(np.asarray(out["std"])[:17], np.asarray(short), rtol=4 * EPS)
+
+
+def test_float32_keeps_the_accuracy_of_a_direct_sum():
+    # float32 data with a large offset, long ranges: within a few ulps per term of a float64
+    # reference on the same float32 values
+    n = 1 << 14
+    y = (1e4 + RNG.normal(0.0, 1.0, n)).astype(np.float32)
+    r = jaxsubset.ranges.sliding(np.arange(n, dtype=np.float32), 4096, step=1021)
+    got = range_statistic(y, r, ("mean", "std"), method="tree")
+    y64 = y.astype(np.float64)
+    for k, a in enumerate(np.asarray(r.start)):
+        seg = y64[a : a + 4096]
+        assert abs(float(got["mean"][k]) - seg.mean()) <= 4 * 4096 * 2**-24 * np.abs(seg).mean()
+        assert abs(float(got["std"][k]) - seg.std()) <= 1e-3 * seg.std()
+
+
+def _primitives(jaxpr) -> set[str]:
+    names = set()
+    for eqn in jaxpr.eqns:
+        names.add(eqn.primitive.name)
+        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
+            names |= _primitives(sub)
+    return names
+
+
+@pytest.mark.parametrize("fn", ["range", "rolling", "binned_sorted", "binned_unsorted", "subsets"])
+def test_no_result_depends_on_f32_dot_precision(fn):
+    # GPUs run float32 dots as TF32 by default: no statistic may be computed by a dot
+    y = jnp.asarray(Y[:, 0])
+    x = jnp.asarray(X)
+    calls = {
+        "range": lambda y: range_statistic(y, jaxsubset.ranges.chunks(x, 7), STATS[:-1]),
+        "rolling": lambda y: rolling_statistic(x, y, 5.0, STATS[:-1]),
+        "binned_sorted": lambda y: [
+            jaxsubset.binned_statistic(x, y, s, 8, x_sorted=True).statistic
+            for s in ("sum", "mean", "std", "min", "max", "count")
+        ],
+        "binned_unsorted": lambda y: [
+            jaxsubset.binned_statistic(x, y, s, 8, x_sorted=False).statistic
+            for s in ("sum", "mean", "std", "min", "max", "count")
+        ],
+        "subsets": lambda y: jaxsubset.chunks(x, y, 7).std(),
+    }
+    jaxpr = jax.make_jaxpr(calls[fn])(y)
+    prims = _primitives(jaxpr.jaxpr)
+    assert not prims & {"dot_general", "conv_general_dilated"}, sorted(prims)
+
+
+def test_method_errors_name_the_road():
+    r = KINDS["chunks"]
+    with pytest.raises(ValueError, match="`method` must be one of 'auto', 'reference', 'tree'"):
+        range_statistic(Y, r, "mean", method="prefix")
+    with pytest.raises(ValueError, match="method='tree' cannot compute 'median'"):
+        range_statistic(Y, r, "median", method="tree")
