@@ -148,7 +148,7 @@ class Subsets:
 
     # ------------------------------------------------------------------ reductions
     def sum(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
-        """Sum of each subset's ``y``; 0 for an empty subset.
+        """Sum of each subset's ``y`` (float, also for integer ``y``); 0 for an empty subset.
 
         Args:
             nan_policy: SciPy's names: ``"propagate"`` (a NaN makes the result NaN),
@@ -159,7 +159,10 @@ class Subsets:
             ``(*batch, *channels)``.
         """
         m, _ = self._values_mask(nan_policy, "Subsets.sum")
-        return jnp.sum(jnp.where(m, self.y, 0), axis=self._axis)
+        clean, poisoned = self._clean(m)
+        # integer y sums in the float dtype, as every statistics road: never an int32 wrap
+        total = jnp.sum(jnp.where(clean, self._float_y(), 0), axis=self._axis)
+        return jnp.where(poisoned, jnp.nan, total)
 
     def mean(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Mean of each subset's ``y``; NaN for an empty subset.
@@ -172,10 +175,21 @@ class Subsets:
         """
         return self._mean(*self._values_mask(nan_policy, "Subsets.mean"))
 
+    def _clean(self, m: Array) -> tuple[Array, Array]:
+        """The mask without NaN, and where a NaN is held under ``m`` (``(*batch, *channels)``).
+
+        Reductions compute from the NaN-free values and put NaN where a NaN is held: no NaN
+        ever enters the arithmetic, so none reaches a gradient through a zero cotangent.
+        """
+        nan = m & self._nan()
+        return m & ~nan, jnp.any(nan, axis=self._axis)
+
     def _mean(self, m: Array, n: Array) -> Array:
         y = self._float_y()
-        total = jnp.sum(jnp.where(m, y, 0), axis=self._axis)
-        return jnp.where(n > 0, total / jnp.where(n > 0, n, 1).astype(y.dtype), jnp.nan)
+        clean, poisoned = self._clean(m)
+        total = jnp.sum(jnp.where(clean, y, 0), axis=self._axis)
+        mean = total / jnp.where(n > 0, n, 1).astype(y.dtype)
+        return jnp.where(poisoned | (n <= 0), jnp.nan, mean)
 
     def var(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Variance of each subset's ``y`` (two-pass, so a large offset loses no digits).
@@ -185,16 +199,25 @@ class Subsets:
             nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
 
         Returns:
-            ``(*batch, *channels)`` float; NaN where ``n - ddof <= 0``.
+            ``(*batch, *channels)`` float; NaN where ``n - ddof <= 0`` and where a subset
+            holds an infinite value (``inf - inf``, as NumPy); exactly 0 for a constant one.
         """
         ddof = static_int(ddof, "ddof", "Subsets.var", minimum=0)
         m, n = self._values_mask(nan_policy, "Subsets.var")
         y = self._float_y()
-        mu = jnp.expand_dims(self._mean(m, n), self._axis)
-        dev = jnp.where(m, y - jnp.where(jnp.isnan(mu), 0, mu), 0)
+        clean, poisoned = self._clean(m)
+        # moments of the finite values; a subset holding +-inf has NaN variance (inf - inf,
+        # as NumPy), set here rather than computed, so no inf or NaN enters the arithmetic
+        finite = clean & jnp.isfinite(y)
+        poisoned = poisoned | jnp.any(clean & ~finite, axis=self._axis)
+        n_f = jnp.sum(finite, axis=self._axis)
+        safe_n = jnp.where(n_f > 0, n_f, 1).astype(y.dtype)
+        mu = jnp.sum(jnp.where(finite, y, 0), axis=self._axis) / safe_n
+        dev = jnp.where(finite, y - jnp.expand_dims(mu, self._axis), 0)
         ss = jnp.sum(dev * dev, axis=self._axis)
         denom = n - ddof
-        return jnp.where(denom > 0, ss / jnp.where(denom > 0, denom, 1).astype(y.dtype), jnp.nan)
+        var = ss / jnp.where(denom > 0, denom, 1).astype(y.dtype)
+        return jnp.where(poisoned | (denom <= 0), jnp.nan, var)
 
     def std(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Standard deviation of each subset's ``y``; NaN where ``n - ddof <= 0``.
@@ -206,14 +229,19 @@ class Subsets:
         Returns:
             ``(*batch, *channels)`` float.
         """
-        return jnp.sqrt(self.var(ddof=ddof, nan_policy=nan_policy))
+        var = self.var(ddof=ddof, nan_policy=nan_policy)
+        # sqrt'(0) is infinite: a constant subset's std is 0 with a zero gradient, so no NaN
+        # reaches the gradients of other subsets through a zero cotangent
+        pos = var > 0
+        return jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
 
     def _extreme(self, which: str, nan_policy: str) -> Array:
         m, n = self._values_mask(nan_policy, f"Subsets.{which}")
+        clean, poisoned = self._clean(m)
         fill = jnp.inf if which == "min" else -jnp.inf
-        masked = jnp.where(m, self._float_y(), fill)
+        masked = jnp.where(clean, self._float_y(), fill)
         ext = reduce_extreme(masked, self._axis, which)
-        return jnp.where(n > 0, ext, jnp.nan)
+        return jnp.where(poisoned | (n <= 0), jnp.nan, ext)
 
     def min(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Minimum of each subset's ``y``; NaN for an empty subset.
