@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._capacity import next_power_of_two
-from ._io import XY, InputError, read_table
+from ._io import XY, InputError, _checked_ns, read_table, sniff
 
 
 # What the streamed path covers; anything else falls back to reading the file whole.
@@ -25,6 +25,11 @@ def wants_stream(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
     path = args.input
     if not str(path).lower().endswith(".npy") or args.ranges is not None:
         return False
+    try:
+        if sniff(path) != "npy":  # by content: an archive named .npy is read whole
+            return False
+    except InputError:
+        return False  # the normal reader reports the problem
     if args.plot is not None or args.sort or getattr(args, "x_format", None):
         return False  # a figure or a sort needs every point in memory
     if len(args.y or []) > 1 or any(s not in STREAMED_STATS for s in stats):
@@ -36,9 +41,36 @@ def wants_stream(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
     return size > args.stream_above * 1e6
 
 
-def _columns(args: argparse.Namespace) -> tuple[XY, np.ndarray]:
-    """x and the y column as memory-mapped views (nothing loaded), in an :class:`XY`."""
+def _time_x(col: np.ndarray, label: str, block: int) -> np.ndarray:
+    """A datetime64 x column as int64 nanoseconds: a view of a ``datetime64[ns]`` column
+    (checked for NaT block by block), else converted and range-checked into memory."""
+    where = lambda i: f"row {i}"  # noqa: E731
+    if col.dtype == np.dtype("datetime64[ns]"):
+        ns = col.view(np.int64)
+        for a in range(0, ns.shape[0], block):
+            _checked_ns(col[a : a + block], label, lambda i, a=a: where(a + i))
+        return ns
+    out = np.empty(col.shape[0], np.int64)
+    for a in range(0, col.shape[0], block):
+        out[a : a + block] = _checked_ns(col[a : a + block], label, lambda i, a=a: where(a + i))
+    return out
+
+
+def _columns(args: argparse.Namespace, block: int) -> tuple[XY, np.ndarray]:
+    """x and the y column, in an :class:`XY`, as the in-memory reader would choose them.
+
+    They are memory-mapped views (nothing loaded), except an x that the in-memory reader
+    would convert (bool, narrow or unsigned ints, float32/float16, datetime64 other than
+    ``[ns]``): that x is held converted in memory (8 bytes a point), and the row index of a
+    1-D file (x = 0, 1, ...) too. y stays mapped (converted to float64 block by block).
+    """
     table = read_table(args.input, mmap=True)
+    if args.x is None and not args.y and len(table.names) == 1:  # a 1-D y: x is the row index
+        y = table.columns[0]
+        if y.dtype.kind not in "biuf":
+            raise InputError(f"{args.input}: the y column must be numeric, got {y.dtype}")
+        x = np.arange(y.shape[0], dtype=np.int64)
+        return XY(x, y[:, None], "index", [table.names[0]]), y
     ix = table.index_of(args.x if args.x is not None else 0, "x")
     if args.y:
         iy = table.index_of(args.y[0], "y")
@@ -48,10 +80,38 @@ def _columns(args: argparse.Namespace) -> tuple[XY, np.ndarray]:
             raise InputError(f"{args.input}: needs a y column besides the x column")
         iy = rest[0]
     x, y = table.columns[ix], table.columns[iy]
-    for name, col in (("x", x), ("y", y)):
-        if col.dtype.kind not in "biuf":
-            raise InputError(f"{args.input}: the {name} column must be numeric, got {col.dtype}")
-    return XY(x, y[:, None], table.names[ix], [table.names[iy]]), y
+    x_time = x.dtype.kind == "M"
+    if y.dtype.kind not in "biuf":
+        kind = "dates or times" if y.dtype.kind in "mM" else f"dtype {y.dtype}"
+        raise InputError(f"{args.input}: y column {table.names[iy]!r} must be numeric, got {kind}")
+    if x_time:
+        x = _time_x(x, f"{args.input}: x column {table.names[ix]!r}", block)
+    elif x.dtype.kind not in "biuf":
+        raise InputError(
+            f"{args.input}: x column {table.names[ix]!r} must be numbers or dates, got {x.dtype}"
+        )
+    elif x.dtype.kind == "f" and x.dtype != np.float64:
+        x = np.asarray(x, np.float64)
+    elif x.dtype.kind in "biu" and x.dtype != np.int64:
+        big = x.dtype.kind == "u" and x.dtype.itemsize == 8 and x.size and x.max() >= 2**63
+        x = np.asarray(x, np.float64 if big else np.int64)
+    xy = XY(x, y[:, None], table.names[ix], [table.names[iy]], x_time=x_time)
+    return xy, y
+
+
+def _source(x: np.ndarray, y: np.ndarray, block: int) -> Any:
+    """What :func:`jaxsubset.stream` reads: the arrays themselves when y is float64, else
+    blocks with y converted to float64 (sums of float32/float16 data accumulate in float64,
+    as the in-memory path's do)."""
+    if y.dtype == np.float64:
+        return (x, y)
+    n = x.shape[0]
+
+    def blocks():
+        for a in range(0, n, block):
+            yield np.asarray(x[a : a + block]), np.asarray(y[a : a + block], np.float64)
+
+    return blocks
 
 
 def _missing(y: np.ndarray, nan_policy: str, where: str, block: int) -> int:
@@ -122,15 +182,15 @@ def streamed_statistics(
     """
     import jaxsubset
 
-    xy, y = _columns(args)
     block = 1 << 20
+    xy, y = _columns(args, block)
     _check_x(xy, args.input, block)
     n_missing = _missing(y, args.nan_policy, args.input, block)
     policy = "omit" if args.nan_policy == "omit" else "propagate"
     kernel_stats = tuple(s for s in stats if s != "count") or ("sum",)
     common = dict(statistic=kernel_stats, ddof=args.ddof, nan_policy=policy, block_size=block)
     bounds: dict[str, np.ndarray] = {}
-    source = (xy.x, y)
+    source = _source(xy.x, y, block)
     try:
         if args.chunks is not None:
             out = jaxsubset.stream(source, "chunks", n=args.chunks, **common)
