@@ -1,4 +1,10 @@
-"""``scipy.stats.binned_statistic`` for 1-D x: jit-, vmap- and grad-safe, O(N) roads."""
+"""``scipy.stats.binned_statistic`` for 1-D x: a thin SciPy adapter over the statistics dispatcher.
+
+Binning is SciPy's (``numpy.histogram`` edges, ``digitize``, the last edge closed with SciPy's
+rounding rule, ``binnumber``); the statistics come from ONE place: sorted ``x`` makes every bin
+an index range (``_statistics._dispatch.reduce_ranges``), unsorted or traced ``x`` gives every
+point a bin label (``_statistics._labels.reduce_labels``).
+"""
 
 import builtins
 import functools
@@ -10,21 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._kernels import (
-    _acc_dtype,
-    _disjoint_extreme,
-    _disjoint_moments,
-    _disjoint_sum,
-    _finish,
-    _float_dtype,
-    _moments,
-    _range_extreme,
-    _range_sums,
-    _reference,
-    _sum_block,
-)
-from ._median import _segment_median
 from ._ranges import _bound_array
+from ._statistics._dispatch import reduce_ranges
+from ._statistics._labels import clean_labels, group_by_label, reduce_labels
+from ._statistics._registry import LABEL_ROADS, RANGE_ROADS, check_method, float_dtype
 from ._stats import _raise_on_nan
 from ._subsets import _gather
 from ._time import time_kind, to_datetime64
@@ -34,6 +29,7 @@ from ._validate import as_x, check_nan_policy, index_dtype, is_traced, static_in
 
 # ---------------------------------------------------------------------------- binned_statistic
 BINNED_STATISTICS = ("mean", "std", "median", "count", "sum", "min", "max")
+_ROADS = {**RANGE_ROADS, **LABEL_ROADS}  # method= names: "reference", "tree", "scatter", "sort"
 
 
 class BinnedStatisticResult(NamedTuple):
@@ -98,15 +94,23 @@ def _bucketize(x: Array, edges: Array) -> Array:
     return lax.cond(ok, lambda: d, lambda: jnp.searchsorted(edges, x, side="right").astype(idt))
 
 
-def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> tuple[Array, Array]:
-    """scipy's bin numbers (``digitize`` then the last edge closed) and the on-edge flags."""
+def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> Array:
+    """scipy's bin numbers: ``digitize`` (0 below, ``nbins + 1`` above), the last edge closed.
+
+    Float ``x`` is compared in the edges' dtype (SciPy's own rule: the edges take ``x``'s
+    float dtype); integer ``x`` is compared with the edges exactly, in integers
+    (:func:`_int_binnumber`); a time axis (int64 nanoseconds, int64 edges) exactly too, its
+    last edge closed exactly. A point "on" the last edge (above it but equal to it when both
+    are rounded to ``dec`` decimals, SciPy's rule) goes to the last bin.
+    """
     nb = edges.shape[0] - 1
     idt = index_dtype()
     if jnp.issubdtype(edges.dtype, jnp.integer):
-        # a time axis (int64 nanoseconds): exact comparisons, the last edge closed exactly
         d = jnp.searchsorted(edges, x, side="right").astype(idt)
-        on_edge = x == edges[-1]
-        return jnp.where(on_edge, d - 1, d), on_edge
+        return jnp.where(x == edges[-1], d - 1, d)
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return _int_binnumber(x, edges, dec)
+    x = x.astype(edges.dtype)
     if uniform:
         lo, hi = edges[0], edges[-1]
         g = jnp.floor((x - lo) * (nb / (hi - lo))) + 1
@@ -120,181 +124,139 @@ def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> tuple[Array
         d = _bucketize(x, edges).astype(idt)
     on_edge = (x >= edges[-1]) & (_around(x, dec) == _around(edges[-1], dec))
     d = jnp.where(on_edge, d - 1, d)
-    d = jnp.where(jnp.isnan(x), nb + 1, d) if jnp.issubdtype(x.dtype, jnp.inexact) else d
-    return d, on_edge
+    return jnp.where(jnp.isnan(x), nb + 1, d)
 
 
-def _on_edge_end(x: Array, i0: Array, last_edge: Array, dec: Array) -> Array:
-    """For sorted ``x``: one past the last point scipy counts in the last bin, in O(log N).
+_POW10_INT = [10**k for k in range(19)]
 
-    The points at and above the last edge that round (to ``dec`` decimals) to it are a
-    contiguous run starting at ``i0 = searchsorted(x, last_edge, "left")``; bisect its end.
+
+def _int_binnumber(x: Array, edges: Array, dec: Array) -> Array:
+    """:func:`_binnumber` of integer ``x`` against float edges, exactly, in integers.
+
+    For an integer ``x`` and a float edge ``e``, ``x >= e`` exactly when ``x >= ceil(e)``, so
+    the edges become integer thresholds (those beyond the integer range hold no point) and
+    every comparison is an integer one: int64 epoch milliseconds or nanoseconds never pass
+    through float64 (exact only to 2**53) or float32. The last-edge rule rounds ``x`` to
+    ``dec`` decimals as ``numpy.around`` rounds integers (half to even), in integers.
     """
-    n = x.shape[0]
-    if jnp.issubdtype(x.dtype, jnp.integer):  # a time axis: the last edge closed exactly
-        return jnp.searchsorted(x, last_edge, side="right").astype(i0.dtype)
-    target = _around(last_edge, dec)
-    lo, hi = i0, jnp.asarray(n, i0.dtype)  # invariant: x[lo:] may match, x[hi:] does not
-    for _ in range(max(n, 1).bit_length()):
-        mid = (lo + hi) // 2
-        inside = (mid < hi) & (_around(x[jnp.clip(mid, 0, max(n - 1, 0))], dec) == target)
-        lo = jnp.where(inside, mid + 1, lo)
-        hi = jnp.where(inside | (mid >= hi), hi, mid)
-    return lo
-
-
-# the one-pass variance of unsorted x is used when, in every bin, sum((v - shift)**2) is at
-# most this many times sum((v - mean)**2): its relative rounding error is then <= this many
-# times that of the two-pass formula
-_WELL_CONDITIONED = 16.0
-
-# points per chunk of the scatter roads (unsorted x): a chunk's bin numbers and updates stay
-# in the cache and the accumulators are updated in place, so no N-long temporary is written
-# (each was a fresh buffer with its page faults: std 109 -> ~65 ms on 1e7 points)
-_SCATTER_CHUNK = 65536
-
-
-def _fold_chunks(
-    arrays: tuple[Array, ...], step: Callable[[Any, tuple[Array, ...]], Any], init: Any
-) -> Any:
-    """``step(acc, chunk)`` over consecutive chunks of ``_SCATTER_CHUNK`` rows of ``arrays``.
-
-    ``lax.fori_loop`` with a static trip count (reverse-differentiable), then the ragged rest.
-    """
-    n = arrays[0].shape[0]
-    size = _SCATTER_CHUNK
-    m = n // size
-
-    def body(k: Array, acc: Any) -> Any:
-        return step(acc, tuple(lax.dynamic_slice_in_dim(a, k * size, size) for a in arrays))
-
-    acc = lax.fori_loop(0, m, body, init) if m else init
-    if n > m * size:
-        acc = step(acc, tuple(a[m * size :] for a in arrays))
-    return acc
-
-
-def _unsorted_stat(
-    x: Array,
-    v: Array,
-    edges: Array,
-    dec: Array,
-    statistic: str,
-    uniform: bool,
-    omit: bool,
-) -> Array:
-    """count/sum/mean/std/min/max ``(nbins, C)`` of unsorted ``x`` by chunked scatters.
-
-    The conventions of :func:`_binned_core` (SciPy's; with ``omit`` NaN readings left out per
-    channel). Every bin number is computed per chunk, where it is used.
-    """
-    nb = edges.shape[0] - 1
-    c = v.shape[1]
     idt = index_dtype()
-    out_dtype = _float_dtype(v.dtype)
-    acc = _acc_dtype(v.dtype)
+    info = jnp.iinfo(x.dtype)
+    bits = info.bits
+    lim = float(2 ** (bits - 1)) if info.min < 0 else float(2**bits)
+    ce = jnp.ceil(edges)
+    fits = ce < lim
+    t = jnp.where(fits, jnp.maximum(ce, float(info.min)), 0).astype(x.dtype)
+    t = jnp.where(fits, t, info.max)  # beyond the range: a sorted suffix, clamped below
+    n_fit = jnp.sum(fits).astype(idt)
+    d = jnp.minimum(jnp.searchsorted(t, x, side="right").astype(idt), n_fit)
+    # the last edge: x >= e_last and around(x, dec) == around(e_last, dec)
+    target = _around(edges[-1], dec)
+    whole = (target == jnp.floor(target)) & (target < lim) & (target >= float(info.min))
+    tgt = jnp.where(whole, target, 0).astype(x.dtype)
+    top = 18 if bits > 32 else 9
+    p = jnp.asarray(_POW10_INT[: top + 1], x.dtype)[jnp.clip(-dec, 0, top)]
+    q = x // p
+    rem = x - q * p
+    up = (2 * rem > p) | ((2 * rem == p) & (q % 2 == 1))
+    rounded = jnp.where(dec >= 0, x, (q + up.astype(x.dtype)) * p)
+    on_edge = (d >= n_fit) & fits[-1] & (x >= t[-1]) & whole & (rounded == tgt)
+    return jnp.where(on_edge, d - 1, d)
+
+
+def _bounds(d: Array, nbins: int) -> tuple[Array, Array]:
+    """For sorted ``x``: each bin's index range, from the non-decreasing bin numbers ``d``.
+
+    ``d`` is non-decreasing in sorted ``x`` (digitize is monotone, and the points moved into
+    the last bin by SciPy's rounding rule are the first run at and above the last edge), so
+    bin ``k`` (``d == k + 1``) is the run ``[searchsorted(d, k + 1), searchsorted(d, k + 2))``.
+    """
+    idt = index_dtype()
+    b = jnp.searchsorted(d, jnp.arange(1, nbins + 2, dtype=d.dtype), side="left").astype(idt)
+    return b[:-1], b[1:] - b[:-1]
+
+
+def _reduce(
+    v: Array,
+    d: Array,
+    nbins: int,
+    stats: tuple[str, ...],
+    omit: bool,
+    x_sorted: bool,
+    method: str,
+    capacity: int | None,
+) -> dict[str, Array]:
+    """The dispatcher's statistics of ``v`` ``(N, C)`` in the bins (bin number ``d``).
+
+    Sorted ``x``: every bin is an index range, so the range roads (``reduce_ranges``), except
+    for the label roads forced by ``method`` and the median under ``"auto"`` (the range roads'
+    median is the padded one, ``nbins x capacity``; the label roads select it in O(N)).
+    Unsorted ``x``: the label roads (``reduce_labels``), or with ``method="tree"`` one sort by
+    bin and the tree over the ranges.
+    """
+    func = "binned_statistic"
+    label = d - 1  # 0..nbins-1 inside; -1 and nbins (the outlier bins) in no bin
+    labels_road = method in ("scatter", "sort") or (
+        method != "tree" and (not x_sorted or (method == "auto" and "median" in stats))
+    )
+    if labels_road:
+        return reduce_labels(
+            v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func
+        )
+    if x_sorted:
+        ys, (start, count) = v, _bounds(d, nbins)
+    else:  # method="tree" on unsorted x: one sort by bin makes the bins ranges
+        ys, _, start, count = group_by_label(v, clean_labels(label, nbins), nbins)
+    cap = None
+    if method == "reference":
+        cap = capacity if capacity is not None else max(v.shape[0], 1)
+    return reduce_ranges(ys, start, count, stats, omit=omit, method=method, capacity=cap, func=func)
+
+
+def _scipy_statistic(
+    v: Array,
+    d: Array,
+    nbins: int,
+    statistic: str,
+    nan_policy: str,
+    x_sorted: bool,
+    method: str,
+    capacity: int | None,
+) -> Array:
+    """SciPy's statistic ``(nbins, C)`` from the dispatcher's registry statistics.
+
+    ``"omit"``: the registry's omit rule. ``"propagate"`` keeps SciPy's own NaN behaviour,
+    which is the registry's ``omit=False`` except for two statistics: ``"min"`` skips NaN (the
+    registry's omitted min: NaN only for a bin of NaN), and ``"median"`` is the middle of the
+    bin's values sorted with NaN last, i.e. the median of the values with NaN read as +inf,
+    NaN when a NaN reaches the upper middle (``n_nan >= ceil(n / 2)``).
+    """
+    omit = nan_policy == "omit"
     is_float = jnp.issubdtype(v.dtype, jnp.inexact)
-    omit = omit and is_float
-    # real readings per bin and channel (NaN left out) where the statistic needs them
-    real = omit or (statistic == "min" and is_float)
-    seg = (nb + 2,)
 
-    def bins(xc: Array) -> Array:
-        return _binnumber(xc.astype(edges.dtype), edges, dec, uniform)[0]
+    def run(vals: Array, stats: tuple[str, ...], omit_: bool) -> dict[str, Array]:
+        return _reduce(vals, d, nbins, stats, omit_, x_sorted, method, capacity)
 
-    def counted(cnt: Array, dc: Array, vc: Array) -> Array:
-        if real:
-            return cnt.at[dc].add((~jnp.isnan(vc)).astype(acc))
-        return cnt.at[dc].add(jnp.ones(dc.shape, acc))
+    if statistic == "median" and not omit and is_float:
+        held = jnp.isnan(v)
+        filled = jnp.where(held, jnp.asarray(jnp.inf, v.dtype), v)
+        med = run(filled, ("median",), False)["median"]
+        counts = _reduce(
+            held.astype(jnp.int32), d, nbins, ("count", "sum"), False, x_sorted, "auto", None
+        )
+        n, n_nan = counts["count"], counts["sum"]
+        return jnp.where(n_nan >= n - n // 2, jnp.nan, med)
+    if statistic == "min" and is_float:
+        return run(v, ("min",), True)["min"]
+    out = run(v, (statistic,), omit)[statistic]
+    return out
 
-    cnt0 = jnp.zeros(seg + (c,) if real else seg, acc)
 
-    def finish_count(cnt: Array) -> Array:
-        cnt = cnt[1:-1].astype(idt)
-        return cnt if real else jnp.broadcast_to(cnt[:, None], (nb, c))
-
-    if statistic == "count":
-        cnt = _fold_chunks((x, v), lambda a, ch: counted(a, bins(ch[0]), ch[1]), cnt0)
-        return finish_count(cnt).astype(out_dtype if out_dtype != jnp.float16 else jnp.float32)
-    if statistic in ("min", "max"):
-        vf = v.astype(out_dtype)
-        ident = jnp.inf if statistic == "min" else -jnp.inf
-
-        def step_ext(state: tuple, ch: tuple) -> tuple:
-            cnt, ext = state
-            dc, vc = bins(ch[0]), ch[1]
-            if real:  # NaN skipped: read as the identity
-                vc = jnp.where(jnp.isnan(vc), ident, vc)
-            ext = ext.at[dc].min(vc) if statistic == "min" else ext.at[dc].max(vc)
-            return counted(cnt, dc, ch[1]), ext
-
-        ext0 = jnp.full(seg + (c,), ident, out_dtype)
-        cnt, ext = _fold_chunks((x, vf), step_ext, (cnt0, ext0))
-        return jnp.where(finish_count(cnt) > 0, ext[1:-1], jnp.nan)
-
-    def sums(shift: Array | None, second: bool) -> tuple:
-        # count, sum of (v - shift) and, with ``second``, of its square (NaN as 0 with omit)
-        def step(state: tuple, ch: tuple) -> tuple:
-            cnt, s1, s2 = state
-            dc, vc = bins(ch[0]), ch[1].astype(acc)
-            z = vc if shift is None else vc - (shift[dc] if shift.ndim == 2 else shift)
-            if omit:
-                z = jnp.where(jnp.isnan(vc), 0, z)
-            s1 = s1.at[dc].add(z)
-            if second:
-                s2 = s2.at[dc].add(z * z)
-            return counted(cnt, dc, ch[1]), s1, s2
-
-        zero = jnp.zeros(seg + (c,), acc)
-        cnt, s1, s2 = _fold_chunks((x, v), step, (cnt0, zero, zero))
-        return finish_count(cnt), s1[1:-1], s2[1:-1]
-
-    if statistic in ("sum", "mean"):
-        cnt, total, _ = sums(None, False)
-        if statistic == "sum":
-            return total.astype(out_dtype)
-        mean = total / jnp.where(cnt > 0, cnt, 1).astype(acc)
-        return jnp.where(cnt > 0, mean, jnp.nan).astype(out_dtype)
-    if statistic != "std":
-        raise ValueError(f"unsupported statistic {statistic!r}")
-
-    def std_from(cnt: Array, s1: Array, s2: Array, mean: Array) -> Array:
-        safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
-        std = jnp.sqrt(jnp.maximum(s2 - s1 * s1 / safe, 0) / safe)
-        std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
-        return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype)
-
-    def two_pass() -> Array:
-        # scipy's: each bin's mean, then the deviations from it (no digits lost)
-        cnt, total, _ = sums(None, False)
-        safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
-        mean = jnp.where(cnt > 0, total / safe, jnp.nan)
-        pad = jnp.zeros((1, c), acc)
-        mean_pt = jnp.concatenate([pad, jnp.where(jnp.isfinite(mean), mean, 0), pad])
-        _, s1, s2 = sums(mean_pt, True)
-        return std_from(cnt, s1, s2, mean)
-
-    if omit:
-        return two_pass()
-    # ONE pass of scatters (count, sum z, sum z^2 with z = v - a global shift) when every bin
-    # is well conditioned (its spread not tiny against its distance from the shift: then no
-    # digits are lost); otherwise scipy's two passes
-    cref = _reference(v)
-    cnt, s1, s2 = sums(cref, True)
-    safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
-    m2 = jnp.maximum(s2 - s1 * (s1 / safe), 0)
-    fine = (s2 <= _WELL_CONDITIONED * m2) | (cnt <= 1) | ~jnp.isfinite(s2)
-
-    def one_pass() -> Array:
-        std = jnp.sqrt(m2 / safe)
-        std = jnp.where(jnp.isfinite(s1) & jnp.isfinite(s2), std, jnp.nan)
-        return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype)
-
-    return lax.cond(jnp.all(fine), one_pass, two_pass)
+_binnumber_jit = jax.jit(_binnumber, static_argnames=("uniform",))
 
 
 @functools.partial(
-    jax.jit, static_argnames=("statistic", "uniform", "x_sorted", "capacity", "fn", "omit")
+    jax.jit,
+    static_argnames=("statistic", "uniform", "x_sorted", "capacity", "fn", "nan_policy", "method"),
 )
 def _binned_core(
     x: Array,
@@ -306,160 +268,26 @@ def _binned_core(
     x_sorted: bool,
     capacity: int | None,
     fn: Callable | None,
-    omit: bool = False,
+    nan_policy: str,
+    method: str,
 ) -> tuple[Array, Array]:
-    """Statistic ``(nbins, C)`` and binnumber ``(N,)``; ``v`` is ``(N, C)``.
-
-    With ``omit`` NaN values are left out per channel: every statistic (count included) sees
-    only the real readings. The O(N) roads stay: NaN -> 0 in the sums beside a count of real
-    readings, NaN -> +inf/-inf for min/max, and the median's radix select ranks only the real
-    keys (NaN keys sort above +inf and are never reached).
-    """
+    """Statistic ``(nbins, C)`` and binnumber ``(N,)``; ``v`` is ``(N, C)``."""
     nb = edges.shape[0] - 1
-    n_pts, c = v.shape
-    idt = index_dtype()
-    xe = x.astype(edges.dtype)
-    d, on_edge = _binnumber(xe, edges, dec, uniform)
-    if not x_sorted and statistic in ("count", "sum", "mean", "std", "min", "max"):
-        # ``d`` is returned (binnumber); unused by the caller, XLA drops it
-        return _unsorted_stat(x, v, edges, dec, statistic, uniform, omit), d
-    out_dtype = _float_dtype(v.dtype)
-    acc = _acc_dtype(v.dtype)
-    is_float = jnp.issubdtype(v.dtype, jnp.inexact)
-    omit = omit and is_float
-    nan_v = jnp.isnan(v) if is_float else jnp.zeros(v.shape, bool)
+    d = _binnumber(x, edges, dec, uniform)
+    out_dtype = float_dtype(v.dtype)
+    if fn is None:
+        stat = _scipy_statistic(v, d, nb, statistic, nan_policy, x_sorted, method, capacity)
+        if statistic == "count":  # SciPy's counts are floats (float32 for half floats)
+            cdt = jnp.float32 if out_dtype in (jnp.float16, jnp.bfloat16) else out_dtype
+            return stat.astype(cdt), d
+        return stat.astype(out_dtype), d
+    # a callable: padded subsets of every bin, in bin order
     if x_sorted:
-        left = jnp.searchsorted(xe, edges, side="left").astype(idt)
-        last = _on_edge_end(xe, left[-1], edges[-1], dec)
-        bounds = left.at[-1].set(last)
-        start, stop = bounds[:-1], jnp.maximum(bounds[1:], bounds[:-1])
-        count = stop - start
-    else:  # the median and a callable (the other statistics returned above)
-        count = jnp.zeros((nb + 2,), idt).at[d].add(1)[1:-1]
-        start = stop = None
-    cnt = jnp.broadcast_to(count[:, None], (nb, c))
-    mom = None
-    if x_sorted and (omit or (statistic == "min" and is_float)):
-        # the real readings of every bin and channel (SciPy's "min" skips NaN on its own)
-        if statistic in ("sum", "mean", "std"):
-            mom = _moments(v, start, stop, 1, omit)  # also counts the NaN of every range
-            cnt = cnt - mom["nan"].astype(idt)
-        elif statistic in ("min", "max"):
-            pass  # counted below, and only when some bin's extreme is the identity
-        else:  # one fused block-sum pass, cheaper than a check for any NaN
-            nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
-            cnt = cnt - nan_n.astype(idt)
-    if statistic == "count":
-        return cnt.astype(out_dtype if out_dtype != jnp.float16 else jnp.float32), d
-    v_real = jnp.where(nan_v, 0, v) if omit else v  # zero gradient at omitted readings
-    block = min(_sum_block(n_pts, nb), 64) if x_sorted else 1
-    if statistic == "std" and not omit and block > 1 and n_pts // (2 * block) > 0:
-        # sorted x: one pass (block-shifted moments), deviations from each bin's own mean;
-        # 128-point blocks as the sums (1e7 points, 1000 bins: ~10% faster than 64; 256 was
-        # 3x slower, the points outside whole blocks then dominate)
-        mean, s1, s2 = _disjoint_moments(v.astype(acc), start, stop, 2 * block)
-        safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
-        std = jnp.sqrt(jnp.maximum(s2 - s1 * s1 / safe, 0) / safe)
-        std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
-        return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype), d
-    if statistic in ("sum", "mean") and not omit and block > 1 and n_pts // (2 * block) > 0:
-        total = _disjoint_sum(v.astype(acc), start, stop, 2 * block)
-        if statistic == "sum":
-            return total.astype(out_dtype), d
-        mean = total / jnp.where(cnt > 0, cnt, 1).astype(acc)
-        return jnp.where(cnt > 0, mean, jnp.nan).astype(out_dtype), d
-    if statistic in ("sum", "mean", "std"):
-
-        def classic(v_real: Array, mom: dict[str, Array] | None) -> Array:
-            # sorted x (unsorted x took _unsorted_stat)
-            if mom is None:
-                mom = _moments(v, start, stop, 1)
-            total = _finish("sum", mom, cnt.astype(acc), 0, acc, skipna=omit)
-            if statistic == "sum":
-                return total.astype(out_dtype)
-            safe = jnp.where(cnt > 0, cnt, 1).astype(acc)
-            mean = jnp.where(cnt > 0, total / safe, jnp.nan)
-            if statistic == "mean":
-                return mean.astype(out_dtype)
-            mean_pt = jnp.concatenate([jnp.zeros((1, c), acc), mean, jnp.zeros((1, c), acc)])
-            if omit:
-                # an omitted reading stands in as its bin's mean: a deviation of exactly zero
-                # (the per-point gather only when some reading is missing)
-                def filled(v: Array) -> Array:
-                    fill = mean_pt[d]
-                    return jnp.where(nan_v, jnp.where(jnp.isfinite(fill), fill, 0), v)
-
-                v_real = lax.cond(jnp.any(nan_v), filled, lambda v: v, v)
-            # deviations from each bin's own mean, so no digits are lost
-            if block > 1 and n_pts // block > 0:
-                # (an omitted reading, filled with its bin's mean, deviates by zero)
-                _, s1, s2 = _disjoint_moments(v_real.astype(acc), start, stop, block)
-            else:
-                dev = v_real.astype(acc) - mean_pt[d]
-                s1 = jax.ops.segment_sum(dev, d, nb + 2)[1:-1]
-                s2 = jax.ops.segment_sum(dev**2, d, nb + 2)[1:-1]
-            m2 = jnp.maximum(s2 - s1 * s1 / safe, 0)
-            std = jnp.sqrt(m2 / safe)
-            std = jnp.where(jnp.isfinite(mean), std, jnp.nan)
-            return jnp.where(cnt > 0, std, jnp.nan).astype(out_dtype)
-
-        return classic(v_real, mom), d
-    vf = v.astype(out_dtype)
-    if statistic in ("min", "max"):
-
-        def extreme(vf: Array) -> Array:
-            if x_sorted and block > 1 and n_pts // (2 * block) > 0:
-                return _disjoint_extreme(vf, start, stop, statistic, 2 * block)
-            return _range_extreme(vf, start, stop, statistic)
-
-        if omit or (statistic == "min" and is_float):
-            # NaN skipped: read as the identity (fused into the block reduction: measured no
-            # slower than the plain extremes on CPU)
-            ident = jnp.inf if statistic == "min" else -jnp.inf
-            ext = extreme(jnp.where(jnp.isnan(vf), ident, vf))
-
-            # a bin of only NaN reads as the identity: its real readings are counted only
-            # when some bin does (no pass over the data otherwise)
-            def real(cnt: Array) -> Array:
-                nan_n, _ = _range_sums(v, lambda a: (jnp.isnan(a).astype(acc),), start, stop)
-                return cnt - nan_n.astype(idt)
-
-            cnt = lax.cond(jnp.any(ext == ident), real, lambda cnt: cnt, cnt)
-        else:
-            ext = extreme(vf)
-        return jnp.where(cnt > 0, ext, jnp.nan), d
-    if statistic == "median":
-        if x_sorted:  # the counts are known from the bounds: no scatter
-            below = start[:1]
-            above = jnp.full((1,), n_pts, idt) - jnp.maximum(stop[-1:], start[-1:])
-            cnt_all = jnp.concatenate([below, count, above])
-        else:  # counted by the median's first histogram (omit: counted here, NaN apart)
-            cnt_all = jnp.zeros((nb + 2,), idt).at[d].add(1) if omit else None
-        if omit:
-            # canonical (positive) NaN keys sort above +inf: ranking only the real readings
-            # of each bin never reaches them
-            vq = jnp.where(nan_v, jnp.nan, vf)
-            nan_all = jnp.zeros((nb + 2, c), idt).at[d].add(nan_v.astype(idt))
-            cnts = cnt_all[:, None] - nan_all
-            med = jnp.stack(
-                [_segment_median(d, vq[:, i], nb + 2, cnts[:, i]) for i in builtins.range(c)], 1
-            )
-        else:
-            # one channel at a time: vmap turns the radix scatters into batched scatters,
-            # measured ~1.5x slower on CPU even for a single channel
-            med = jnp.stack(
-                [_segment_median(d, vf[:, i], nb + 2, cnt_all) for i in builtins.range(c)], 1
-            )
-        return med[1:-1].astype(out_dtype), d
-    # a callable: padded subsets of every bin
-    if x_sorted:
-        ys, gstart = vf, start
+        ys, (start, count) = v, _bounds(d, nb)
     else:
-        order = jnp.argsort(d, stable=True)
-        ys = vf[order]
-        counts_all = jnp.zeros((nb + 2,), idt).at[d].add(1)
-        gstart = jnp.concatenate([jnp.zeros((1,), idt), jnp.cumsum(counts_all)[:-1]])[1:-1]
-    sub = _gather(jnp.zeros((n_pts,), out_dtype), ys, gstart, count, capacity)
+        ys, _, start, count = group_by_label(v, clean_labels(d - 1, nb), nb)
+    sub = _gather(jnp.zeros((v.shape[0],), out_dtype), ys.astype(out_dtype), start, count, capacity)
+    omit = nan_policy == "omit"
 
     def per_bin(yb: Array, mb: Array) -> Array:
         def one(col: Array) -> Array:
@@ -468,9 +296,8 @@ def _binned_core(
 
         return jax.vmap(one, in_axes=1)(yb)
 
-    res = jax.vmap(per_bin)(sub.y, sub.mask)
-    res = jnp.asarray(res)
-    if res.shape != (nb, c):
+    res = jnp.asarray(jax.vmap(per_bin)(sub.y, sub.mask))
+    if res.shape != (nb, v.shape[1]):
         raise ValueError(
             "binned_statistic: a callable `statistic` must return a scalar per bin, got shape "
             f"{res.shape[2:] if res.ndim > 2 else ()}"
@@ -502,6 +329,7 @@ def binned_statistic(
     capacity: int | None = None,
     x_sorted: bool | None = None,
     nan_policy: str = "propagate",
+    method: str = "auto",
 ) -> BinnedStatisticResult:
     """``scipy.stats.binned_statistic`` for 1-D ``x``: jit-, vmap- and grad-safe, in O(N).
 
@@ -576,9 +404,22 @@ def binned_statistic(
             f"or a callable, got {statistic!r}"
         )
     nan_policy = check_nan_policy(nan_policy, func)
+    method = check_method(method, func, _ROADS)
+    if fn is not None and method not in ("auto", "reference"):
+        raise ValueError(
+            f"{func}: a callable `statistic` is applied to padded bins (the reference road); "
+            f"method must be 'auto' or 'reference', got {method!r}"
+        )
     tk = time_kind(x)
     x = as_x(x, func)
     n_pts = x.shape[0]
+    if values is None:
+        if statistic != "count":
+            raise ValueError(
+                f"{func}: `values` may be None only with statistic='count' (as SciPy), got "
+                f"statistic={statistic!r}"
+            )
+        values = jnp.zeros((n_pts,), jnp.result_type(float))
     if not is_traced(x) and jnp.issubdtype(x.dtype, jnp.inexact):
         np_x = np.asarray(x)
         if np.isnan(np_x).any():
@@ -601,8 +442,10 @@ def binned_statistic(
     if nan_policy == "raise":
         _raise_on_nan(values, func, "values")
     if tk is not None:
-        return _binned_time(
-            x, values, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy
+        return _host(
+            _binned_time(
+                x, values, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy, method
+            )
         )
     if time_kind(bins) is not None or time_kind(range) is not None:
         raise TypeError(
@@ -636,7 +479,7 @@ def binned_statistic(
             np_edges = np.linspace(flo, fhi, nbins + 1, dtype=np.dtype(edt))
             edges = jnp.asarray(np_edges, edt)
         else:
-            wdt = _acc_dtype(edt)
+            wdt = jnp.promote_types(edt, jnp.result_type(float))
             lo = jnp.asarray(lo, wdt)
             hi = jnp.asarray(hi, wdt)
             same = lo == hi
@@ -663,9 +506,22 @@ def binned_statistic(
                 f"is {dmin!r}"
             )
         dec = jnp.asarray(int(-np.log10(dmin)) + 6, jnp.int32)
-    return _binned_run(
-        x, values, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy
+    return _host(
+        _binned_run(
+            x, values, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
+        )
     )
+
+
+def _host(res: BinnedStatisticResult) -> BinnedStatisticResult:
+    """An eager result (no traced field) as NumPy arrays, as SciPy's; traced ones stay JAX's.
+
+    SciPy's named tuple holds ``numpy.ndarray`` fields, and NumPy's testing helpers
+    (``assert_equal`` of ``res[0]`` and ``res.statistic``) compare only those elementwise.
+    """
+    if is_traced(tuple(res)):
+        return res
+    return BinnedStatisticResult(*(np.asarray(a) for a in res))
 
 
 def _binned_run(
@@ -679,6 +535,7 @@ def _binned_run(
     capacity: int | None,
     x_sorted: bool | None,
     nan_policy: str,
+    method: str,
 ) -> BinnedStatisticResult:
     """The shared tail of :func:`binned_statistic`: sortedness, capacity, channels, the core."""
     func = "binned_statistic"
@@ -691,21 +548,26 @@ def _binned_run(
             np_x = np.asarray(x)
             x_sorted = bool(np_x.size < 2 or np.all(np_x[1:] >= np_x[:-1]))
     x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
-    if fn is not None:
-        if capacity is None:
-            if is_traced((x, edges)):
-                raise TypeError(
-                    f"{func}: a callable `statistic` needs a static `capacity` under jit; "
-                    "compute it eagerly (the largest bin count) and pass capacity=..."
-                )
-            d, _ = _binnumber(x.astype(edges.dtype), edges, dec, uniform)
+    if fn is not None or method == "reference":
+        if capacity is None and not is_traced((x, edges, dec)):
+            # the largest bin, rounded up to a power of two (few distinct compilations)
+            d = _binnumber_jit(x, edges, dec, uniform)
             big = int(np.bincount(np.asarray(d), minlength=nbins + 2)[1:-1].max(initial=1))
             capacity = 1 << (max(big, 1) - 1).bit_length()
-        capacity = static_int(capacity, "capacity", func)
+        elif capacity is None and fn is not None:
+            raise TypeError(
+                f"{func}: a callable `statistic` needs a static `capacity` under jit; "
+                "compute it eagerly (the largest bin count) and pass capacity=..."
+            )
+        if capacity is not None:
+            capacity = static_int(capacity, "capacity", func)
+    else:
+        capacity = None  # only the padded roads read it
     ch = tuple(values.shape[:-1])
     v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
-    omit = nan_policy == "omit"
-    stat, d = _binned_core(x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, omit)
+    stat, d = _binned_core(
+        x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method
+    )
     stat = jnp.moveaxis(stat, 1, 0).reshape(ch + (nbins,))
     return BinnedStatisticResult(stat, edges, d)
 
@@ -721,6 +583,7 @@ def _binned_time(
     capacity: int | None,
     x_sorted: bool | None,
     nan_policy: str,
+    method: str,
 ) -> BinnedStatisticResult:
     """:func:`binned_statistic` on a time axis: ``x`` already int64 nanoseconds, edges exact.
 
@@ -799,7 +662,9 @@ def _binned_time(
                     f"{to_datetime64(e[i + 1 : i + 2])[0]}"
                 )
     dec = jnp.asarray(0, jnp.int32)  # unused: a time axis compares exactly
-    res = _binned_run(x, values, statistic, fn, edges, dec, False, capacity, x_sorted, nan_policy)
+    res = _binned_run(
+        x, values, statistic, fn, edges, dec, False, capacity, x_sorted, nan_policy, method
+    )
     if not is_traced(res.bin_edges):
         unit = "datetime64[ns]" if tk == "M" else "timedelta64[ns]"
         res = res._replace(bin_edges=np.asarray(res.bin_edges, np.int64).view(unit))
