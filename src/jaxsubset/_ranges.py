@@ -315,31 +315,14 @@ def _int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any
     x's dtype exactly where ``a < t`` (or everywhere if ``all_below``), and otherwise equals
     ``a - w_wrap`` in wrapping integer arithmetic (the true difference fits, so it is exact).
 
-    A fractional width counts whole units: ``x > a - w`` iff ``x >= a - ceil(w) + ...``, so the
-    lower-bound side decides: "right" (``x > a - w``) uses ``ceil(w)``, "left" ``floor(w)``.
+    A fractional width on integers: ``x > a - w`` iff ``x > a - ceil(w)`` and ``x >= a - w``
+    iff ``x >= a - floor(w)``, so the lower bound's side decides: "right" (``x > a - w``) uses
+    ``ceil(w)``, "left" ``floor(w)``.
     """
     lo, hi = _int_limits(xdt)
-    bits = 8 * xdt.itemsize
     if not traced:
-        w = np.asarray(w)
-        if w.dtype.kind == "f":
-            w = np.ceil(w) if side == "right" else np.floor(w)
-            big = w > float(hi - lo)
-            w = np.where(big, 0, w).astype(object)
-            w = np.vectorize(int, otypes=[object])(w) if w.size else w
-        else:
-            w = w.astype(object)
-            big = np.asarray(w > hi - lo, bool)
-            w = np.where(big, 0, w)
-        wrap = np.asarray(w % (1 << bits), object)
-        if xdt.kind == "i":
-            wrap = np.where(wrap > hi, wrap - (1 << bits), wrap)
-        t = np.asarray(lo + w, object)
-        return (
-            jnp.asarray(np.asarray(wrap).astype(xdt)),
-            jnp.asarray(np.asarray(t).astype(xdt)),
-            jnp.asarray(big) if np.any(big) else None,
-        )
+        wrap, t, big = _host_width(np.asarray(w), xdt, side)
+        return jnp.asarray(wrap), jnp.asarray(t), jnp.asarray(big) if np.any(big) else None
     wdt = np.dtype(w.dtype)
     if wdt.kind == "f":
         f = jnp.ceil(w) if side == "right" else jnp.floor(w)
@@ -351,6 +334,40 @@ def _int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any
             w = jnp.minimum(w, wdt.type(min(hi, _int_limits(wdt)[1]))).astype(xdt)
         w = w.astype(xdt)
     return w, (xdt.type(lo) + w).astype(xdt), None
+
+
+def _host_width(w: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any, Any]:
+    """:func:`_int_width` for a concrete width, in NumPy (also what ``stream`` uses)."""
+    lo, hi = _int_limits(xdt)
+    bits = 8 * xdt.itemsize
+    if w.dtype.kind == "f":
+        w = np.ceil(w) if side == "right" else np.floor(w)
+        big = np.asarray(w > float(hi - lo))
+        w = np.where(big, 0, w)
+        w = np.vectorize(int, otypes=[object])(w) if w.size else w.astype(object)
+    else:
+        w = w.astype(object)
+        big = np.asarray(w > hi - lo, bool)
+        w = np.where(big, 0, w)
+    wrap = np.asarray(w % (1 << bits), object)
+    if xdt.kind == "i":
+        wrap = np.where(wrap > hi, wrap - (1 << bits), wrap)
+    t = np.asarray(lo + w, object)
+    return np.asarray(wrap).astype(xdt), np.asarray(t).astype(xdt), big
+
+
+def _host_lower(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any]:
+    """NumPy twin of :func:`_lower_bounds` for anchors ``a`` in x's dtype: ``(key, below)``."""
+    if xdt.kind in "iu":
+        wrap, t, big = _host_width(width, xdt, side)
+        below = (a < t) | big
+        with np.errstate(over="ignore"):
+            diff = a - wrap  # wraps only where `below` (there the true difference does not fit)
+        return np.where(below, xdt.type(_int_limits(xdt)[0]), diff), below
+    wdt = np.dtype(jax.dtypes.canonicalize_dtype(width.dtype))
+    d = np.dtype(jnp.promote_types(xdt, wdt))
+    key, _, _ = _host_key(a.astype(d) - width.astype(d), xdt, side)
+    return key, None
 
 
 def _lower_bounds(
@@ -947,14 +964,8 @@ def _anchored_lower(
         w = _concrete_bound(width, "width", x, func, time, width=True)
         if np.any(w < 0):
             raise ValueError(f"{func}: `width` must be >= 0, got {w.tolist()!r}")
-        if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
-            lo = np.asarray(a.astype(object) - w.astype(object), object)
-        else:
-            d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(_canon_np(a), _canon_np(w))))
-            if d.kind != "f":
-                d = np.dtype(np.float64)
-            lo = a.astype(d) - w.astype(d)
-        return tuple(None if e is None else jnp.asarray(e) for e in _host_key(lo, xdt, side))
+        key = _host_anchored_lower(a, w, xdt, side)
+        return tuple(None if e is None else jnp.asarray(e) for e in key)
     a = at if is_traced(at) else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
     if not is_traced(width):
         w = _concrete_bound(width, "width", x, func, time, width=True)
@@ -972,8 +983,21 @@ def _anchored_lower(
     wj = width if is_traced(width) else _exact_array(np.asarray(width), "width", func)
     d = jnp.promote_types(xdt, jnp.promote_types(a.dtype, wj.dtype))
     if not jnp.issubdtype(d, jnp.floating):
-        d = jnp.promote_types(d, float)
+        d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
     return _traced_key(a.astype(d) - wj.astype(d), xdt, side)
+
+
+def _host_anchored_lower(a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str) -> tuple:
+    """Concrete ``at - width`` as ``(key, below, above)``: Python-int exact when both are
+    integers, else in the promoted float dtype (``stream`` resolves with this too)."""
+    if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
+        lo = np.asarray(a.astype(object) - w.astype(object), object)
+    else:
+        d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(_canon_np(a), _canon_np(w))))
+        if d.kind != "f":
+            d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
+        lo = a.astype(d) - w.astype(d)
+    return _host_key(lo, xdt, side)
 
 
 def _canon_np(v: np.ndarray) -> np.dtype:
@@ -1136,7 +1160,7 @@ def _nearest_impl(x: Array, values: Array, key: tuple, n_real: Array) -> Array:
     lo = jnp.clip(hi - 1, 0, last)
     d = jnp.promote_types(x.dtype, values.dtype)
     if not jnp.issubdtype(d, jnp.inexact):
-        d = jnp.promote_types(d, float)
+        d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
     v = values.astype(d)
     d_lo = v - x[lo].astype(d)
     d_hi = x[h].astype(d) - v

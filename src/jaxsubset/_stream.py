@@ -37,8 +37,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._checks import reraise
+from ._ranges import _host_anchored_lower, _host_key, _host_lower, _keys, _sides
 from ._subsets import Subsets
-from ._validate import check_closed, check_nan_policy, index_dtype, static_int
+from ._validate import check_closed, check_int_fits, check_nan_policy, index_dtype, static_int
 
 
 STATISTICS = ("sum", "mean", "var", "std", "min", "max", "median", "argmin", "argmax")
@@ -439,8 +440,9 @@ def _count_bounds(
     sweeps = [_Sweep(b, side) for b, side in jobs]
     n = 0
     for xp in _checked_x(source.x_pieces(), func):
+        xk = _x_keys(xp, func)
         for sw in sweeps:
-            sw.feed(n, xp)
+            sw.feed(n, xk)
         n += xp.size
     return [sw.finish(n, np.shape(b)) for sw, (b, _) in zip(sweeps, jobs, strict=True)], n
 
@@ -505,36 +507,69 @@ def _sorted_once(start: np.ndarray, count: np.ndarray) -> _Sorted:
     return _Sorted(iter([(start[order], count[order], order.astype(np.int64))]))
 
 
+def _x_keys(xp: np.ndarray, func: str) -> np.ndarray:
+    """An x piece in the dtype JAX holds it in, as the resolver's order-preserving keys.
+
+    Bounds are resolved with ``jaxsubset._ranges``' rules (``_host_key``), so the streamed
+    ranges equal the in-memory ones: exact integer comparisons, directed rounding of bounds x's
+    dtype cannot hold, -0.0 equal to 0.0.
+    """
+    check_int_fits(xp, "x", func)
+    return _keys(np.asarray(xp, dtype=_canon(xp.dtype)), np)
+
+
+def _key_pieces(pieces: Iterator[np.ndarray], func: str) -> Iterator[np.ndarray]:
+    for xp in pieces:
+        yield _x_keys(xp, func)
+
+
 def _rolling_chunks(
-    source: _Source, width: Any, dt: np.dtype, sides: tuple[str, str], func: str
+    source: _Source, width: np.ndarray, xdt: np.dtype, closed: str, func: str
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Windows anchored at every point: two lagging x cursors find the starts and stops."""
-    lo_c = _Counter(source.x_pieces(), sides[0])
-    hi_c = _Counter(source.x_pieces(), sides[1])
+    """Windows anchored at every point, pandas' row rule for ties (as ``ranges.rolling``).
+
+    Row ``i``'s window ends at ``i + 1`` ("right"/"both") or at the first row tied with it
+    ("left"/"neither"), and starts at ``#{x < x[i] - width}`` (or ``<=``), at most at ``i``.
+    Lagging cursors over the keys of x find the starts (and the ends for open right sides), so
+    no bound array of length N is built.
+    """
+    lo_side, hi_side = _sides(closed)
+    lo_c = _Counter(_key_pieces(source.x_pieces(), func), lo_side)
+    hi_c = None if hi_side == "right" else _Counter(_key_pieces(source.x_pieces(), func), "left")
     g = 0
     for xp in _checked_x(source.x_pieces(), func):
-        a = xp.astype(dt, copy=False)
-        start = lo_c.resolve(a - width)
-        stop = hi_c.resolve(a)
-        yield start, np.maximum(stop - start, 0), np.arange(g, g + xp.size, dtype=np.int64)
+        a = np.asarray(xp, dtype=xdt)
+        rows = np.arange(g, g + xp.size, dtype=np.int64)
+        key, below = _host_lower(a, width, xdt, lo_side)
+        start = lo_c.resolve(key)
+        if below is not None:
+            start = np.where(below, 0, start)
+        stop = rows + 1 if hi_c is None else hi_c.resolve(_keys(a, np))
+        start = np.minimum(np.minimum(start, rows), stop)
+        yield start, stop - start, rows
         g += xp.size
 
 
-def _sides(closed: str) -> tuple[str, str]:
-    lo_side = "left" if closed in ("left", "both") else "right"
-    hi_side = "right" if closed in ("right", "both") else "left"
-    return lo_side, hi_side
+def _flagged(count: np.ndarray, bound: tuple[Any, Any, Any], n: int) -> np.ndarray:
+    """Counts of keyed bounds with the resolver's flags: below every x 0, above every x N."""
+    _, below, above = bound
+    if above is not None:
+        count = np.where(np.broadcast_to(above, count.shape), n, count)
+    if below is not None:
+        count = np.where(np.broadcast_to(below, count.shape), 0, count)
+    return count
 
 
-def _bounds(value: Any, name: str, xdt: np.dtype, func: str) -> tuple[np.ndarray, np.dtype]:
-    """A bound array and the dtype the in-memory path compares in (``promote(x, bound)``)."""
+def _key_bounds(
+    value: Any, name: str, xdt: np.dtype, func: str, side: str
+) -> tuple[np.ndarray, Any, Any]:
+    """A bound as the resolver's ``(key, below, above)`` in x's key space for ``side``."""
     arr = np.asarray(value)
-    _check_numeric(arr.dtype, name, func)
+    if arr.dtype != object:
+        _check_numeric(arr.dtype, name, func)
     if arr.dtype.kind == "f" and np.isnan(arr).any():
         raise ValueError(f"{func}: `{name}` holds NaN; a bound must be a number")
-    bdt = _canon(jnp.asarray(value).dtype)
-    dt = _canon(jnp.promote_types(xdt, bdt))
-    return arr.astype(dt), dt
+    return _host_key(arr, xdt, side)
 
 
 def _x_dtype(source: _Source) -> np.dtype:
@@ -612,14 +647,17 @@ def plan(
     if kind == "bins":
         if "edges" not in kind_args:
             raise TypeError(f"{func}: missing the bin `edges`")
-        edges, _ = _bounds(kind_args["edges"], "edges", xdt, func)
+        edges = np.asarray(kind_args["edges"])
         if edges.ndim != 1 or edges.shape[0] < 2:
             raise ValueError(
                 f"{func}: `edges` must be 1-D with at least 2 edges, got {edges.shape}"
             )
+        e_left = _key_bounds(edges, "edges", xdt, func, "left")
+        e_last = _key_bounds(edges[-1:], "edges", xdt, func, "right")
         if np.any(edges[1:] < edges[:-1]):
             raise ValueError(f"{func}: `edges` must increase monotonically")
-        (left, last), _ = _count_bounds(source, [(edges, "left"), (edges[-1:], "right")], func)
+        (left, last), n = _count_bounds(source, [(e_left[0], "left"), (e_last[0], "right")], func)
+        left, last = _flagged(left, e_left, n), _flagged(last, e_last, n)
         right = np.concatenate([left[1:-1], last])
         return _Plan(
             capacity,
@@ -632,15 +670,17 @@ def plan(
     if kind == "select":
         if "lo" not in kind_args or "hi" not in kind_args:
             raise TypeError(f"{func}: missing the x bounds `lo` and `hi`")
-        lo, dlo = _bounds(kind_args["lo"], "lo", xdt, func)
-        hi, dhi = _bounds(kind_args["hi"], "hi", xdt, func)
-        lo, hi = np.broadcast_arrays(lo, hi)
-        (start, stop), _ = _count_bounds(source, [(lo, lo_side), (hi, hi_side)], func)
-        return _Plan(capacity, _sorted_once(start, np.maximum(stop - start, 0)), lo.shape, per)
+        lo = _key_bounds(kind_args["lo"], "lo", xdt, func, lo_side)
+        hi = _key_bounds(kind_args["hi"], "hi", xdt, func, hi_side)
+        return _plan_xrange(source, lo, hi, lo_side, hi_side, capacity, per, func)
     # rolling
     if "width" not in kind_args:
         raise TypeError(f"{func}: missing the window `width`")
-    width, wdt = _bounds(kind_args["width"], "width", xdt, func)
+    width = np.asarray(kind_args["width"])
+    if width.dtype != object:
+        _check_numeric(width.dtype, "width", func)
+    if width.dtype.kind == "f" and np.isnan(width).any():
+        raise ValueError(f"{func}: `width` holds NaN; a bound must be a number")
     if np.any(width < 0):
         raise ValueError(f"{func}: `width` must be >= 0, got {width!r}")
     at = kind_args.get("at")
@@ -652,15 +692,34 @@ def plan(
             )
         if not source.reiterable:
             source.pieces()  # raises the one-shot error
-        chunks = _rolling_chunks(source, width[()], wdt, (lo_side, hi_side), func)
+        chunks = _rolling_chunks(source, width, xdt, closed, func)
         return _Plan(capacity, _Sorted(chunks), None, per)
-    anchors, adt = _bounds(at, "at", xdt, func)
-    dt = _canon(np.promote_types(adt, wdt))
-    hi = anchors.astype(dt)
-    hi, w = np.broadcast_arrays(hi, width.astype(dt))
-    lo = hi - w
-    (start, stop), _ = _count_bounds(source, [(lo, lo_side), (hi, hi_side)], func)
-    return _Plan(capacity, _sorted_once(start, np.maximum(stop - start, 0)), hi.shape, per)
+    anchors = np.asarray(at)
+    if anchors.dtype != object:
+        _check_numeric(anchors.dtype, "at", func)
+    if anchors.dtype.kind == "f" and np.isnan(anchors).any():
+        raise ValueError(f"{func}: `at` holds NaN; a bound must be a number")
+    anchors, width = np.broadcast_arrays(anchors, width)
+    hi = _host_key(anchors, xdt, hi_side)
+    lo = _host_anchored_lower(anchors, width, xdt, lo_side)
+    return _plan_xrange(source, lo, hi, lo_side, hi_side, capacity, per, func)
+
+
+def _plan_xrange(
+    source: _Source,
+    lo: tuple,
+    hi: tuple,
+    lo_side: str,
+    hi_side: str,
+    capacity: int,
+    per: int,
+    func: str,
+) -> _Plan:
+    """Ranges ``#{x below lo} .. #{x below hi}`` of keyed bounds (as ``ranges.select``)."""
+    lo_k, hi_k = np.broadcast_arrays(lo[0], hi[0])
+    (start, stop), n = _count_bounds(source, [(lo_k, lo_side), (hi_k, hi_side)], func)
+    start, stop = _flagged(start, lo, n), _flagged(stop, hi, n)
+    return _Plan(capacity, _sorted_once(start, np.maximum(stop - start, 0)), lo_k.shape, per)
 
 
 # ---------------------------------------------------------------------------- blocks with halos
