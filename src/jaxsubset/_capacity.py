@@ -10,7 +10,7 @@ import numpy as np
 from ._checks import _error, checks_enabled, error_if
 from ._subsets import Subsets
 from ._typing import Array, ArrayLike
-from ._validate import as_x, index_dtype, is_traced
+from ._validate import as_x, is_traced
 
 
 def next_power_of_two(n: int) -> int:
@@ -127,18 +127,18 @@ def check_overflow(subsets: Subsets) -> Subsets:
     if not isinstance(subsets, Subsets):
         raise TypeError(f"check_overflow: expected Subsets, got {type(subsets).__name__}")
     capacity = subsets.capacity
-    over = subsets.overflow
-    payload = jnp.stack([jnp.sum(over), jnp.max(subsets.count, initial=0)]).astype(index_dtype())
 
-    def message(facts: np.ndarray) -> str:
-        n_over, big = int(facts[0]), int(facts[1])
+    def message(payload: tuple[np.ndarray, np.ndarray]) -> str:  # on the host, when it fires
+        count, over = payload
+        n_over, big = int(np.sum(over)), int(np.max(count, initial=0))
         return (
             f"{n_over} subset(s) overflow the capacity {capacity}; the largest holds {big} "
             f"points. Pass capacity={next_power_of_two(big)} or more "
             f"(see jaxsubset.required_capacity)."
         )
 
-    return error_if(subsets, jnp.any(over), message, payload)
+    over = subsets.overflow
+    return error_if(subsets, jnp.any(over), message, (subsets.count, over))
 
 
 def check_sorted(x: ArrayLike) -> Array:
@@ -169,19 +169,18 @@ def check_sorted(x: ArrayLike) -> Array:
     x = as_x(x, "check_sorted")
     if x.shape[0] == 0:
         return x
-    bad = x[1:] < x[:-1]
-    nan = jnp.isnan(x) if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.zeros(x.shape, bool)
-    any_nan = jnp.any(nan)
-    payload = jnp.stack(
-        [any_nan, jnp.argmax(nan), jnp.sum(bad), jnp.argmax(bad) if x.shape[0] > 1 else 0]
-    ).astype(index_dtype())
+    bad = jnp.any(x[1:] < x[:-1])
+    if jnp.issubdtype(x.dtype, jnp.inexact):
+        bad = bad | jnp.any(jnp.isnan(x))
 
-    def message(facts: np.ndarray) -> str:
-        if facts[0]:
-            return f"`x` holds NaN, the first at index {int(facts[1])}"
+    def message(v: np.ndarray) -> str:  # on the host, from x itself, when it fires
+        nan = np.isnan(v) if np.issubdtype(v.dtype, np.inexact) else np.zeros(v.shape, bool)
+        if nan.any():
+            return f"`x` holds NaN, the first at index {int(np.argmax(nan))}"
+        down = v[1:] < v[:-1]
         return (
-            f"`x` must be sorted ascending, but {int(facts[2])} descending step(s) found, "
-            f"the first at index {int(facts[3])}"
+            f"`x` must be sorted ascending, but {int(down.sum())} descending step(s) found, "
+            f"the first at index {int(np.argmax(down))}"
         )
 
-    return error_if(x, any_nan | jnp.any(bad), message, payload)
+    return error_if(x, bad, message, x)

@@ -41,7 +41,7 @@ import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-from ._validate import index_dtype, is_traced
+from ._validate import is_traced
 
 
 __all__ = ["checked", "checks_enabled", "error_if", "nan_guard", "reraise"]
@@ -105,13 +105,25 @@ def _error(text: str) -> ValueError:
     return err
 
 
-def _make_check(message: Message, tree: Any) -> Callable[..., jax.Array]:
-    """A ``custom_vmap`` function ``(pred, payload_leaves, bindex) -> int32 token``."""
+def _make_check(
+    message: Message, tree: Any, levels: tuple[tuple[bool, ...], ...]
+) -> Callable[..., jax.Array]:
+    """A ``custom_vmap`` function ``(pred, payload_leaves, bindex) -> int32 token`` (always 0).
+
+    ``levels[i]`` says, outer ``vmap`` first, at which batch levels payload leaf ``i`` has a
+    leading batch axis; ``bindex`` holds the first failing index of every level, outer first.
+    The payload is never sliced or reduced on the device: the host picks the failing batch
+    element's payload when the check fires, so a passing check costs only the predicate.
+    """
 
     def raise_on_host(payload_leaves: Any, bindex: Any) -> np.ndarray:
         payload = None
         if tree is not None:
-            leaves = [np.asarray(leaf) for leaf in payload_leaves]
+            where = np.asarray(bindex).reshape(-1)
+            leaves = []
+            for leaf, flags in zip(payload_leaves, levels, strict=True):
+                idx = tuple(int(i) for i, f in zip(where, flags, strict=True) if f)
+                leaves.append(np.asarray(leaf)[idx])
             payload = jax.tree_util.tree_unflatten(tree, leaves)
         text = _render(message, payload, bindex)
         _FIRED.append(text)
@@ -141,13 +153,11 @@ def _make_check(message: Message, tree: Any) -> Callable[..., jax.Array]:
             pred = jnp.any(pred)
         else:
             first = jnp.zeros((), jnp.int32)
-        payload_leaves = tuple(
-            leaf[first] if b else leaf for leaf, b in zip(payload_leaves, payload_b, strict=True)
-        )
         if bindex_b:
             bindex = bindex[first]
-        bindex = jnp.concatenate([first[None], bindex])  # outer batch axes first
-        return check(pred, payload_leaves, bindex), False
+        bindex = jnp.concatenate([first[None], bindex])  # outer batch levels first
+        outer = tuple((bool(b), *flags) for b, flags in zip(payload_b, levels, strict=True))
+        return _make_check(message, tree, outer)(pred, payload_leaves, bindex), False
 
     return check
 
@@ -161,8 +171,8 @@ def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
     (each array minus the branch's 0 result), so the check cannot be removed as dead code while
     the value is used. Under ``vmap`` the predicate is reduced over the whole batch (one
     ``cond``, at most one callback) and, where the predicate varies over the batch, the
-    message ends with ``(vmap: first failing batch index i)`` (a tuple for nested ``vmap``). Gradients pass
-    through ``x`` unchanged. ``JAXSUBSET_CHECKS=off`` returns ``x`` unchecked.
+    message ends with ``(vmap: first failing batch index i)`` (a tuple for nested ``vmap``).
+    Gradients pass through ``x`` unchanged. ``JAXSUBSET_CHECKS=off`` returns ``x`` unchecked.
 
     Under a ``jit`` of one's own JAX delivers the error as a ``jax.errors.JaxRuntimeError``
     (first call) or a ``ValueError`` (later calls) whose text starts with JAX's
@@ -175,7 +185,10 @@ def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
         message: the error text, or a callable ``payload -> str`` called on the host with
             ``payload`` as NumPy arrays (for a batched ``pred``: the payload of the first
             failing batch element).
-        payload: optional pytree of arrays describing the failure, for ``message``.
+        payload: optional pytree of arrays describing the failure, for ``message``. It is
+            handed to the host only when the check fires and costs nothing otherwise, so
+            pass raw arrays (``count``, a mask, the data) and reduce them in ``message``
+            rather than computing facts on the device.
 
     Returns:
         ``x``, unchanged in value.
@@ -214,7 +227,7 @@ def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
     if payload is not None:
         leaves, tree = jax.tree_util.tree_flatten(payload)
         payload_leaves = tuple(lax.stop_gradient(jnp.asarray(leaf)) for leaf in leaves)
-    check = _make_check(message, tree)
+    check = _make_check(message, tree, tuple(() for _ in payload_leaves))
     token = check(lax.stop_gradient(pred), payload_leaves, jnp.zeros((0,), jnp.int32))
     return jax.tree_util.tree_map(functools.partial(_tie, token=token), x)
 
@@ -263,16 +276,16 @@ def nan_guard(values: T, func: str, name: str) -> T:
     arr = values if is_traced(values) else jnp.asarray(values)
     if not jnp.issubdtype(arr.dtype, jnp.inexact):
         return values
-    nan = jnp.isnan(arr).reshape(-1)
-    facts = jnp.stack([jnp.sum(nan), jnp.argmax(nan) if nan.size else 0]).astype(index_dtype())
 
-    def message(f: np.ndarray) -> str:
+    def message(v: np.ndarray) -> str:  # on the host, from the values themselves
+        nan = np.isnan(v).reshape(-1)
         return (
-            f"{func}: `{name}` holds {int(f[0])} NaN (the first at flat index {int(f[1])}) "
-            "with nan_policy='raise'; use nan_policy='omit' to skip missing readings"
+            f"{func}: `{name}` holds {int(nan.sum())} NaN (the first at flat index "
+            f"{int(np.argmax(nan))}) with nan_policy='raise'; use nan_policy='omit' to skip "
+            "missing readings"
         )
 
-    return error_if(values, jnp.any(nan), message, facts)
+    return error_if(values, jnp.any(jnp.isnan(arr)), message, arr)
 
 
 def fired_message(err: BaseException) -> str | None:
