@@ -112,20 +112,20 @@ class Subsets:
         """``self`` guarded by the ``nan_policy="raise"`` check; use the result.
 
         Eagerly a held NaN raises ``ValueError`` at once; traced, the check lives in the
-        returned pytree's arrays and costs only the NaN count until it fires (see
-        :func:`jaxsubset._checks.error_if`).
+        returned pytree's arrays and costs only ``any(NaN held)`` until it fires (the count is
+        taken on the host then; see :func:`jaxsubset._checks.error_if`).
         """
         from ._checks import error_if
 
-        count = jnp.sum(self._nan()).astype(self.start.dtype)
+        nan = self._nan()
         return error_if(
             self,
-            count > 0,
-            lambda f: (
-                f"{func}: the subsets hold {int(f)} NaN value(s) and "
+            jnp.any(nan),
+            lambda held: (
+                f"{func}: the subsets hold {int(held.sum())} NaN value(s) and "
                 "nan_policy='raise'; use nan_policy='omit' to skip missing readings"
             ),
-            count,
+            nan,
         )
 
     def valid_count(self) -> Int[Array, "..."]:
