@@ -9,11 +9,19 @@ import pytest
 
 import jaxsubset
 from jaxsubset import _stream
+from references import FLOAT, X64, needs_x64
 
 
 STATS = _stream.STATISTICS
 N = 1003
 BLOCK = 64
+# same points, same padding; XLA may vectorise a sum differently: ~1 ulp per term
+SUM_TOL = dict(rtol=1e-13, atol=1e-13) if X64 else dict(rtol=1e-5, atol=1e-5)
+
+
+def R(rtol):
+    """``rtol`` in 64-bit mode; float32's few ulps per term of a sum in 32-bit mode."""
+    return dict(rtol=rtol) if X64 else dict(rtol=2e-5, atol=2e-5)
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +29,7 @@ def data():
     rng = np.random.default_rng(5)
     x = np.sort(np.round(rng.uniform(0.0, 100.0, N), 1))  # ties on purpose
     y = rng.normal(3.0, 2.0, N)
-    return x, y
+    return x.astype(FLOAT), y.astype(FLOAT)  # the dtype JAX holds: NumPy references agree
 
 
 def _subsets(x, y, kind, capacity, kw):
@@ -59,7 +67,7 @@ def _assert_same(out, ref, stats=STATS):
     for name in stats:
         if name in ("sum", "mean", "var", "std"):
             # same points, same padding; XLA may vectorise the sum differently: ~1 ulp
-            np.testing.assert_allclose(out[name], ref[name], rtol=1e-13, atol=1e-13, err_msg=name)
+            np.testing.assert_allclose(out[name], ref[name], **SUM_TOL, err_msg=name)
         else:  # selections are exact
             np.testing.assert_array_equal(out[name], ref[name], err_msg=name)
 
@@ -131,7 +139,7 @@ def test_stream_fn_channels_and_one_shot_iterator(data):
     out = jaxsubset.stream(gen, "chunks", size=40, fn=fn, statistic="median", block_size=BLOCK)
     ref = jaxsubset.chunks(jnp.asarray(x), jnp.asarray(y2), size=40)
     want = ref.apply(fn)
-    np.testing.assert_allclose(out["result"]["w"], want["w"], rtol=1e-13)
+    np.testing.assert_allclose(out["result"]["w"], want["w"], **R(1e-13))
     np.testing.assert_array_equal(out["result"]["n"], want["n"])
     np.testing.assert_array_equal(out["median"], ref.median())
     # NumPy reference for one chunk
@@ -155,7 +163,7 @@ def test_stream_one_compiled_kernel_for_all_blocks(data):
     out2 = jaxsubset.stream((x, y), "sliding", size=37, step=3, statistic="sum", block_size=32)
     assert _stream.TRACES[0] - before == 1  # cached across calls
     want = np.lib.stride_tricks.sliding_window_view(y, 37)[::3].sum(axis=1)
-    np.testing.assert_allclose(out["sum"], want, rtol=1e-12)
+    np.testing.assert_allclose(out["sum"], want, **R(1e-12))
     np.testing.assert_array_equal(out["sum"], out2["sum"])
 
 
@@ -164,8 +172,8 @@ def test_stream_matches_in_memory_under_jit(data):
     edges = jnp.linspace(0.0, 100.0, 11)
     f = jax.jit(lambda x, y, e: jaxsubset.bins(x, y, e, capacity=256).std())
     out = jaxsubset.stream((x, y), "bins", edges=np.asarray(edges), capacity=256, statistic="std")
-    np.testing.assert_allclose(out["std"], f(jnp.asarray(x), jnp.asarray(y), edges), rtol=1e-13)
-    np.testing.assert_allclose(out["std"][0], np.std(y[(x >= 0.0) & (x < 10.0)]), rtol=1e-12)
+    np.testing.assert_allclose(out["std"], f(jnp.asarray(x), jnp.asarray(y), edges), **R(1e-13))
+    np.testing.assert_allclose(out["std"][0], np.std(y[(x >= 0.0) & (x < 10.0)]), **R(1e-12))
 
 
 def test_stream_grows_its_capacity(data):
@@ -175,7 +183,7 @@ def test_stream_grows_its_capacity(data):
     )
     ref = jaxsubset.rolling(jnp.asarray(x), jnp.asarray(y), 4.0, capacity=cap)
     assert not out["overflow"].any() and cap == jaxsubset.required_capacity(ref.count)
-    np.testing.assert_allclose(out["mean"], ref.mean(), rtol=1e-13)
+    np.testing.assert_allclose(out["mean"], ref.mean(), **R(1e-13))
 
 
 def test_stream_progress_and_errors(data, capsys):
@@ -210,12 +218,12 @@ def test_stream_blocks_exactly_filled_ddof_and_count():
     blocks = [(x[a : a + 68], y[a : a + 68]) for a in range(0, 340, 68)] + [(x[:0], y[:0])]
     out = jaxsubset.stream(blocks, "chunks", size=17, statistic=("count", "std"), ddof=1)
     assert out["count"].tolist() == [17] * 20
-    np.testing.assert_allclose(out["std"], y.reshape(20, 17).std(axis=1, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(out["std"], y.reshape(20, 17).std(axis=1, ddof=1), **R(1e-12))
     out = jaxsubset.stream(blocks, "sliding", size=100, step=60, statistic="var", block_size=68)
     want = np.lib.stride_tricks.sliding_window_view(y, 100)[::60].var(axis=1)
-    np.testing.assert_allclose(out["var"], want, rtol=1e-12)
+    np.testing.assert_allclose(out["var"], want, **R(1e-12))
     sh = jaxsubset.shard(x, y, "chunks", size=17, statistic="var", ddof=1)
-    np.testing.assert_allclose(sh["var"], y.reshape(20, 17).var(axis=1, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(sh["var"], y.reshape(20, 17).var(axis=1, ddof=1), **R(1e-12))
 
 
 def test_stream_memory_maps_read_only_and_copy_on_write(tmp_path):
@@ -229,8 +237,8 @@ def test_stream_memory_maps_read_only_and_copy_on_write(tmp_path):
     for arr, third in ((ro, want[2]), (cow, -1.0)):
         for _ in range(2):  # the second read comes after the first one released its pages
             out = jaxsubset.stream((y, arr), "chunks", size=1000, statistic="mean", block_size=1000)
-            assert out["mean"][2] == third
-            np.testing.assert_allclose(np.delete(out["mean"], 2), np.delete(want, 2))
+            assert out["mean"][2] == FLOAT(third)
+            np.testing.assert_allclose(np.delete(out["mean"], 2), np.delete(want, 2), **R(1e-7))
 
 
 @pytest.mark.parametrize(
@@ -257,7 +265,7 @@ def test_stream_nan_policy_omit_equals_numpy_nan_functions(data, kind, kw):
         if np.isnan(seg).all():
             assert np.isnan(out["mean"][k]) and np.isnan(out["max"][k])
         else:
-            np.testing.assert_allclose(out["mean"][k], np.nanmean(seg), rtol=1e-12)
+            np.testing.assert_allclose(out["mean"][k], np.nanmean(seg), **R(1e-12))
             assert out["max"][k] == np.nanmax(seg)
     prop = jaxsubset.stream((x, y), kind, statistic="mean", block_size=BLOCK, **kw)
     assert np.isnan(prop["mean"]).sum() > np.isnan(out["mean"]).sum()
@@ -271,8 +279,8 @@ def test_array_windows_are_the_data_zero_padded(block, halo):
     # same windows as slicing the data by hand, and as the generic road over pieces
     rng = np.random.default_rng(3)
     x = np.arange(1003, dtype=np.float32)  # keeps its dtype (JAX's: float32)
-    y = rng.normal(size=(1003, 2))
-    xy = np.stack([x.astype(np.float64), y[:, 0]], axis=1)  # y as an interleaved column
+    y = rng.normal(size=(1003, 2)).astype(FLOAT)  # y in JAX's dtype: kept as it is
+    xy = np.stack([x.astype(FLOAT), y[:, 0]], axis=1)  # y as an interleaved column
     width = block + halo
     for yy in (y, xy[:, 1]):
         src = _stream._ArraySource(x, yy, block, "test", "arrays")
@@ -289,7 +297,7 @@ def test_array_windows_are_the_data_zero_padded(block, halo):
         for (g0, bx, by, n, last), (g0b, bxb, byb, nb, lastb) in zip(got, generic, strict=True):
             want_x = np.zeros(width, np.float32)
             want_x[:n] = x[g0 : g0 + n]
-            want_y = np.zeros((width,) + yy.shape[1:])
+            want_y = np.zeros((width,) + yy.shape[1:], FLOAT)  # y in JAX's dtype
             want_y[:n] = yy[g0 : g0 + n]
             assert n == min(width, 1003 - g0) and last == (g0 + block >= 1003)
             assert (g0, n, last) == (g0b, nb, lastb)
@@ -299,6 +307,7 @@ def test_array_windows_are_the_data_zero_padded(block, halo):
             np.testing.assert_array_equal(byb, want_y)
 
 
+@needs_x64  # 1e8 + noise: float32 holds no digits of the noise
 def test_stream_reuses_block_buffers_without_corrupting_results(tmp_path):
     # many small blocks through a deep read-ahead: the reader refills buffers the kernel has
     # finished with; every chunk's statistics still equal NumPy's on its own points
@@ -316,8 +325,8 @@ def test_stream_reuses_block_buffers_without_corrupting_results(tmp_path):
             prefetch=prefetch,
         )
         y = xy[:, 1].reshape(-1, 100)
-        np.testing.assert_allclose(out["mean"], y.mean(axis=1), rtol=1e-15)
-        np.testing.assert_allclose(out["std"], y.std(axis=1), rtol=1e-9)
+        np.testing.assert_allclose(out["mean"], y.mean(axis=1), **R(1e-15))
+        np.testing.assert_allclose(out["std"], y.std(axis=1), **R(1e-9))
         np.testing.assert_array_equal(out["min"], y.min(axis=1))
         np.testing.assert_array_equal(out["max"], y.max(axis=1))
 
@@ -349,7 +358,7 @@ def test_stream_sliding_windows_from_pieces_equal_in_memory(data, monkeypatch, n
         np.testing.assert_array_equal(out["valid"], s.valid_count())
         for name in ("sum", "mean"):
             want = getattr(s, name)(nan_policy=nan_policy)
-            np.testing.assert_allclose(out[name], want, rtol=1e-13, err_msg=name)
+            np.testing.assert_allclose(out[name], want, **R(1e-13), err_msg=name)
             assert out[name].dtype == want.dtype
         # min/max: against NumPy only (XLA's CPU min/max over the middle axis of a (K, L, C)
         # slab can drop a NaN there, so the in-memory windows are no reference for NaN)
@@ -360,7 +369,7 @@ def test_stream_sliding_windows_from_pieces_equal_in_memory(data, monkeypatch, n
         with warnings.catch_warnings():  # NumPy warns on windows without readings
             warnings.simplefilter("ignore", RuntimeWarning)
             for name, f in numpy.items():
-                np.testing.assert_allclose(out[name], f(win, axis=-1), rtol=1e-12, err_msg=name)
+                np.testing.assert_allclose(out[name], f(win, axis=-1), **R(1e-12), err_msg=name)
                 if name in ("min", "max"):  # exact, NaN where NumPy has one
                     np.testing.assert_array_equal(out[name], f(win, axis=-1), err_msg=name)
     # windows of 1000 pieces are left to the gather road, with the same results
@@ -376,6 +385,6 @@ def test_stream_sliding_windows_from_pieces_equal_in_memory(data, monkeypatch, n
     s = jaxsubset.sliding(jnp.asarray(x), jnp.asarray(yi), 40, step=20)
     for name in ("mean", "sum"):
         assert out[name].dtype == getattr(s, name)().dtype
-        np.testing.assert_allclose(out[name], getattr(s, name)(), rtol=1e-15)
+        np.testing.assert_allclose(out[name], getattr(s, name)(), **R(1e-15))
     with pytest.raises(ValueError, match=r"`size` must be <= len\(x\)=1003"):
         jaxsubset.stream((x, y), "sliding", size=2000, step=1000, statistic="mean")
