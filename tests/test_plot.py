@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import jaxsubset
+from references import needs_x64
 
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -133,6 +134,7 @@ def test_gaps_show_as_gaps():
     np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), x)
 
 
+@needs_x64  # a time axis is int64 nanoseconds
 def test_time_axis_and_the_values_line_break_at_gaps():
     t = np.r_[
         np.arange("2001-01-01", "2001-03-01", dtype="datetime64[D]"),
