@@ -33,7 +33,8 @@ def positive(v, message="{} value(s) <= 0"):
 
 
 def callbacks_in(fn, *args):
-    return str(jax.make_jaxpr(fn)(*args)).count("pure_callback")
+    text = str(jax.make_jaxpr(fn)(*args))
+    return text.count("pure_callback") + text.count("io_callback")
 
 
 def test_eager_raises_at_once_and_returns_the_same_object():
@@ -255,3 +256,41 @@ def test_nothing_reaches_stderr_when_caught_not_even_at_exit(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "done"
     assert out.stderr == ""
+
+
+def test_several_devices_a_partitioned_program_raises_without_hanging(tmp_path):
+    # a jit over arrays sharded on 4 devices runs a callback on one device: the check must
+    # not leave the others waiting for its result (XLA aborts the process after 40 s then)
+    script = tmp_path / "sharded.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import jax, jax.numpy as jnp, numpy as np, jaxsubset
+            from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+            mesh = Mesh(np.array(jax.devices()), ("d",))
+            v = jax.device_put(jnp.arange(8.0), NamedSharding(mesh, P("d")))
+            f = jax.jit(lambda v: jaxsubset.check_sorted(v) * 2)
+            assert np.asarray(f(v)).tolist() == [2.0 * i for i in range(8)]
+            for _ in range(2):
+                try:
+                    np.asarray(f(v.at[5].set(-1.0)))
+                except Exception as e:
+                    assert "descending step" in str(e)
+                else:
+                    raise AssertionError("no error")
+            try:
+                jaxsubset.checked(f)(v.at[5].set(-1.0))
+            except ValueError as e:
+                print(e)
+            """
+        )
+    )
+    env = dict(os.environ, JAX_NUM_CPU_DEVICES="4", JAXSUBSET_NO_CACHE="1")
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (
+        "`x` must be sorted ascending, but 1 descending step(s) found, the first at index 4"
+    )
+    assert "Traceback" not in out.stderr and "rendezvous" not in out.stderr

@@ -13,6 +13,12 @@ In the style of ``equinox.error_if``:
   names the first failing batch index.
 - ``JAXSUBSET_CHECKS=off`` (read when the check is traced, or called eagerly) turns every check
   of the library off.
+- **Several devices** (``jax.device_count() > 1`` when the check is traced): a program that
+  XLA partitions over devices runs a callback on one device only, and a callback result that
+  every device needs would leave the others waiting forever when it raises. There the failing
+  branch holds a side-effecting callback without result (``io_callback``), which XLA keeps
+  for its side effect; the program then goes through JAX's Python dispatch (an effect), a
+  little slower per call. ``shard_map`` programs (``jaxsubset.shard``) run it per device.
 
 What reaches the caller under a ``jit`` of one's own (JAX 0.10): JAX replaces an exception
 raised in a host callback by its own, a ``jax.errors.JaxRuntimeError`` on a jitted function's
@@ -27,6 +33,7 @@ printed, at the call or at interpreter exit.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import functools
@@ -40,6 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.custom_batching import custom_vmap
+from jax.experimental import io_callback
 
 from ._validate import is_traced
 
@@ -89,6 +97,34 @@ for _name in ("jax._src.callback", "jax._src.debugging"):
         logging.getLogger(_name).addFilter(_FILTER)
 
 
+def _drop_fired_tokens() -> None:
+    """Forget JAX's runtime tokens (this thread's) that hold the error of one of our checks.
+
+    JAX keeps, per device, a token of the last program run through its Python dispatch; when
+    that program failed asynchronously (several devices), the token holds the error and JAX's
+    exit handlers raise it again ("Exception ignored in atexit callback", twice). Once the
+    error has reached the caller, those tokens say nothing new. This reads
+    ``jax._src.dispatch.runtime_tokens`` (JAX 0.4 to 0.10); elsewhere it does nothing.
+    """
+    try:
+        from jax._src import dispatch
+
+        tokens = dispatch.runtime_tokens.output_runtime_tokens
+        for device, token in list(tokens.items()):
+            try:
+                token.block_until_ready()
+            except Exception as err:  # noqa: BLE001 - only our own errors are dropped
+                if fired_message(err) is not None:
+                    tokens.pop(device, None)
+    except Exception:  # noqa: BLE001 - a JAX without these internals: nothing to drop
+        return
+
+
+# runs before JAX's own exit handlers (registered earlier, run later), so a check that fired
+# and was caught is not raised again at interpreter exit
+atexit.register(_drop_fired_tokens)
+
+
 def _render(message: Message, payload: Any, bindex: Any = None) -> str:
     """The error text: ``message`` (or ``message(payload)``), plus the batch index if any."""
     text = message(payload) if callable(message) else str(message)
@@ -130,6 +166,13 @@ def _make_check(
         raise _error(text)
 
     def fire(payload_leaves: Any, bindex: Any) -> jax.Array:
+        if jax.device_count() > 1:
+            # a program partitioned over several devices runs a callback on one device; if
+            # its result were needed everywhere, the others would wait for it forever when it
+            # raises. So: a side-effecting callback without result (kept by XLA for its side
+            # effect, by JAX as an effect), at the price of JAX's Python dispatch per call.
+            io_callback(raise_on_host, None, payload_leaves, bindex)
+            return jnp.zeros((), jnp.int32)
         return jax.pure_callback(
             raise_on_host, jax.ShapeDtypeStruct((), jnp.int32), payload_leaves, bindex
         )
@@ -327,7 +370,10 @@ def reraise() -> Iterator[None]:
         yield
     except Exception as err:
         msg = fired_message(err)
-        if msg is None or (getattr(err, _MARK, False) and str(err) == msg):
+        if msg is None:
+            raise
+        _drop_fired_tokens()
+        if getattr(err, _MARK, False) and str(err) == msg:
             raise
         raise _error(msg) from None
 
