@@ -28,7 +28,6 @@ import re
 import tempfile
 import warnings
 import zipfile
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -338,17 +337,20 @@ def _read_text(path: str, delimiter: str | None, x_format: str | None = None) ->
     return Table(path, names, cols, header=header, lines=numbers)
 
 
-_NPZ_ERRORS = (
-    ValueError,
-    OSError,
-    EOFError,
-    KeyError,
-    RuntimeError,  # an encrypted member
-    NotImplementedError,  # an unsupported zip compression method
-    zipfile.BadZipFile,  # a bad CRC, a truncated member
-    zlib.error,
-    MemoryError,
-)
+# A damaged zip archive fails in zipfile and NumPy in many ways: BadZipFile (a bad CRC, a
+# truncated member), OSError, EOFError, zlib.error, struct.error, IndexError, KeyError,
+# UnicodeDecodeError, RuntimeError (an encrypted member), NotImplementedError (an unknown
+# compression method)... all of them mean the same to the user.
+_NPZ_ERRORS = (Exception,)
+
+
+@contextlib.contextmanager
+def _quiet_numpy() -> Iterator[None]:
+    """NumPy's reader warns about headers it had to repair (files "created on Python 2"):
+    the file is read or refused as a whole, never with a warning beside the one line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        yield
 
 
 def _npy_header(f, what: str) -> tuple[tuple[int, ...], np.dtype, bool]:
@@ -360,13 +362,14 @@ def _npy_header(f, what: str) -> tuple[tuple[int, ...], np.dtype, bool]:
     fmt = np.lib.format
     try:
         version = fmt.read_magic(f)
-        if version == (1, 0):
-            shape, fortran, dtype = fmt.read_array_header_1_0(f)
-        elif version == (2, 0):
-            shape, fortran, dtype = fmt.read_array_header_2_0(f)
-        else:
-            raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
-    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as e:
+        with _quiet_numpy():
+            if version == (1, 0):
+                shape, fortran, dtype = fmt.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran, dtype = fmt.read_array_header_2_0(f)
+            else:
+                raise ValueError(f"unsupported .npy format version {version[0]}.{version[1]}")
+    except Exception as e:  # NumPy's header parser: ValueError, SyntaxError, TokenError...
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(f"{what}: not a valid .npy header: {msg}") from None
     if dtype.hasobject:
@@ -394,8 +397,9 @@ def _read_npy(path: str, mmap: bool = False) -> Table:
     if not mmap:
         check_memory(need, f"{path}: reading the {dtype} array of shape {shape}")
     try:
-        a = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
-    except (ValueError, OSError, EOFError, MemoryError) as e:
+        with _quiet_numpy():
+            a = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
+    except Exception as e:  # a damaged file, whatever NumPy makes of it
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(f"{what}: {msg}") from None
     if not isinstance(a, np.ndarray):  # np.load's answer to a zip archive
@@ -437,7 +441,7 @@ def _read_npz(path: str) -> Table:
                 total += _check_npy_size(shape, dtype, have, f"{what}: member {info.filename!r}")
             check_memory(total, f"{path}: reading the arrays of the archive")
             for info in infos:
-                with zf.open(info) as f:
+                with zf.open(info) as f, _quiet_numpy():
                     cols.append(np.lib.format.read_array(f, allow_pickle=False))
                 names.append(info.filename[: -len(".npy")])
         except InputError:
