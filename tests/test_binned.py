@@ -58,7 +58,10 @@ def _check(x, values, statistic, bins, rng=None, scale=1.0, **kw):
     got = binned_statistic(x, values, statistic, bins, rng, **kw)
     want = _scipy(x, values, statistic, bins, rng)
     _same(got.statistic, want.statistic, **_tol(scale=scale))
-    npt.assert_array_equal(got.bin_edges, want.bin_edges)
+    if want.bin_edges.dtype == got.bin_edges.dtype:
+        npt.assert_array_equal(got.bin_edges, want.bin_edges)
+    else:  # integer x in the 32-bit mode: float32 edges, SciPy's float64
+        npt.assert_allclose(got.bin_edges, want.bin_edges, rtol=1e-7)
     npt.assert_array_equal(got.binnumber, want.binnumber)
     return got
 
@@ -222,6 +225,7 @@ def test_scipy_empty_bins_std_and_one_point_bins_exactly_zero():
     # test_empty_bins_std: 1000 bins of 100 points near 1e6, so most bins are empty or hold
     # one point, whose std is exactly 0 on every road
     x, _, u = _scipy_suite_data()
+    x, u = _as_jax(x), _as_jax(u)  # float32 in the 32-bit mode: u quantised to 1/16
     want = scipy.stats.binned_statistic(x, u, np.std, bins=1000).statistic
     count = scipy.stats.binned_statistic(x, u, "count", bins=1000).statistic
 
@@ -240,12 +244,15 @@ def test_scipy_empty_bins_std_and_one_point_bins_exactly_zero():
     one = count == 1
     assert one.sum() > 20
     for m in METHODS:
-        for g in (got[m], got_sorted[m]):
+        for g, road in ((got[m], m), (got_sorted[m], "tree" if m == "auto" else m)):
             g = np.asarray(g)
             npt.assert_array_equal(np.isnan(g), np.isnan(want), err_msg=m)
             assert (g[one] == 0).all(), m
-            if X64:
-                npt.assert_allclose(g, want, rtol=1e-7, equal_nan=True, err_msg=m)
+            # float32 (values 1e6 + multiples of 1/16): the scatter road's deviations about a
+            # bin's own value are exact; the padded reference and the tree lose ~2% here
+            # (their float32 moments are not taken about a value of the bin)
+            rtol = 1e-7 if X64 or road in ("auto", "scatter") else 5e-2
+            npt.assert_allclose(g, want, rtol=rtol, equal_nan=True, err_msg=m)
     npt.assert_allclose(binned_statistic(x, u, "std", bins=1000).statistic, want, rtol=1e-7)
 
 

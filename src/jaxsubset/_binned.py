@@ -62,6 +62,9 @@ def _around(v: Array, dec: Array) -> Array:
     """``numpy.around(v, dec)`` for a traced integer ``dec`` (numpy's two formulas)."""
     top = int(np.floor(np.log10(float(jnp.finfo(v.dtype).max))))
     p = jnp.asarray(_POW10[: top + 1], v.dtype)[jnp.clip(jnp.abs(dec), 0, top)]
+    # a true division, as NumPy's: with a constant ``dec`` (edges closed over under jit) XLA
+    # would otherwise divide by multiplying with the rounded reciprocal, one ulp off
+    p = lax.optimization_barrier(p)
     return jnp.where(dec >= 0, jnp.rint(v * p) / p, jnp.rint(v / p) * p)
 
 
