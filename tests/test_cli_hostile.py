@@ -284,3 +284,10 @@ def test_streamed_bool_x_prints_0_1_and_float32_sums_in_float64(folder, capsys, 
     assert whole["sum"].tolist() == [want] and streamed["sum"].tolist() == [want]
     assert streamed["mean"].tolist() == [500.0]
     capsys.readouterr()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need a POSIX system")
+def test_a_pipe_is_refused_instead_of_blocking(folder, capsys):
+    os.mkfifo(folder / "pipe.csv")  # reading it would wait for a writer forever
+    line = one_error(capsys, ["stats", "pipe.csv", "--chunks", "2"])
+    assert "pipe.csv: not a regular file" in line

@@ -238,3 +238,11 @@ def test_check_output_path(tmp_path):
     (tmp_path / "dir.csv").mkdir()
     with pytest.raises(InputError, match="is a folder"):
         check_output_path(tmp_path / "dir.csv", [src], allowed)
+
+
+def test_uint64_beyond_int64_is_read_as_float_not_wrapped(tmp_path):
+    big = np.array([0, 2**63 + 2**11, 2**64 - 2**11], dtype=np.uint64)
+    np.save(tmp_path / "u.npy", np.stack([np.arange(3, dtype=np.uint64), big], axis=1))
+    xy = read_xy(tmp_path / "u.npy")
+    np.testing.assert_array_equal(xy.y[:, 0], big.astype(np.float64))
+    assert (xy.y >= 0).all()  # int64 would have wrapped these to negative numbers

@@ -180,6 +180,8 @@ def read_table(
         raise InputError(f"{path}: no such file")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a folder, not a file")
+    if not os.path.isfile(path):  # a pipe or a device would block or never end
+        raise InputError(f"{path}: not a regular file (a pipe or a device?); give a data file")
     ext = suffix(path)
     if ext not in INPUT_SUFFIXES:
         raise InputError(
@@ -461,6 +463,13 @@ def _read_parquet(path: str) -> Table:
         raise InputError(
             f"{path}: reading Parquet needs pyarrow: pip install 'jaxsubset[parquet]'"
         ) from None
+    try:
+        meta = pq.ParquetFile(path).metadata
+        need = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    except Exception as e:  # pyarrow raises its own ArrowInvalid/OSError family
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputError(f"{path}: cannot read the file as Parquet: {msg}") from None
+    check_memory(need, f"{path}: reading the Parquet columns")
     try:
         t = pq.read_table(path)
     except Exception as e:  # pyarrow raises its own ArrowInvalid/OSError family
