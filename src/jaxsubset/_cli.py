@@ -993,8 +993,9 @@ input files:
 output:
   an aligned table on stdout, or --out FILE (.csv, .tsv, .json or .parquet) with the columns
   subset, start, count, x_first, x_last, [lo, hi], then one per statistic; numbers keep full
-  precision. Outputs appear complete or not at all, and the input is never overwritten.
-  Errors are one line on stderr with exit status 2.
+  precision. Outputs appear complete or not at all (also on Ctrl-C, SIGTERM, SIGHUP), and
+  the input is never overwritten. Errors are one line on stderr with exit status 2; an
+  unexpected error (a bug to report) exits with status 1, and --debug shows its traceback.
 
 examples:
   jaxsubset stats data.csv --chunks 10
