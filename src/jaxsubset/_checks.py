@@ -25,8 +25,8 @@ raised in a host callback by its own, a ``jax.errors.JaxRuntimeError`` on a jitt
 first call (Python dispatch) and a ``ValueError`` on later calls (C++ dispatch), both with the
 text ``INTERNAL: CpuCallback error calling callback: Traceback ...`` ending with
 ``ValueError: <message>``. Wrap the call in :func:`reraise` (or decorate the function with
-:func:`checked`) to get a plain ``ValueError(<message>)`` instead; the library's own entry points
-(``stream``, ``shard``, the statistics) do. JAX logs the failing callback's traceback to stderr;
+:func:`checked`) to get a plain ``ValueError(<message>)`` instead; ``stream`` and ``shard``
+do this themselves. JAX logs the failing callback's traceback to stderr;
 this module drops that log record for its own errors (and only for them), so nothing else is
 printed, at the call or at interpreter exit.
 """
