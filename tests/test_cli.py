@@ -38,6 +38,17 @@ REF = {
 }
 
 
+@pytest.fixture
+def command_mode():
+    """JAX's 64-bit mode, as ``main`` runs the command, for tests calling its pieces directly."""
+    import jax
+
+    before = bool(jax.config.jax_enable_x64)
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", before)
+
+
 def run_cli(*args, cwd):
     env = dict(os.environ, MPLBACKEND="Agg", JAX_PLATFORMS="cpu")
     return subprocess.run(
@@ -427,7 +438,7 @@ def test_progress_stages_and_background_redraw():
 
 
 @pytest.mark.parametrize("path", ["library", "padded"])
-def test_statistics_paths_against_numpy(monkeypatch, path):
+def test_statistics_paths_against_numpy(monkeypatch, path, command_mode):
     """range_statistic (O(N + K)) when the library has it, padded gathers otherwise."""
     import jaxsubset
     from jaxsubset._cli import compute_statistics

@@ -22,6 +22,17 @@ pd = pytest.importorskip("pandas")
 DAY = 86_400 * 10**9
 
 
+@pytest.fixture
+def command_mode():
+    """JAX's 64-bit mode, as ``main`` runs the command, for tests calling its pieces directly."""
+    import jax
+
+    before = bool(jax.config.jax_enable_x64)
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", before)
+
+
 def write_series(path, t, columns, fmt="%Y-%m-%dT%H:%M:%S", sep=","):
     """A CSV with a date column and value columns; NaN is written as an empty cell."""
     names = list(columns)
@@ -246,7 +257,7 @@ def test_nan_policies_on_empty_cells(tmp_path, run):
     assert out.splitlines()[1].split()[-1] == "5"
 
 
-def test_omit_through_the_padded_road_and_the_library(tmp_path, monkeypatch):
+def test_omit_through_the_padded_road_and_the_library(tmp_path, monkeypatch, command_mode):
     """Omitting goes through the library's nan_policy whichever road the statistic takes."""
     import jaxsubset
     from jaxsubset._cli import STATS, compute_statistics
