@@ -291,3 +291,14 @@ def test_a_pipe_is_refused_instead_of_blocking(folder, capsys):
     os.mkfifo(folder / "pipe.csv")  # reading it would wait for a writer forever
     line = one_error(capsys, ["stats", "pipe.csv", "--chunks", "2"])
     assert "pipe.csv: not a regular file" in line
+
+
+def test_demo_unwritable_out_fails_before_computing(folder, capsys, monkeypatch):
+    import jaxsubset._demo as demo
+
+    def never(*args, **kwargs):
+        raise AssertionError("the demo computed before checking its output folder")
+
+    monkeypatch.setattr(demo, "make_master", never)
+    line = one_error(capsys, ["demo", "--out", "/proc/demo-out"])
+    assert "--out /proc/demo-out: cannot write figures there" in line

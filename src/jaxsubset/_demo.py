@@ -8,6 +8,7 @@ figures of the original analysis.
 """
 
 import os
+import tempfile
 import time
 from typing import Any, TextIO
 
@@ -77,7 +78,15 @@ def run_demo(out_dir: str, n_points: int, n_subsets: int, *, stdout: TextIO, qui
     _require_matplotlib("the demo's figures")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"--out {out_dir}: exists and is not a folder")
-    os.makedirs(out_dir, exist_ok=True)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        # Writable, tried for real before any computing (root ignores the mode bits).
+        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=out_dir)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        why = e.strerror or e
+        raise InputError(f"--out {out_dir}: cannot write figures there: {why}") from None
 
     def say(msg: str = "") -> None:
         if not quiet:
