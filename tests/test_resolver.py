@@ -201,6 +201,10 @@ def test_nearest_past_the_ends_snaps_to_the_ends():
     assert jax.jit(jaxsubset.nearest)(x, v).tolist() == want
     xt = np.array([0.0, 1.0, 3.0, 3.0], FLOAT)  # ties: the first of the tied samples
     assert jaxsubset.nearest(xt, np.array([np.inf, 2.9], FLOAT)).tolist() == [2, 2]
+    # integer values beyond any dtype snap to the ends in both modes (never wrapped)
+    big = np.array([2**70, -(2**70), 2, 3], dtype=object)
+    assert jaxsubset.nearest(x, big).tolist() == [4, 0, 2, 3]
+    assert int(jaxsubset.nearest(x, np.uint64(2**64 - 1))) == 4
     xi = np.array([0, 10, 20], np.int32)
     assert jaxsubset.nearest(xi, np.array([-(2**31), 14, 16, 2**31 - 1])).tolist() == [0, 1, 2, 2]
 

@@ -1202,5 +1202,12 @@ def nearest(
     n_real = jnp.maximum(_length(length, x.shape[0], func), 1)
     key = _resolve_bound(values, "values", x, func, tk, "left")
     if not is_traced(values):
-        values = _bound_array(values, "values", x, func, tk)
+        # only values between two samples use their distances: integers clipped to x's range
+        # (those beyond it snap to an end by `key` alone), so no value wraps in 32-bit mode
+        v = _concrete_bound(values, "values", x, func, tk)
+        if v.dtype.kind in "biuO":
+            lo, hi = _int_limits(x.dtype) if x.dtype.kind in "iu" else (-(2**53), 2**53)
+            v = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
+            v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
+        values = jnp.asarray(v.astype(np.result_type(v.dtype, x.dtype)))
     return _nearest_impl(x, values, key, n_real)
