@@ -12,7 +12,17 @@ import scipy.stats
 
 import jaxsubset
 from jaxsubset import binned_statistic, range_statistic, rolling_statistic
-from references import NAN_FUNCS as BASE_NAN_FUNCS
+from references import NAN_FUNCS as BASE_NAN_FUNCS, needs_x64
+
+
+def _rt(r: float) -> float:
+    """The relative tolerance for float64 results, loosened for float32 (32-bit mode)."""
+    return r if jax.config.jax_enable_x64 else max(r, 5e-5)
+
+
+def _at(a: float) -> float:
+    """The absolute tolerance for float64 results, loosened for float32 (32-bit mode)."""
+    return a if jax.config.jax_enable_x64 else max(a, 2e-5)
 
 
 BINNED = ["mean", "std", "median", "count", "sum", "min", "max"]
@@ -109,7 +119,11 @@ def test_range_statistic_omit_and_propagate_match_numpy(kind):
                     else:
                         want = NAN_FUNCS[s](col) if real.size else np.nan
                     np.testing.assert_allclose(
-                        float(omit[s][k, c]), want, rtol=1e-10, atol=1e-12, err_msg=f"{s} {k}"
+                        float(omit[s][k, c]),
+                        want,
+                        rtol=_rt(1e-10),
+                        atol=_at(1e-12),
+                        err_msg=f"{s} {k}",
                     )
                     if s == "count":
                         assert int(prop[s][k, c]) == col.size
@@ -119,7 +133,11 @@ def test_range_statistic_omit_and_propagate_match_numpy(kind):
                     else:
                         want = 0.0 if s == "sum" else np.nan
                     np.testing.assert_allclose(
-                        float(prop[s][k, c]), want, rtol=1e-10, atol=1e-12, err_msg=f"{s} {k}"
+                        float(prop[s][k, c]),
+                        want,
+                        rtol=_rt(1e-10),
+                        atol=_at(1e-12),
+                        err_msg=f"{s} {k}",
                     )
 
 
@@ -145,12 +163,14 @@ YR[300:330] = np.nan  # whole windows of NaN
 ROLL = ("count", "sum", "mean", "var", "std", "min", "max", "median")
 
 
+@needs_x64  # int64 nanoseconds / datetime64 x
 def test_rolling_omit_default_matches_pandas_and_propagate_gives_nan():
     series = pd.Series(YR, index=pd.to_datetime(T))
-    omit = rolling_statistic(T, YR, 7 * SEC, ROLL, nan_policy="omit")
+    # ddof=1: pandas' rolling var/std (the library's default is NumPy's ddof=0)
+    omit = rolling_statistic(T, YR, 7 * SEC, ROLL, nan_policy="omit", ddof=1)
     default = rolling_statistic(T, YR, 7 * SEC, "mean")
     np.testing.assert_array_equal(np.asarray(default), np.asarray(omit["mean"]))
-    prop = rolling_statistic(T, YR, 7 * SEC, ROLL, nan_policy="propagate")
+    prop = rolling_statistic(T, YR, 7 * SEC, ROLL, nan_policy="propagate", ddof=1)
     # a window holding a NaN: the prefix count of NaN differs at its two ends
     start = np.searchsorted(T, T - 7 * SEC, side="right")
     nan_before = np.concatenate([[0], np.cumsum(np.isnan(YR))])
@@ -159,14 +179,14 @@ def test_rolling_omit_default_matches_pandas_and_propagate_gives_nan():
     for s in ROLL:
         want = getattr(series.rolling("7s"), s)().to_numpy()
         np.testing.assert_allclose(
-            np.asarray(omit[s]), want, rtol=1e-9, atol=1e-10, equal_nan=True, err_msg=s
+            np.asarray(omit[s]), want, rtol=_rt(1e-9), atol=_at(1e-10), equal_nan=True, err_msg=s
         )
         got = np.asarray(prop[s])
         if s == "count":  # every point of the window, missing readings included
             np.testing.assert_array_equal(got, np.arange(N) + 1 - start)
             continue
         assert np.isnan(got[has_nan]).all(), s
-        np.testing.assert_allclose(got[~has_nan], want[~has_nan], rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(got[~has_nan], want[~has_nan], rtol=_rt(1e-9), atol=_at(1e-10))
 
 
 def test_raise_eager_and_under_jit():
@@ -223,13 +243,15 @@ def test_omit_under_jit_and_vmap_and_grad():
                 want = scipy.stats.binned_statistic(
                     X[real], V[c][real], s, NBINS, (lo, hi)
                 ).statistic
-                np.testing.assert_allclose(np.asarray(got[c]), want, rtol=1e-12, equal_nan=True)
+                np.testing.assert_allclose(
+                    np.asarray(got[c]), want, rtol=_rt(1e-12), equal_nan=True
+                )
     assert _omit_jit._cache_size() == 1
     out = jax.vmap(lambda v: binned_statistic(XS, v, "std", 8, nan_policy="omit").statistic)(VS)
     for c in range(2):
         real = ~np.isnan(VS[c])
         want = scipy.stats.binned_statistic(XS[real], VS[c][real], "std", 8, (XS[0], XS[-1]))
-        np.testing.assert_allclose(np.asarray(out[c]), want.statistic, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(out[c]), want.statistic, rtol=_rt(1e-12))
 
     v0 = VS[1]
     nan = np.isnan(v0)
@@ -283,7 +305,7 @@ def test_binned_yearly_datetime_edges_match_pandas_groupby_year():
         got = np.asarray(res.statistic)
         for k, year in enumerate(range(1950, 2021)):
             if year in want.index and (stat in ("count", "sum") or by_year.count()[year] > 0):
-                np.testing.assert_allclose(got[k], want[year], rtol=1e-12, err_msg=f"{year}")
+                np.testing.assert_allclose(got[k], want[year], rtol=_rt(1e-12), err_msg=f"{year}")
             elif stat in ("count", "sum"):
                 assert got[k] == 0
             else:
@@ -315,7 +337,7 @@ def test_binned_int_bins_on_a_time_axis_are_exact_int64():
     b = binned_statistic(hours[perm], vals[perm], "mean", 60)
     # means of sin() cancel to ~1e-6 in some bins: compare at the scale of the values (O(1))
     np.testing.assert_allclose(
-        np.asarray(a.statistic), np.asarray(b.statistic), rtol=1e-12, atol=1e-15
+        np.asarray(a.statistic), np.asarray(b.statistic), rtol=_rt(1e-12), atol=1e-15
     )
     lo, hi = (int(h) for h in hours[[0, -1]].astype("datetime64[ns]").astype(np.int64))
     want = [lo + (k * (hi - lo)) // 60 for k in range(61)]
@@ -332,6 +354,7 @@ def years_edges():
     return np.array(["2000", "2001", "2002"], "datetime64[Y]")
 
 
+@needs_x64  # int64 nanoseconds / datetime64 x
 def test_rolling_7d_on_datetime_x_matches_pandas():
     t, y = weekly_with_gaps(2)
     t = np.sort(t + (np.arange(t.size) % 3).astype("timedelta64[D]"))  # irregular spacing
@@ -339,7 +362,7 @@ def test_rolling_7d_on_datetime_x_matches_pandas():
     got = rolling_statistic(t, y, "7D", ("count", "mean", "max"), closed="both")
     for s in ("count", "mean", "max"):
         want = getattr(series.rolling("7D", closed="both"), s)().to_numpy()
-        np.testing.assert_allclose(np.asarray(got[s]), want, rtol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(np.asarray(got[s]), want, rtol=_rt(1e-12), equal_nan=True)
     same = rolling_statistic(t, y, np.timedelta64(7, "D"), "mean", closed="both")
     np.testing.assert_array_equal(np.asarray(same), np.asarray(got["mean"]))
     at = np.array(["1960-01-01", "1990-06-01", "2020-12-31"], "datetime64[D]")

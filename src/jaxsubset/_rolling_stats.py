@@ -112,7 +112,7 @@ def rolling_statistic(
         at = _bound_array(at, "at", x, func, tk)
     # the one resolver: pandas' rule for one window per point (the window of row i ends at
     # row i, also with ties in x), the closed interval for explicit anchors
-    r = rolling_ranges(x, width, at=at, closed=closed, _func=func, _time=tk)
+    r = rolling_ranges(x, width, at=at, closed=closed, _func=func)
     start, count = jnp.broadcast_arrays(r.start, r.count)
     batch = tuple(count.shape)
     start, count = start.reshape(-1), count.reshape(-1)
