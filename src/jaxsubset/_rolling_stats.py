@@ -96,7 +96,7 @@ def rolling_statistic(
             f"got len(x)={x.shape[0]} and y.shape={tuple(y.shape)}"
         )
     if nan_policy == "raise":
-        _raise_on_nan(y, func, "y")
+        y = _raise_on_nan(y, func, "y")
     if not is_traced(width) and not isinstance(width, str) and np.ndim(width) != 0:
         raise ValueError(f"{func}: `width` must be a scalar, got shape {np.shape(width)}")
     # a time axis: "7D" / timedelta64 widths and datetime64 anchors as int64 nanoseconds

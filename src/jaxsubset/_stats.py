@@ -6,7 +6,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from ._capacity import _raise_if
+from ._checks import nan_guard
 from ._ranges import Ranges
 from ._statistics._dispatch import median_capacity, reduce_ranges
 from ._statistics._registry import (
@@ -17,7 +17,7 @@ from ._statistics._registry import (
     choose,
 )
 from ._typing import Array, ArrayLike
-from ._validate import check_nan_policy, index_dtype, is_traced, static_int
+from ._validate import check_nan_policy, is_traced, static_int
 
 
 def _check_statistic(statistic: Any, func: str) -> str:
@@ -108,7 +108,7 @@ def range_statistic(
     method = check_method(method, func, RANGE_ROADS)
     y = _as_y(y, func)
     if nan_policy == "raise":
-        _raise_on_nan(y, func, "y")
+        y = _raise_on_nan(y, func, "y")
     cap = None
     if _needs_capacity(stats, method, func):
         cap = median_capacity(ranges.count, capacity, ranges.max_count, func)
@@ -132,19 +132,10 @@ def range_statistic(
     return res[stats[0]] if single else res
 
 
-def _raise_on_nan(values: Array, func: str, name: str) -> None:
-    """``nan_policy="raise"``: a ValueError if ``values`` hold NaN, eagerly or at run time."""
-    values = values if is_traced(values) else jnp.asarray(values)
-    if not jnp.issubdtype(values.dtype, jnp.inexact):
-        return
-    nan = jnp.isnan(values).reshape(-1)
-    payload = jnp.stack([jnp.sum(nan), jnp.argmax(nan)]).astype(index_dtype())
+def _raise_on_nan(values: Array, func: str, name: str) -> Array:
+    """``nan_policy="raise"``: ``values`` guarded by a check that costs nothing until it fires.
 
-    def message(facts: np.ndarray) -> str:
-        return (
-            f"{func}: `{name}` holds {int(facts[0])} NaN (the first at flat index "
-            f"{int(facts[1])}) with nan_policy='raise'; use nan_policy='omit' to skip missing "
-            "readings"
-        )
-
-    _raise_if(jnp.any(nan), payload, message)
+    A ValueError if ``values`` hold NaN, eagerly or at run time (see ``_checks.error_if``);
+    the caller computes from the returned array, so the check cannot be dropped.
+    """
+    return nan_guard(values, func, name)
