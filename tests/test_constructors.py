@@ -81,7 +81,7 @@ def test_isolate_matches_python_slicing(dtype, channels, use_jit):
             s = jaxsubset.isolate(x, y, i0, i1, capacity=16)
         sl = slice(i0, i1).indices(100)
         expect_subset(s, (), x, y, sl[0], max(sl[1], sl[0]))
-        assert s.x.dtype == dtype and s.y.dtype == dtype
+        assert s.x.dtype == x.dtype and s.y.dtype == y.dtype  # the mode's dtype
 
 
 def test_isolate_batched_bounds_and_never_shifted():

@@ -222,6 +222,11 @@ def test_subnormal_x_lands_in_numpy_bins():
     assert f(x, edges).tolist() == want.tolist()
     r = jaxsubset.ranges.select(x, FLOAT(-0.0), FLOAT(0.0), closed="both")
     assert int(r.count) == 2  # -0.0 == 0.0
+    # long x, few bounds: the search that converts only the probed points (same answers)
+    xl = np.sort(np.concatenate([x, np.linspace(1.0, 2.0, 2000, dtype=FLOAT)]))
+    want, _ = np.histogram(xl, edges)
+    assert jaxsubset.ranges.bins(xl, edges).count.tolist() == want.tolist()
+    assert f(xl, edges).tolist() == want.tolist()
 
 
 @needs_x64

@@ -241,8 +241,10 @@ def _traced_key(v: Array, xdt: np.dtype, side: str) -> tuple[Array, Any, Any]:
 def _searchsorted_keys(x: Array, key: Array, side: str) -> Array:
     """``searchsorted(x, v, side)`` with ``v`` given as its key: a binary search in key space.
 
-    Only the probed points of ``x`` are converted to keys, so a search costs O(log N) per
-    bound and no pass over ``x``.
+    Few bounds (``K log2 N < N``): only the probed points of ``x`` are converted to keys, so a
+    search costs O(log N) per bound and no pass over ``x``. Many bounds (one window per
+    point): the keys of ``x`` once (one elementwise pass) and ``jnp.searchsorted`` on them,
+    which is cheaper than converting at every probe. Both are the same exact comparison.
     """
     idt = index_dtype()
     n = x.shape[0]
@@ -250,6 +252,8 @@ def _searchsorted_keys(x: Array, key: Array, side: str) -> Array:
     hi = jnp.full(key.shape, n, idt)
     if n == 0:
         return lo
+    if np.dtype(x.dtype).kind != "f" or key.size * int(n).bit_length() >= n:
+        return jnp.searchsorted(_keys(x), key, side=side).astype(idt)
 
     def body(_: Any, carry: tuple[Array, Array]) -> tuple[Array, Array]:
         lo, hi = carry
