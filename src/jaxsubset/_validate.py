@@ -113,8 +113,8 @@ def check_int_fits(values: np.ndarray, name: str, func: str) -> None:
         raise ValueError(
             f"{func}: `{name}` holds {values.ravel()[i].item()!r} (at flat index {i}), outside "
             f"the {target} range [{info.min}, {info.max}] of JAX's 32-bit mode, where it would "
-            f"wrap; enable it with `jax.config.update('jax_enable_x64', True)` or subtract an "
-            "offset first"
+            f"wrap; enable it with `jax.config.update('jax_enable_x64', True)`"
+            + (" or subtract an offset first" if name == "x" else "")
         )
 
 
@@ -167,6 +167,8 @@ def as_int_bounds(value: Any, name: str, func: str) -> jax.Array:
     """Return an index bound as an integer JAX array (``None`` is handled by the caller)."""
     if not is_traced(value) and np.asarray(value).dtype.kind not in "iu":
         raise TypeError(f"{func}: `{name}` must hold integers, got dtype {np.asarray(value).dtype}")
+    if not is_traced(value):
+        check_int_fits(np.asarray(value), name, func)  # jnp.asarray would wrap it
     arr = value if is_traced(value) else jnp.asarray(value)
     if not jnp.issubdtype(arr.dtype, jnp.integer):
         raise TypeError(f"{func}: `{name}` must hold integers, got dtype {arr.dtype}")
