@@ -340,3 +340,16 @@ def test_stream_ranges_equal_the_resolver_on_int64_and_time_axes():
     width = np.timedelta64(10958, "D").astype("timedelta64[ns]").view(np.int64)
     _, count = _stream_ranges(ns, "rolling", width=width, capacity=8)
     assert count.tolist() == jaxsubset.ranges.rolling(t, "10958D").count.tolist() == [1, 2, 3, 4]
+
+
+def test_stream_pieces_of_float64_equal_the_resolver_in_either_mode():
+    # a list of float64 pieces: x is resolved in the dtype JAX holds it (float32 in 32-bit mode)
+    rng = np.random.default_rng(7)
+    x = np.sort(np.round(rng.uniform(0.0, 10.0, 40), 1))
+    y = np.zeros(40)
+    src = [(x[:13], y[:13]), (x[13:], y[13:])]
+    lo, hi = np.array([0.1, 2.5, 9.9]), np.array([0.3, 7.0, 20.0])
+    out = jaxsubset.stream(src, "select", lo=lo, hi=hi, capacity=64, statistic="sum")
+    assert out["count"].tolist() == jaxsubset.ranges.select(x, lo, hi).count.tolist()
+    out = jaxsubset.stream(src, "rolling", width=0.5, capacity=64, statistic="sum")
+    assert out["count"].tolist() == jaxsubset.ranges.rolling(x, 0.5).count.tolist()

@@ -642,7 +642,7 @@ def plan(
             "see jaxsubset.grow_capacity to find it automatically"
         )
     capacity = static_int(capacity, "capacity", func)
-    xdt = _x_dtype(source)
+    xdt = _canon(_x_dtype(source))  # the dtype JAX holds x in: the keys of `_x_keys`
     per = max(1, min(block, _GATHER_BUDGET // capacity))
     if kind == "bins":
         if "edges" not in kind_args:
