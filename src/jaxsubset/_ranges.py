@@ -6,6 +6,16 @@ x-bounds); all of them end in the same gather (:func:`from_ranges`).
 
 All constructors accept ``length``: the number of real points when a dataset was padded to a
 common length by :func:`jaxsubset.pack` (points at and past ``length`` are never selected).
+
+The rules, in one place (``stream`` resolves with the same functions):
+
+- ``closed``: :func:`_sides`; bins are ``numpy.histogram``'s (half-open, the last closed).
+- Bounds are compared exactly, as order-preserving integer keys of x's dtype (:func:`_keys`):
+  integer bounds of any size, float bounds on integer x (rounded toward the side that keeps
+  the count), subnormal floats (which XLA on CPU flushes in float comparisons), -0.0 == 0.0.
+- Index ranges are clipped to ``[0, N)``, never shifted; integer bounds are clipped on the
+  host before they meet the index dtype, so nothing wraps in JAX's 32-bit mode.
+- One x-width window per point follows pandas' row rule for ties; ``at - width`` saturates.
 """
 
 import dataclasses
