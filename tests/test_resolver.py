@@ -99,6 +99,11 @@ def test_gather_clips_user_ranges_past_the_end():
     assert s.overflow.tolist() == [False, False, False]
     s2 = jaxsubset.gather(x, x, jaxsubset.Ranges(jnp.array([0]), jnp.array([9])), capacity=3)
     assert s2.count.tolist() == [5] and s2.overflow.tolist() == [True]  # the clipped count
+    # int64 / uint64 ranges from users, wider than the index dtype in 32-bit mode: no wrap
+    r = jaxsubset.Ranges(np.array([2, -(2**40), 1]), np.array([2**40, 2**40 + 2, 2]))
+    assert jaxsubset.gather(x, x, r, capacity=4).count.tolist() == [3, 2, 2]
+    r = jaxsubset.Ranges(np.array([2], np.uint64), np.array([2**64 - 1], np.uint64))
+    assert jaxsubset.gather(x, x, r, capacity=4).count.tolist() == [3]
 
 
 # ------------------------------------------------------------------------------------ integers

@@ -108,7 +108,14 @@ def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None =
         capacity = max(ranges.max_count, 1)
     capacity = static_int(capacity, "capacity", func)
     x, y = as_xy(x, y, func)
-    return _gather(x, y, ranges.start, ranges.count, capacity)
+    start, count = ranges.start, ranges.count
+    idt = np.dtype(index_dtype())
+    concrete = not is_traced(start) and not is_traced(count)
+    if concrete and any(not np.can_cast(np.asarray(a).dtype, idt) for a in (start, count)):
+        # user ranges wider than the index dtype (int64/uint64 in 32-bit mode): clipped
+        # exactly on the host; `_gather` clips the others overflow-safely
+        start, count = _host_range(np.asarray(start), np.asarray(count), x.shape[0], func)
+    return _gather(x, y, start, count, capacity)
 
 
 # ---------------------------------------------------------------------------- shared pieces
