@@ -336,21 +336,24 @@ def binned_statistic(
 ) -> BinnedStatisticResult:
     """``scipy.stats.binned_statistic`` for 1-D ``x``: jit-, vmap- and grad-safe, in O(N).
 
-    Same bins as scipy (``numpy.histogram`` edges, every bin half-open but the last, which
-    is closed), same ``binnumber`` (0 below the range, ``nbins + 1`` above it), same results:
-    NaN for empty bins (0 for ``"sum"`` and ``"count"``), ``"std"`` with ``ddof=0``, float
-    ``"count"``. ``x`` need not be sorted: unsorted ``x`` is reduced by scatters into the bins
-    (one per moment; the median by a radix select of a few histogram passes, never a sort);
-    sorted ``x`` (detected eagerly, or promised with ``x_sorted=True``) takes the block road:
-    every bin is a contiguous range, so one pass over ``values`` per statistic. ``"std"``
-    keeps scipy's two-pass accuracy: sorted ``x`` measures each block from its own first
-    value and each bin from its own first value (Chan's combination); unsorted ``x`` takes
-    one pass about a global shift only when every bin is well conditioned for it, and
-    scipy's two passes otherwise.
+    Same bins as SciPy (``numpy.histogram`` edges, every bin half-open but the last, which
+    is closed, with SciPy's rounding at the last edge), same ``binnumber`` (0 below the range,
+    ``nbins + 1`` above it), same results: NaN for empty bins (0 for ``"sum"`` and
+    ``"count"``), ``"std"`` with ``ddof=0`` (a one-point or constant bin exactly 0), float
+    ``"count"``. The statistics come from the library's one dispatcher: sorted ``x``
+    (detected eagerly, or promised with ``x_sorted=True``) makes every bin an index range,
+    reduced on the range roads; unsorted or traced ``x`` gives every point a bin label,
+    reduced on the label roads (scatters into the bins on the CPU, one sort by bin on
+    GPU/TPU). ``"std"`` takes two passes (deviations from each bin's mean), as SciPy.
 
     Args:
-        x: ``(N,)`` sample positions (any order; NaN raises eagerly).
-        values: ``(N,)`` or ``(*channels, N)`` values, channels leading as in scipy.
+        x: ``(N,)`` sample positions, any order (NaN raises eagerly). Float ``x`` is compared
+            with the edges in its own dtype (SciPy's edges take ``x``'s float dtype); integer
+            ``x`` (e.g. int64 epoch milliseconds) is compared with the edges exactly, in
+            integers, never through float64 or float32.
+        values: ``(N,)`` or ``(*channels, N)`` values, channels leading as in SciPy; may be
+            None for ``"count"`` (as SciPy). float16/bfloat16 values are computed in float32,
+            results in their dtype.
         statistic: ``"mean"``, ``"std"``, ``"median"``, ``"count"``, ``"sum"``, ``"min"``,
             ``"max"`` or a callable ``fn(values, mask) -> scalar`` applied to every bin's
             values padded to ``capacity`` (``mask`` marks the real ones).
@@ -358,11 +361,13 @@ def binned_statistic(
             (values may be traced; ``nbins`` is static).
         range: ``(lo, hi)`` (or ``[(lo, hi)]``) for int ``bins``; default ``(min(x), max(x))``.
             May be traced. Ignored with explicit edges.
-        capacity: static padded bin size for a callable ``statistic``; eagerly it defaults to
-            the largest bin rounded up to a power of two, under jit it is required. Bins with
-            more points give NaN.
-        x_sorted: ``True`` promises ascending ``x`` (fast road under jit); ``None`` checks
-            concrete ``x`` and assumes unsorted under jit; ``False`` forces the scatter road.
+        capacity: static padded bin size of the padded roads (a callable ``statistic``,
+            ``method="reference"``); eagerly it defaults to the largest bin rounded up to a
+            power of two; under jit a callable requires it and the reference road uses N.
+            Bins with more points give NaN.
+        x_sorted: ``True`` promises ascending ``x`` (the range roads under jit); ``None``
+            checks concrete ``x`` and assumes unsorted under jit; ``False`` takes the label
+            roads.
         nan_policy: NaN in ``values``. ``"propagate"`` (default) is SciPy's own behaviour:
             ``"sum"``, ``"mean"``, ``"std"`` and ``"max"`` of a bin holding a NaN are NaN, the
             median is the middle of the values sorted with NaN last (NaN when a NaN reaches the
@@ -371,6 +376,13 @@ def binned_statistic(
             statistic, ``"count"`` included, equals SciPy's on the NaN-free data (a callable
             gets a ``mask`` without them); still O(N), the gradient zero at omitted readings.
             ``"raise"``: ValueError if ``values`` hold NaN (at run time under ``jit``).
+        method: the road, keyword-only. ``"auto"`` (default): the backend's fast road.
+            ``"reference"``: the padded masked reductions of :class:`jaxsubset.Subsets` (the
+            ground truth, ``nbins x capacity`` work). ``"tree"``: the block tree over index
+            ranges (unsorted ``x`` is sorted by bin first; no median). ``"scatter"``: scatters
+            into the bins by label (the median by a radix select). ``"sort"``: one sort by bin,
+            then the range roads (the median by a sort of (bin, value) pairs). Every road
+            gives the same results within rounding.
 
     Time axes: ``x`` as ``numpy.datetime64`` (or ``timedelta64``) becomes exact int64
     nanoseconds (JAX's 64-bit mode); ``bins`` edges and ``range`` are then dates (datetime64,
@@ -379,13 +391,22 @@ def binned_statistic(
     bin is closed exactly at its edge (no rounding), and ``bin_edges`` come back as
     ``datetime64[ns]``.
 
+    Gradients: with respect to ``values``, for every statistic: sum/mean/std as their
+    formulas, min/max and the median at the point(s) holding the selected value(s) (a
+    median of an even count: one half to each middle point).
+
     Returns:
-        :class:`BinnedStatisticResult` ``(statistic, bin_edges, binnumber)``.
+        :class:`BinnedStatisticResult` ``(statistic, bin_edges, binnumber)``: ``statistic``
+        ``(*channels, nbins)`` (``(nbins,)`` for 1-D ``values``), ``bin_edges``
+        ``(nbins + 1,)``, ``binnumber`` ``(N,)`` int. NumPy arrays when every argument is
+        concrete (as SciPy's named tuple), JAX arrays under ``jit``/``vmap``/``grad``.
 
     Raises:
         ValueError: concrete ``x`` holding NaN, ``range`` with ``lo > hi``, edges not strictly
-            increasing, values not matching ``len(x)``, an unknown statistic or ``nan_policy``,
-            or NaN in ``values`` with ``nan_policy="raise"``.
+            increasing, values not matching ``len(x)``, an unknown statistic, ``nan_policy``
+            or ``method``, a road that cannot compute the statistic, ``values=None`` with a
+            statistic other than ``"count"``, or NaN in ``values`` with
+            ``nan_policy="raise"``.
         TypeError: numbers as ``bins``/``range`` on a time axis, or dates on a numeric one.
 
     Example:
@@ -394,8 +415,10 @@ def binned_statistic(
         >>> r = jaxsubset.binned_statistic(x, x, "sum", bins=2)
         >>> r.statistic.tolist(), r.bin_edges.tolist(), r.binnumber.tolist()
         ([1.0, 8.5], [0.0, 2.0, 4.0], [1, 1, 2, 2, 2])
-        >>> jaxsubset.binned_statistic(x, x, "count", bins=[0.0, 1.0, 3.0]).statistic.tolist()
+        >>> jaxsubset.binned_statistic(x, None, "count", bins=[0.0, 1.0, 3.0]).statistic.tolist()
         [1.0, 3.0]
+        >>> jaxsubset.binned_statistic(x, x, "median", bins=2, method="sort").statistic.tolist()
+        [0.5, 2.5]
     """
     func = "binned_statistic"
     fn = None
