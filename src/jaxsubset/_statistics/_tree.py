@@ -38,9 +38,23 @@ from .._validate import index_dtype
 from ._registry import float_dtype
 
 
-BLOCK = 32
+BLOCK_LEVELS = 4
+BLOCK = 1 << BLOCK_LEVELS  # points per block; ranges inside one use the point table
 
 Moments = tuple[Array, Array, Array]  # (n: int, mean, M2), each (..., C)
+
+
+def _scan(a: Array, axis: int, reverse: bool, op, ident) -> Array:
+    """Inclusive cumulative ``op`` (add, maximum or minimum) along ``axis``, in a fixed order."""
+    del ident
+    if op is jnp.add:
+        return lax.cumsum(a, axis=axis, reverse=reverse)
+    cum = lax.cummax if op is jnp.maximum else lax.cummin
+    return cum(a, axis=axis, reverse=reverse)
+
+
+def _cumsum(a: Array, axis: int, reverse: bool) -> Array:
+    return _scan(a, axis, reverse, jnp.add, 0)
 
 
 # ---------------------------------------------------------------------------- moments
@@ -71,9 +85,9 @@ def _scan_moments(n: Array, mean: Array, q: Array, axis: int, reverse: bool) -> 
     c = jnp.take_along_axis(mean, first, axis=axis)
     nf = n.astype(mean.dtype)
     d = jnp.where(has, mean - c, 0)
-    s1 = lax.cumsum(nf * d, axis=axis, reverse=reverse)
-    s2 = lax.cumsum(jnp.where(has, q + nf * d * d, 0), axis=axis, reverse=reverse)
-    cn = lax.cumsum(n, axis=axis, reverse=reverse)
+    s1 = _cumsum(nf * d, axis, reverse)
+    s2 = _cumsum(jnp.where(has, q + nf * d * d, 0), axis, reverse)
+    cn = _cumsum(n, axis, reverse)
     ok = cn > 0
     safe = jnp.where(ok, cn, 1).astype(mean.dtype)
     out_mean = jnp.where(ok, c + s1 / safe, 0)
@@ -92,9 +106,6 @@ class _Fold:
     def scan(self, p, axis: int, reverse: bool):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def direct(self, rows, mask):  # pragma: no cover - interface
-        raise NotImplementedError
-
     def identity_like(self, p):  # pragma: no cover - interface
         raise NotImplementedError
 
@@ -104,10 +115,7 @@ class _Sum(_Fold):
         return a + b
 
     def scan(self, p, axis, reverse):
-        return lax.cumsum(p, axis=axis, reverse=reverse)
-
-    def direct(self, rows, mask):
-        return jnp.sum(jnp.where(mask, rows, 0), axis=1)
+        return _cumsum(p, axis, reverse)
 
     def identity_like(self, p):
         return jnp.zeros_like(p)
@@ -123,12 +131,7 @@ class _Extreme(_Fold):
         return self.op(a, b)
 
     def scan(self, p, axis, reverse):
-        cum = lax.cummin if self.which == "min" else lax.cummax
-        return cum(p, axis=axis, reverse=reverse)
-
-    def direct(self, rows, mask):
-        masked = jnp.where(mask, rows, self.ident)
-        return jnp.min(masked, axis=1) if self.which == "min" else jnp.max(masked, axis=1)
+        return _scan(p, axis, reverse, self.op, self.ident)
 
     def identity_like(self, p):
         return jnp.full_like(p, self.ident)
@@ -140,14 +143,6 @@ class _Moments(_Fold):
 
     def scan(self, p, axis, reverse):
         return _scan_moments(*p, axis=axis, reverse=reverse)
-
-    def direct(self, rows, mask):
-        v, _ = rows
-        n = jnp.sum(mask, axis=1).astype(index_dtype())
-        safe = jnp.where(n > 0, n, 1).astype(v.dtype)
-        mean = jnp.where(n > 0, jnp.sum(jnp.where(mask, v, 0), axis=1) / safe, 0)
-        d = jnp.where(mask, v - mean[:, None], 0)
-        return n, mean, jnp.sum(d * d, axis=1)
 
     def identity_like(self, p):
         n, m, q = p
@@ -188,70 +183,74 @@ def _table(fold: _Fold, totals, levels: int):
     return jax.tree_util.tree_map(lambda *ls: jnp.stack(ls), *out)
 
 
-def _fold_ranges(fold: _Fold, leaves, row_values, valid: Array, start: Array, stop: Array):
+def _query(fold: _Fold, table, leaves, a: Array, b: Array, size: int):
+    """The fold of ``leaves[a..b]`` (inclusive; empty where ``a > b``) from a disjoint table.
+
+    ``table`` is ``_table(fold, leaves, levels)`` flattened to ``(levels * size, C)``: at level
+    ``floor(log2(a ^ b))`` the entries of ``a`` and ``b`` cover ``[a, mid)`` and ``[mid, b]``
+    exactly, so the result holds only ``leaves[a..b]``.
+    """
+    idt = a.dtype
+    lev = _floor_log2(jnp.bitwise_xor(a, b)).astype(idt)
+    ta = _take(table, lev * size + a)
+    tb = _take(table, lev * size + b)
+    one = _take(leaves, a)
+    run = _where((a == b)[:, None], one, fold.combine(ta, tb))
+    return _where((a <= b)[:, None], run, fold.identity_like(one))
+
+
+def _fold_ranges(fold: _Fold, leaves, start: Array, stop: Array):
     """The fold of ``leaves`` over every range ``[start, stop)``, from partials inside it.
 
     Args:
         fold: the statistic's fold.
         leaves: pytree of ``(N, C)`` per-point partials (empty partials where not counted).
-        row_values: what :meth:`_Fold.direct` reads for ranges inside one block: a pytree of
-            ``(N, C)`` arrays.
-        valid: ``(N, C)`` bool, the points counted.
         start: ``(K,)`` first index.
         stop: ``(K,)`` one past the last index (``stop >= start``).
 
     Returns:
         The fold's partial for every range, a pytree of ``(K, C)`` (empty for an empty range).
     """
-    n_pts = valid.shape[0]
+    n_pts = jax.tree_util.tree_leaves(leaves)[0].shape[0]
     blk = BLOCK
     m = -(-n_pts // blk)
-    pad = m * blk - n_pts
+    size = m * blk
     levels = max((max(m, 2) - 1).bit_length(), 1)
     p_blocks = 1 << levels
 
-    def blocks(a):
-        a = jnp.pad(a, [(0, pad)] + [(0, 0)] * (a.ndim - 1))
-        return a.reshape((m, blk) + a.shape[1:])
+    def padded(a):
+        return jnp.pad(a, [(0, size - n_pts)] + [(0, 0)] * (a.ndim - 1))
 
-    lb = jax.tree_util.tree_map(blocks, leaves)
+    # padding points are empty partials: identity (zeros, or -inf/+inf for the extremes)
+    flat = jax.tree_util.tree_map(padded, leaves)
+    if isinstance(fold, _Extreme):
+        pad_mask = (jnp.arange(size) >= n_pts)[:, None]
+        flat = jnp.where(pad_mask, fold.ident, flat)
+    lb = jax.tree_util.tree_map(lambda a: a.reshape((m, blk) + a.shape[1:]), flat)
     pre = fold.scan(lb, axis=1, reverse=False)
     suf = fold.scan(lb, axis=1, reverse=True)
     totals = jax.tree_util.tree_map(lambda a: a[:, -1], pre)
-    # the padding blocks are empty partials (pre of an all-padding block is the identity)
     empty = fold.identity_like(jax.tree_util.tree_map(lambda a: a[:1], totals))
     totals = jax.tree_util.tree_map(
         lambda t, e: jnp.concatenate([t, jnp.repeat(e, p_blocks - m, axis=0)]), totals, empty
     )
-    table = _table(fold, totals, levels)
-    flat = jax.tree_util.tree_map(lambda a: a.reshape((m * blk,) + a.shape[2:]), (pre, suf))
-    pre_f, suf_f = flat
 
-    idt = start.dtype
+    def flatten(t):
+        return jax.tree_util.tree_map(lambda a: a.reshape((-1,) + a.shape[2:]), t)
+
+    block_table = flatten(_table(fold, totals, levels))
+    point_table = flatten(_table(fold, flat, BLOCK_LEVELS))
+    pre_f, suf_f = flatten((pre, suf))
+
     last = jnp.maximum(stop - 1, start)
     j0 = start // blk
     j1 = last // blk
-    # ranges inside one block: fold their points directly
-    rows = jax.tree_util.tree_map(
-        lambda a: jnp.take(blocks(a), j0, axis=0, mode="clip"), row_values
-    )
-    pos = j0[:, None] * blk + jnp.arange(blk, dtype=idt)
-    inside = (pos >= start[:, None]) & (pos < stop[:, None])
-    vrows = jnp.take(blocks(valid), j0, axis=0, mode="clip")
-    direct = fold.direct(rows, inside[..., None] & vrows)
-    # ranges over several blocks: suffix of the first, whole blocks between, prefix of the last
-    left = _take(suf_f, start)
-    right = _take(pre_f, last)
-    a, b = j0 + 1, j1 - 1
-    lev = _floor_log2(jnp.bitwise_xor(a, b))
-    flat_t = jax.tree_util.tree_map(lambda t: t.reshape((-1,) + t.shape[2:]), table)
-    ta = _take(flat_t, lev.astype(idt) * p_blocks + a)
-    tb = _take(flat_t, lev.astype(idt) * p_blocks + b)
-    one = _take(totals, a)
-    run = _where((a == b)[:, None], one, fold.combine(ta, tb))
-    run = _where((a <= b)[:, None], run, fold.identity_like(left))
-    cross = fold.combine(fold.combine(left, run), right)
-    res = _where((j0 == j1)[:, None], direct, cross)
+    # a range inside one block: two entries of the point table (levels below the block size)
+    inside = _query(fold, point_table, flat, start, last, size)
+    # over several blocks: suffix of the first, the whole blocks between, prefix of the last
+    run = _query(fold, block_table, totals, j0 + 1, j1 - 1, p_blocks)
+    cross = fold.combine(fold.combine(_take(suf_f, start), run), _take(pre_f, last))
+    res = _where((j0 == j1)[:, None], inside, cross)
     return _where((stop > start)[:, None], res, fold.identity_like(res))
 
 
@@ -299,7 +298,7 @@ def tree_ranges(
     if "count" in stats:
         out["count"] = n
     if {"sum", "mean"} & set(stats):
-        total = _fold_ranges(_Sum(), clean, clean, notnan, start, stop)
+        total = _fold_ranges(_Sum(), clean, start, stop)
         safe_n = jnp.where(n > 0, n, 1).astype(fdt)
         if "sum" in stats:
             out["sum"] = jnp.where(poisoned, nan, total)
@@ -316,7 +315,7 @@ def tree_ranges(
             n_inf = jnp.zeros((k, c), idt)
         v = jnp.where(finite, yf, 0)
         leaves = (finite.astype(idt), v, jnp.zeros_like(v))
-        _, _, q = _fold_ranges(_Moments(), leaves, (v, v), finite, start, stop)
+        _, _, q = _fold_ranges(_Moments(), leaves, start, stop)
         denom = n - ddof
         bad = poisoned | (n_inf > 0) | (denom <= 0)
         var = jnp.where(bad, nan, q / jnp.where(denom > 0, denom, 1).astype(fdt))
@@ -329,6 +328,6 @@ def tree_ranges(
         if which in stats:
             fold = _Extreme(which)
             vals = jnp.where(notnan, yf, fold.ident)
-            ext = _fold_ranges(fold, vals, vals, notnan, start, stop)
+            ext = _fold_ranges(fold, vals, start, stop)
             out[which] = jnp.where(poisoned | (n == 0), nan, ext)
     return out
