@@ -64,6 +64,20 @@ def _safe(n: Array, dtype: Any) -> Array:
     return jnp.where(n > 0, n, 1).astype(dtype)
 
 
+def _per_bin(op: str, fill: Any, lab: Array, upd: Array, nbins: int) -> Array:
+    """``(nbins, C)``: the rows of ``upd`` ``(N, C)`` combined by ``op`` into their bins.
+
+    One 1-D scatter per column (XLA's CPU scatter of multi-column rows takes a much slower
+    path than one scatter per column; the results are the same). Labels ``nbins`` (no bin)
+    are dropped.
+    """
+    cols = []
+    for i in range(upd.shape[1]):
+        acc = getattr(jnp.full((nbins,), fill, upd.dtype).at[lab], op)
+        cols.append(acc(upd[:, i], mode="drop"))
+    return jnp.stack(cols, axis=1)
+
+
 def _scatter_road(
     y: Array, lab: Array, nbins: int, stats: tuple[str, ...], ddof: int, omit: bool
 ) -> dict[str, Array]:
@@ -74,19 +88,22 @@ def _scatter_road(
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
     yw = y.astype(wdt)
     nan = jnp.isnan(yw) if is_float else jnp.zeros(yw.shape, bool)
-    # every point and the NaN readings of each channel, in ONE integer scatter-add (exact)
-    cols = [jnp.ones((num, 1), idt)] + ([nan.astype(idt)] if is_float else [])
-    tally = jnp.zeros((nbins, 1 + c * is_float), idt)
-    tally = tally.at[lab].add(jnp.concatenate(cols, axis=1), mode="drop")
-    n_all = jnp.broadcast_to(tally[:, :1], (nbins, c))
-    n_nan = tally[:, 1:] if is_float else jnp.zeros((nbins, c), idt)
+    # the points and (where a statistic needs them) the NaN readings per bin: integer
+    # scatter-adds, exact. A held NaN reaches sum/mean/var through the arithmetic itself;
+    # min/max/median need the count (scatter-min/max need not propagate NaN)
+    n_all = jnp.zeros((nbins,), idt).at[lab].add(1, mode="drop")
+    n_all = jnp.broadcast_to(n_all[:, None], (nbins, c))
+    if is_float and (omit or {"min", "max", "median"} & set(stats)):
+        n_nan = _per_bin("add", 0, lab, nan.astype(idt), nbins)
+    else:
+        n_nan = jnp.zeros((nbins, c), idt)
     n = n_all - n_nan if omit else n_all
     held_nan = (n_nan > 0) & (not omit)
     out: dict[str, Array] = {}
     zero_nan = jnp.where(nan, 0, yw) if omit else yw  # omitted readings add nothing
     total = None
     if "sum" in stats or "mean" in stats:
-        total = jnp.zeros((nbins, c), wdt).at[lab].add(zero_nan, mode="drop")
+        total = _per_bin("add", 0, lab, zero_nan, nbins)
     for s in stats:
         if s == "count":
             out[s] = n
@@ -97,12 +114,7 @@ def _scatter_road(
         elif s in ("min", "max"):
             ident = jnp.inf if s == "min" else -jnp.inf
             vals = jnp.where(nan, ident, yw)  # NaN handled by the counts below
-            ext = jnp.full((nbins, c), ident, wdt)
-            ext = (
-                ext.at[lab].min(vals, mode="drop")
-                if s == "min"
-                else ext.at[lab].max(vals, mode="drop")
-            )
+            ext = _per_bin(s, ident, lab, vals, nbins)
             out[s] = jnp.where((n > 0) & ~held_nan, ext, jnp.nan)
     if "var" in stats or "std" in stats:
         var = _scatter_var(yw, lab, nbins, nan, n, ddof, omit)
@@ -137,14 +149,14 @@ def _scatter_var(
     """
     wdt = yw.dtype
     fill = jnp.where(nan, -jnp.inf, yw)
-    shift = jnp.full(n.shape, -jnp.inf, wdt).at[lab].max(lax.stop_gradient(fill), mode="drop")
+    shift = _per_bin("max", -jnp.inf, lab, lax.stop_gradient(fill), nbins)
     shift = jnp.where(jnp.isfinite(shift), shift, 0)
     pad = jnp.zeros((1, n.shape[1]), wdt)
     shift_pt = jnp.concatenate([shift, pad])[lab]
     z = yw - shift_pt
     if omit:
         z = jnp.where(nan, 0, z)
-    s1 = jnp.zeros(n.shape, wdt).at[lab].add(z, mode="drop")
+    s1 = _per_bin("add", 0, lab, z, nbins)
     safe = _safe(n, wdt)
     ok = jnp.isfinite(s1) & (n > 0)
     mz = jnp.where(ok, s1 / safe, 0)
@@ -152,9 +164,8 @@ def _scatter_var(
     d = jnp.where(ok_pt, z - jnp.concatenate([mz, pad])[lab], 0)
     if omit:
         d = jnp.where(nan, 0, d)
-    c = n.shape[1]
-    sums = jnp.zeros((nbins, 2 * c), wdt).at[lab].add(jnp.concatenate([d * d, d], 1), mode="drop")
-    q, r = sums[:, :c], sums[:, c:]
+    q = _per_bin("add", 0, lab, d * d, nbins)
+    r = _per_bin("add", 0, lab, d, nbins)
     m2 = jnp.maximum(q - r * (r / safe), 0)
     dof = n - ddof
     var = jnp.where(dof > 0, m2 / _safe(dof, wdt), jnp.nan)

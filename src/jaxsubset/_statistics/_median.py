@@ -123,20 +123,16 @@ def segment_median(seg: Array, v: Array, nseg: int, n: Array) -> Array:
     above = jnp.where(key > lo_key[seg], seg, nseg)  # the others are dropped
     nxt = jnp.full((nseg,), top, key.dtype).at[above].min(key, mode="drop")
     hi_key = jnp.where(((n % 2) == 1) | again, lo_key, nxt)
-    # the first point holding each key: one scatter-min of point indices (two columns)
-    iota = jnp.arange(num, dtype=jnp.int32)
-    cand = jnp.stack(
-        [
-            jnp.where(key == lo_key[seg], iota, num),
-            jnp.where(key == hi_key[seg], iota, num),
-        ],
-        axis=1,
-    )
-    idx = jnp.full((nseg, 2), num, jnp.int32).at[seg].min(cand)
-    idx = jnp.minimum(idx, max(num - 1, 0))
     if num == 0:
         return jnp.full((nseg,), jnp.nan, v.dtype)
-    med = (v[idx[:, 0]] + v[idx[:, 1]]) / 2
+    # the first point holding each middle key: a scatter-min of point indices
+    iota = jnp.arange(num, dtype=jnp.int32)
+
+    def first(k: Array) -> Array:
+        cand = jnp.where(key == k[seg], iota, num)
+        return jnp.minimum(jnp.full((nseg,), num, jnp.int32).at[seg].min(cand), num - 1)
+
+    med = (v[first(lo_key)] + v[first(hi_key)]) / 2
     return jnp.where(n > 0, med, jnp.nan)
 
 
