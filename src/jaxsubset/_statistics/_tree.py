@@ -21,10 +21,10 @@ A range spanning blocks is ``suffix(start) (+) table(whole blocks) (+) prefix(st
 Everything is cumulative sums/maxima along static axes and gathers: no dot, no scatter, no
 serial loop, the same program on every backend.
 
-Moments use Chan's combination of ``(n, mean, M2)``. A cumulative fold along a row measures
-every value from a shift ``c``: the first non-empty partial in the fold's direction, which
-every non-empty fold of that row contains, so ``c`` is always a point (or block) of the range
-itself and large offsets cancel exactly as in a two-pass variance.
+Moments use Chan's combination of ``(n, c, m, M2)`` partials whose mean is ``c + m`` with the
+shift ``c`` one of the partial's own points; means are compared as ``(c_b - c_a) + (m_b -
+m_a)``, a difference of two data values first (exact for nearby values), so large offsets
+cancel as in a two-pass variance.
 """
 
 import functools
@@ -41,7 +41,7 @@ from ._registry import float_dtype
 BLOCK_LEVELS = 4
 BLOCK = 1 << BLOCK_LEVELS  # points per block; ranges inside one use the point table
 
-Moments = tuple[Array, Array, Array]  # (n: int, mean, M2), each (..., C)
+Moments = tuple[Array, Array, Array, Array]  # (n: int, c, m, M2): mean c + m, each (..., C)
 
 
 def _scan(a: Array, axis: int, reverse: bool, op, ident) -> Array:
@@ -58,42 +58,48 @@ def _cumsum(a: Array, axis: int, reverse: bool) -> Array:
 
 
 # ---------------------------------------------------------------------------- moments
+# A partial is (n, c, m, M2): n points with mean c + m and squared deviations M2, where the
+# shift c is one of the partial's own points. Two partials' means differ by
+# (c_b - c_a) + (m_b - m_a): the first term a difference of two data values, exact when they
+# are within a factor 2 (Sterbenz), so offsets like 1e8 + noise cost no digits.
 def _chan(a: Moments, b: Moments) -> Moments:
-    """Chan et al.'s combination of two ``(n, mean, M2)`` partials (either may be empty)."""
-    na, ma, qa = a
-    nb, mb, qb = b
+    """Chan et al.'s combination of two ``(n, c, m, M2)`` partials (either may be empty)."""
+    na, ca, ma, qa = a
+    nb, cb, mb, qb = b
     n = na + nb
-    nf = n.astype(ma.dtype)
-    w = jnp.where(nb > 0, nb.astype(ma.dtype) / jnp.where(n > 0, nf, 1), 0)
-    d = jnp.where((na > 0) & (nb > 0), mb - ma, 0)
-    mean = jnp.where(na > 0, ma + d * w, mb)
+    both = (na > 0) & (nb > 0)
+    w = jnp.where(both, nb.astype(ma.dtype) / jnp.where(n > 0, n, 1).astype(ma.dtype), 0)
+    d = jnp.where(both, (cb - ca) + (mb - ma), 0)
+    c = jnp.where(na > 0, ca, cb)
+    m = jnp.where(na > 0, ma + d * w, mb)
     q = qa + qb + d * d * na.astype(ma.dtype) * w
-    return n, mean, q
+    return n, c, m, q
 
 
-def _scan_moments(n: Array, mean: Array, q: Array, axis: int, reverse: bool) -> Moments:
-    """Cumulative Chan fold of ``(n, mean, M2)`` partials along ``axis`` (``reverse``: suffixes).
+def _scan_moments(n: Array, c: Array, m: Array, q: Array, axis: int, reverse: bool) -> Moments:
+    """Cumulative Chan fold of ``(n, c, m, M2)`` partials along ``axis`` (``reverse``: suffixes).
 
-    Every partial is measured from ``c``, the mean of the first non-empty partial in the
-    fold's direction: each non-empty fold contains it, so ``c`` comes from inside the fold.
+    Every fold is measured from ``c0``, the shift of the first non-empty partial in the fold's
+    direction: a point of every non-empty fold of that row.
     """
     has = n > 0
     size = n.shape[axis]
     first = jnp.argmax(jnp.flip(has, axis) if reverse else has, axis=axis, keepdims=True)
     if reverse:
         first = size - 1 - first
-    c = jnp.take_along_axis(mean, first, axis=axis)
-    nf = n.astype(mean.dtype)
-    d = jnp.where(has, mean - c, 0)
+    c0 = jnp.take_along_axis(c, first, axis=axis)
+    nf = n.astype(m.dtype)
+    d = jnp.where(has, (c - c0) + m, 0)
     s1 = _cumsum(nf * d, axis, reverse)
     s2 = _cumsum(jnp.where(has, q + nf * d * d, 0), axis, reverse)
     cn = _cumsum(n, axis, reverse)
     ok = cn > 0
-    safe = jnp.where(ok, cn, 1).astype(mean.dtype)
-    out_mean = jnp.where(ok, c + s1 / safe, 0)
+    safe = jnp.where(ok, cn, 1).astype(m.dtype)
+    out_c = jnp.broadcast_to(jnp.where(ok, c0, 0), c.shape)
+    out_m = jnp.where(ok, s1 / safe, 0)
     # an overflowing sum of squares stays inf (as the two-pass reduction's), never inf - inf
     out_q = jnp.where(ok, jnp.where(jnp.isinf(s2), s2, jnp.maximum(s2 - s1 * s1 / safe, 0)), 0)
-    return cn, out_mean, out_q
+    return cn, out_c, out_m, out_q
 
 
 # ---------------------------------------------------------------------------- the folds
@@ -145,8 +151,7 @@ class _Moments(_Fold):
         return _scan_moments(*p, axis=axis, reverse=reverse)
 
     def identity_like(self, p):
-        n, m, q = p
-        return jnp.zeros_like(n), jnp.zeros_like(m), jnp.zeros_like(q)
+        return jax.tree_util.tree_map(jnp.zeros_like, p)
 
 
 def _where(pred: Array, a, b):
@@ -314,8 +319,9 @@ def tree_ranges(
         else:
             n_inf = jnp.zeros((k, c), idt)
         v = jnp.where(finite, yf, 0)
-        leaves = (finite.astype(idt), v, jnp.zeros_like(v))
-        _, _, q = _fold_ranges(_Moments(), leaves, start, stop)
+        zero = jnp.zeros_like(v)
+        leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
+        _, _, _, q = _fold_ranges(_Moments(), leaves, start, stop)
         denom = n - ddof
         bad = poisoned | (n_inf > 0) | (denom <= 0)
         var = jnp.where(bad, nan, q / jnp.where(denom > 0, denom, 1).astype(fdt))
