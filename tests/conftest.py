@@ -10,6 +10,12 @@ import os
 
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# the command keeps a compilation cache in the user's cache folder; tests write theirs to a
+# folder of this run (tests of the cache set their own), never to ~/.cache
+if "JAXSUBSET_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["JAXSUBSET_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxsubset-test-cache-")
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
