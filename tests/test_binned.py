@@ -642,3 +642,27 @@ def test_property_ties_and_edges(xs, statistic):
     v = np.cos(np.arange(x.size) * 1.7)
     _check(x, v, statistic, 4)
     _check(np.sort(x), v, statistic, 4)
+
+
+@needs_x64
+def test_datetime_x_on_every_road():
+    # hourly points over decades (int64 ns near 1e18, beyond float64's integers), shuffled:
+    # every road bins them exactly and agrees with the others
+    import pandas as pd
+
+    hours = pd.date_range("1970-01-01", "2030-01-01", freq="97h").values
+    perm = np.random.default_rng(0).permutation(hours.size)
+    vals = np.sin(np.arange(hours.size) / 7.0)
+    years = np.arange(1970, 2031).astype(str).astype("datetime64[Y]")
+    want = None
+    for m in ("auto", "reference", "tree", "scatter", "sort"):
+        r = binned_statistic(hours[perm], vals[perm], "mean", years, method=m)
+        assert r.bin_edges.dtype == np.dtype("datetime64[ns]")
+        if want is None:
+            want = r
+            yr = pd.DatetimeIndex(hours[perm]).year.to_numpy()
+            npt.assert_array_equal(r.binnumber, yr - 1970 + 1)
+            by_year = pd.Series(vals[perm]).groupby(yr).mean()
+            npt.assert_allclose(r.statistic, by_year.reindex(range(1970, 2030)), **_tol())
+        npt.assert_array_equal(r.binnumber, want.binnumber, err_msg=m)
+        npt.assert_allclose(r.statistic, want.statistic, err_msg=m, **_tol())
