@@ -484,8 +484,8 @@ def _check_two_pass(x, v):
     got["scatter perm"] = _every_std(x[perm], v[perm])["scatter"]
     for m, g in got.items():
         # the scatter road: two passes about one of each bin's values; the tree (sorted x,
-        # and the sort road's ranges) keeps ~1e-9 here (its moments are about block shifts)
-        rtol = (1e-12 if m in ("scatter", "scatter perm") else 1e-8) if X64 else 1e-3
+        # and the sort road's ranges): block moments about one of each block's own points
+        rtol = 1e-12 if X64 else 1e-3
         npt.assert_allclose(np.asarray(g), exact, rtol=rtol, err_msg=m)
 
 
