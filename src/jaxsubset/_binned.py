@@ -19,7 +19,13 @@ from jax import lax
 from ._ranges import _bound_array
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
-from ._statistics._registry import LABEL_ROADS, RANGE_ROADS, check_method, float_dtype
+from ._statistics._registry import (
+    LABEL_ROADS,
+    RANGE_ROADS,
+    check_method,
+    choose_bins,
+    float_dtype,
+)
 from ._stats import _raise_on_nan
 from ._subsets import _gather
 from ._time import time_kind, to_datetime64
@@ -190,18 +196,13 @@ def _reduce(
 ) -> dict[str, Array]:
     """The dispatcher's statistics of ``v`` ``(N, C)`` in the bins (bin number ``d``).
 
-    Sorted ``x``: every bin is an index range, so the range roads (``reduce_ranges``), except
-    for the label roads forced by ``method`` and the median under ``"auto"`` (the range roads'
-    median is the padded one, ``nbins x capacity``; the label roads select it in O(N)).
-    Unsorted ``x``: the label roads (``reduce_labels``), or with ``method="tree"`` one sort by
-    bin and the tree over the ranges.
+    ``_registry.choose_bins`` decides: by labels (``reduce_labels``), or as index ranges
+    (``reduce_ranges``: sorted ``x`` makes every bin one; with ``method="tree"`` on unsorted
+    ``x`` one sort by bin first).
     """
     func = "binned_statistic"
     label = d - 1  # 0..nbins-1 inside; -1 and nbins (the outlier bins) in no bin
-    labels_road = method in ("scatter", "sort") or (
-        method != "tree" and (not x_sorted or (method == "auto" and "median" in stats))
-    )
-    if labels_road:
+    if choose_bins(x_sorted, stats, method) == "labels":
         return reduce_labels(
             v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func
         )

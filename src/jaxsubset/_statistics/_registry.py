@@ -112,3 +112,22 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
             f"{', '.join(map(repr, roads[method]))}"
         )
     return method
+
+
+def choose_bins(x_sorted: bool, stats: tuple[str, ...], method: str) -> str:
+    """How disjoint bins are reduced: ``"labels"`` (a bin label per point) or ``"ranges"``.
+
+    Part of THE road choice (with :func:`choose`): bins of sorted x are also index ranges.
+    On the CPU, ``"auto"`` reduces bins by labels (scatters are O(N) and cache-friendly there,
+    whatever the order); elsewhere sorted bins are ranges on the tree, except the median
+    (the range median is the padded one), and unsorted bins are labels (one sort).
+    """
+    if method in ("scatter", "sort"):
+        return "labels"
+    if method == "tree":
+        return "ranges"
+    if method == "reference":
+        return "ranges" if x_sorted else "labels"
+    if backend() == "cpu" or not x_sorted or "median" in stats:
+        return "labels"
+    return "ranges"
