@@ -306,6 +306,7 @@ def markdown(payload: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="small N (seconds), for the smoke test")
+    p.add_argument("--n", type=int, help="points of both workloads (default 1e7; --quick 2e4)")
     p.add_argument("--json", metavar="PATH", help="write every result to PATH as JSON")
     p.add_argument("--only", choices=("binned", "rolling"), action="append")
     p.add_argument("--stats", help="comma-separated statistics to run (default: all)")
@@ -322,6 +323,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(text, end="")
         return {}
     cfg = dict(QUICK if args.quick else FULL)
+    if args.n:
+        cfg["n"] = cfg["roll_n"] = args.n
     cfg["stats"] = tuple(args.stats.split(",")) if args.stats else STATS
     unknown = set(cfg["stats"]) - set(STATS)
     if unknown:

@@ -31,6 +31,18 @@ settings.register_profile("jaxsubset", max_examples=40, deadline=None, derandomi
 settings.load_profile("jaxsubset")
 
 
+@pytest.fixture(autouse=True)
+def _keep_the_jax_mode():
+    """Put the run's JAX mode back after every test.
+
+    The benchmarks (imported by their smoke tests) and the command switch x64 on as they run;
+    a later test in the same worker must still see the mode its run was started in.
+    """
+    yield
+    if bool(jax.config.jax_enable_x64) != _X64:
+        jax.config.update("jax_enable_x64", _X64)
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
     """Drop JAX's compiled programs after every test module.
@@ -41,3 +53,12 @@ def _release_compiled_programs():
     """
     yield
     jax.clear_caches()
+
+
+@pytest.fixture
+def command_mode():
+    """JAX's 64-bit mode, as ``main`` runs the command, for tests calling its pieces directly."""
+    before = bool(jax.config.jax_enable_x64)
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", before)

@@ -38,17 +38,6 @@ REF = {
 }
 
 
-@pytest.fixture
-def command_mode():
-    """JAX's 64-bit mode, as ``main`` runs the command, for tests calling its pieces directly."""
-    import jax
-
-    before = bool(jax.config.jax_enable_x64)
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", before)
-
-
 def run_cli(*args, cwd):
     env = dict(os.environ, MPLBACKEND="Agg", JAX_PLATFORMS="cpu")
     return subprocess.run(

@@ -22,17 +22,6 @@ pd = pytest.importorskip("pandas")
 DAY = 86_400 * 10**9
 
 
-@pytest.fixture
-def command_mode():
-    """JAX's 64-bit mode, as ``main`` runs the command, for tests calling its pieces directly."""
-    import jax
-
-    before = bool(jax.config.jax_enable_x64)
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", before)
-
-
 def write_series(path, t, columns, fmt="%Y-%m-%dT%H:%M:%S", sep=","):
     """A CSV with a date column and value columns; NaN is written as an empty cell."""
     names = list(columns)

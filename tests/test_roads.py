@@ -34,7 +34,7 @@ def _data() -> np.ndarray:
     y[[60, 61], 1] = np.nan
     y[140, 0] = np.inf
     y[141, 1] = -np.inf
-    y[200, 0] = -9e30 if X64 else -9e18  # never allowed to spoil a range without it
+    y[200, 0] = -9e30 if X64 else -9e15  # never allowed to spoil a range without it
     y[220:260, 1] = 4.0  # a constant run: std exactly 0
     return y.astype(FLOAT)
 
@@ -104,11 +104,16 @@ def _tol(statistic: str, y: np.ndarray, start, count) -> tuple[float, np.ndarray
     p = np.concatenate([np.zeros((1, y.shape[1])), np.cumsum(finite, 0)])
     n = np.maximum(stop - start, 1)[:, None]
     scale = (p[stop] - p[start]) / n
+    eps = np.finfo(y.dtype if y.dtype.kind == "f" else FLOAT).eps
     if statistic == "count":
         return 0.0, np.zeros_like(scale)
-    if statistic in ("var",):
-        return 8 * EPS * n.max(), 8 * EPS * n * scale**2
-    return 8 * EPS * n.max(), 8 * EPS * n * scale
+    if statistic in ("var", "std"):
+        # relative to the spread itself, never to the offset; a two-pass oracle's rounded mean
+        # adds (eps * |mean|)**2 per point to the squared deviations
+        if statistic == "var":
+            return 16 * eps * n.max(), 4 * (eps * scale) ** 2
+        return 16 * eps * n.max(), 2 * eps * scale
+    return 8 * eps * n.max(), 8 * eps * n * scale
 
 
 def _assert_matches(got, want, statistic, y, ranges, what):
@@ -163,6 +168,43 @@ def test_every_road_equals_numpy_and_the_reference(omit):
                     ref = np.asarray(results["reference"][s], float)[sel]
                     _assert_matches(got, ref, s, Y, sub, f"{kind}/{road}=reference/{s}")
     assert results["tree"]["count"].dtype == jnp.zeros((), int).dtype
+
+
+def _cases() -> dict[str, tuple[np.ndarray, Ranges]]:
+    """Other value dtypes, a large offset, and an int64 / datetime axis (x64 only)."""
+    r = ALL
+    cases = {
+        "int32": (RNG.integers(-1000, 1000, (N, 2)).astype(np.int32), r),
+        "float32": (RNG.normal(3.0, 2.0, (N, 2)).astype(np.float32), r),
+        "offset": (((1e9 if X64 else 1e4) + RNG.normal(0.0, 1.0, (N, 2))).astype(FLOAT), r),
+    }
+    if X64:  # epoch nanoseconds beyond 2**53, with ties: windows by exact integer search
+        t = (np.int64(1_700_000_000) * 10**9 + np.cumsum(RNG.integers(0, 3, N)) * 10**9).astype(
+            np.int64
+        )
+        tr = jaxsubset.ranges.rolling(t, 5 * 10**9)
+        cases["datetime"] = (RNG.normal(size=(N, 2)), tr)
+        dt = t.astype("datetime64[ns]")
+        cases["datetime64"] = (RNG.normal(size=(N, 2)), jaxsubset.ranges.rolling(dt, "5s"))
+    return cases
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_roads_across_dtypes_offsets_and_time_axes(case):
+    y, ranges = CASES[case]
+    stats = ("count", "sum", "mean", "var", "std", "min", "max")
+    got = {road: range_statistic(y, ranges, stats, method=road, capacity=512) for road in ROADS}
+    for s in stats:
+        want = _oracle(y, ranges.start, ranges.count, s, 0, False)
+        for road in ROADS:
+            _assert_matches(got[road][s], want, s, y, ranges, f"{case}/{road}/{s}")
+    if case == "datetime":  # the same windows from datetime64 x and from its nanoseconds
+        _, r64 = CASES["datetime64"]
+        np.testing.assert_array_equal(np.asarray(r64.start), np.asarray(ranges.start))
+        np.testing.assert_array_equal(np.asarray(r64.count), np.asarray(ranges.count))
 
 
 _TRACES = {"n": 0}
@@ -297,3 +339,20 @@ def test_method_errors_name_the_road():
         range_statistic(Y, r, "mean", method="prefix")
     with pytest.raises(ValueError, match="method='tree' cannot compute 'median'"):
         range_statistic(Y, r, "median", method="tree")
+
+
+def test_integer_sums_never_wrap_and_inf_variance_is_nan():
+    # 8 x 2**30 overflows int32 (JAX's 32-bit mode): every road sums integers in the float dtype
+    y = np.full(8, 2**30, np.int32)
+    r = jaxsubset.ranges.chunks(np.arange(8.0), 1)
+    for road in ROADS:
+        assert float(range_statistic(y, r, "sum", method=road)[0]) == 8 * 2**30, road
+    assert float(jaxsubset.chunks(np.arange(8.0), y, 1).sum()[0]) == 8 * 2**30
+    # var of [inf, -inf] is NaN (inf - inf), as NumPy; var of [inf, 1] too
+    y = np.array([np.inf, -np.inf, np.inf, 1.0], FLOAT)
+    r = Ranges(jnp.array([0, 2]), jnp.array([2, 2]))
+    for road in ROADS:
+        assert np.isnan(np.asarray(range_statistic(y, r, "var", method=road, capacity=2))).all()
+    assert np.isnan(
+        np.asarray(jaxsubset.from_ranges(y, y, r.start, r.count, capacity=2).var())
+    ).all()

@@ -202,7 +202,9 @@ def test_range_statistic_vmap_and_grad_match_subsets():
         got = np.asarray(jax.grad(ours)(YS[:, 0]))
         ok = np.isfinite(want)  # sqrt at a one-point window: the padded road gives NaN there
         assert ok.mean() > 0.9
-        np.testing.assert_allclose(got[ok], want[ok], rtol=1e-8 if X64 else 1e-5, atol=1e-12)
+        np.testing.assert_allclose(
+            got[ok], want[ok], rtol=1e-8 if X64 else 1e-4, atol=1e-12 if X64 else 1e-5
+        )
 
 
 def test_range_statistic_errors():

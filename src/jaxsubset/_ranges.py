@@ -428,22 +428,10 @@ def _bound_array(
     like ``x``; a plain number there is an error (it would silently mean nanoseconds). A traced
     bound is taken as already converted.
     """
-    if not is_traced(value):
-        if time is not None:
-            if width or time == "m":
-                value = timedelta_to_ns(value, name, func)
-            else:
-                value = datetime_to_ns(value, name, func)
-        elif time_kind(value) is not None or isinstance(value, str):
-            raise TypeError(
-                f"{func}: `{name}` is a date/duration ({value!r}) but `x` is not a time axis"
-            )
-        np_v = np.asarray(value)
-        if np_v.dtype.kind not in "biuf":
-            raise TypeError(f"{func}: `{name}` must be numeric, got dtype {np_v.dtype}")
-        if np_v.dtype.kind == "f" and np.isnan(np_v).any():
-            raise ValueError(f"{func}: `{name}` holds NaN; a bound must be a number")
-    arr = value if is_traced(value) else _exact_array(np.asarray(value), name, func)
+    if is_traced(value):
+        arr = value
+    else:
+        arr = _exact_array(_concrete_bound(value, name, x, func, time, width), name, func)
     dtype = jnp.promote_types(x.dtype, arr.dtype)
     return arr.astype(dtype)
 
