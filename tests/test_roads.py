@@ -356,3 +356,24 @@ def test_integer_sums_never_wrap_and_inf_variance_is_nan():
     assert np.isnan(
         np.asarray(jaxsubset.from_ranges(y, y, r.start, r.count, capacity=2).var())
     ).all()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_floats_compute_in_float32_and_come_back_in_their_dtype(dtype):
+    import ml_dtypes
+
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(np.float16)
+    y = (RNG.normal(3.0, 2.0, 64)).astype(dt)
+    r = jaxsubset.ranges.sliding(np.arange(64.0), 16, step=8)
+    want = {
+        s: _oracle(y.astype(np.float32)[:, None], r.start, r.count, s, 0, False)[:, 0]
+        for s in ("sum", "mean", "std", "max")
+    }
+    for road in ROADS:
+        out = range_statistic(y, r, ("sum", "mean", "std", "max"), method=road)
+        for s, v in out.items():
+            assert v.dtype == dt, (road, s)
+            np.testing.assert_allclose(np.asarray(v, np.float64), want[s], rtol=1e-2, err_msg=s)
+    np.testing.assert_allclose(
+        np.asarray(jaxsubset.sliding(np.arange(64.0), y, 16, step=8).std()), want["std"], rtol=1e-5
+    )

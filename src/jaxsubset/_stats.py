@@ -32,7 +32,7 @@ def _needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
 def _as_y(y: Any, func: str) -> Array:
     if not is_traced(y):
         np_y = np.asarray(y)
-        if np_y.dtype.kind not in "biuf":
+        if np_y.dtype.kind not in "biuf" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be real numeric, got dtype {np_y.dtype}")
         y = jnp.asarray(y)
     elif jnp.issubdtype(y.dtype, jnp.complexfloating):

@@ -83,9 +83,13 @@ class Subsets:
         return a.reshape(a.shape + (1,) * (self.y.ndim - self.mask.ndim))
 
     def _float_y(self) -> Array:
+        """``y`` in the dtype reductions compute in: float32 for float16/bfloat16, the default
+        float for integers and bools (results then come in that dtype)."""
         y = self.y
         if not jnp.issubdtype(y.dtype, jnp.inexact):
             y = y.astype(jnp.result_type(float))
+        elif jnp.finfo(y.dtype).bits < 32:
+            y = y.astype(jnp.float32)
         return y
 
     def _nan(self) -> Array:

@@ -123,7 +123,8 @@ def as_xy(x: Any, y: Any, func: str) -> tuple[jax.Array, jax.Array]:
     x = as_x(x, func)
     if not is_traced(y):
         np_y = np.asarray(y)
-        if np_y.dtype.kind not in "biufc":
+        # bfloat16 (an ml_dtypes extension type, NumPy kind "V") is a float like float16
+        if np_y.dtype.kind not in "biufc" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be numeric, got dtype {np_y.dtype}")
         y = jnp.asarray(y)
     if y.ndim < 1:

@@ -74,6 +74,12 @@ def reduce_ranges(
         dict of ``(K, C)`` arrays by statistic name.
     """
     start, count = clip_ranges(start, count, y.shape[0])
+    # float16/bfloat16 compute in float32 (their sums would lose digits at every step); the
+    # results come back in the input's dtype
+    half = jnp.issubdtype(y.dtype, jnp.floating) and jnp.finfo(y.dtype).bits < 32
+    in_dtype = y.dtype
+    if half:
+        y = y.astype(jnp.float32)
     roads: dict[str, list[str]] = {}
     for s in dict.fromkeys(stats):
         roads.setdefault(choose("ranges", s, method, func), []).append(s)
@@ -89,6 +95,8 @@ def reduce_ranges(
                     y, start, count, tuple(names), ddof=ddof, omit=omit, capacity=capacity
                 )
             )
+    if half:
+        out = {s: v if s == "count" else v.astype(in_dtype) for s, v in out.items()}
     return out
 
 
