@@ -84,10 +84,14 @@ def _scan_moments(n: Array, c: Array, m: Array, q: Array, axis: int, reverse: bo
     """
     has = n > 0
     size = n.shape[axis]
-    first = jnp.argmax(jnp.flip(has, axis) if reverse else has, axis=axis, keepdims=True)
-    if reverse:
-        first = size - 1 - first
-    c0 = jnp.take_along_axis(c, first, axis=axis)
+    shape = [1] * n.ndim
+    shape[axis] = size
+    pos = jnp.arange(size, dtype=jnp.int32).reshape(shape)
+    if reverse:  # the last non-empty partial, else the first
+        first = jnp.max(jnp.where(has, pos, -1), axis=axis, keepdims=True)
+    else:
+        first = jnp.min(jnp.where(has, pos, size), axis=axis, keepdims=True)
+    c0 = jnp.sum(jnp.where(pos == first, c, 0), axis=axis, keepdims=True)
     nf = n.astype(m.dtype)
     d = jnp.where(has, (c - c0) + m, 0)
     s1 = _cumsum(nf * d, axis, reverse)
@@ -171,8 +175,8 @@ def _floor_log2(v: Array) -> Array:
 # ---------------------------------------------------------------------------- the structure
 def _table(fold: _Fold, totals, levels: int):
     """Disjoint sparse table over ``(P, C)`` block totals, ``P = 2**levels``: ``(levels, P, C)``."""
-    out = []
-    for lev in range(levels):
+    out = [totals]  # level 0: halves of one entry, each its own fold
+    for lev in range(1, levels):
         half = 1 << lev
 
         def level(a, half=half):
