@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -17,12 +18,14 @@ import jaxsubset
 from references import tol
 
 
+TESTS = os.path.dirname(os.path.abspath(__file__))  # the subprocesses import `compilations`
+
 CHECKS = textwrap.dedent(
     """
     import jax, jax.numpy as jnp, numpy as np
     jax.config.update("jax_enable_x64", True)
     import jaxsubset
-    from jaxsubset import _shard
+    from compilations import compilations
 
     D = int(__import__("os").environ["JAX_NUM_CPU_DEVICES"])
     assert len(jax.devices()) == D
@@ -69,10 +72,10 @@ CHECKS = textwrap.dedent(
     overflowed = 0
     for kind, cap, kw, make in cases:
         ref = reference(make)
-        before = _shard.TRACES[0]
-        out = jaxsubset.shard(x, y, kind, statistic=STATS, capacity=cap, **kw)
+        with compilations() as seen:
+            out = jaxsubset.shard(x, y, kind, statistic=STATS, capacity=cap, **kw)
         # one compilation per analysis (none when an earlier one had the same shapes)
-        assert _shard.TRACES[0] - before <= 1, (kind, _shard.TRACES[0] - before)
+        assert seen.of("shard_kernel") <= 1, (kind, seen)
         for name in ("start", "count", "overflow"):
             np.testing.assert_array_equal(out[name], ref[name], err_msg=kind + name)
         for name in STATS:
@@ -92,10 +95,12 @@ CHECKS = textwrap.dedent(
     mesh = jax.sharding.Mesh(np.array(jax.devices()[: D // 2]), ("data",))
     y2 = np.stack([y, -y], axis=1)
     fn = lambda xs, ys, m: jnp.sum(jnp.where(m[:, None], ys * xs[:, None], 0.0), axis=0)
-    out = jaxsubset.shard(x, y2, "sliding", size=200, step=50, fn=fn, mesh=mesh)
-    before = _shard.TRACES[0]
-    out2 = jaxsubset.shard(x, y2 * 2, "sliding", size=200, step=50, fn=fn, mesh=mesh)
-    assert _shard.TRACES[0] == before
+    with compilations() as seen:
+        out = jaxsubset.shard(x, y2, "sliding", size=200, step=50, fn=fn, mesh=mesh)
+    assert seen.of("shard_kernel") == 1, seen
+    with compilations() as seen:
+        out2 = jaxsubset.shard(x, y2 * 2, "sliding", size=200, step=50, fn=fn, mesh=mesh)
+    assert seen.of("shard_kernel") == 0, seen
     want = np.stack([(y2[k:k + 200] * x[k:k + 200, None]).sum(0) for k in range(0, N - 199, 50)])
     np.testing.assert_allclose(out["result"], want, rtol=1e-12)
     np.testing.assert_allclose(out2["result"], 2 * want, rtol=1e-12)
@@ -108,6 +113,7 @@ def test_shard_equals_single_device_on_4_and_8_devices():
     procs = {}
     for n_devices in (4, 8):  # both subprocesses at once: compilation is mostly one core each
         env = dict(os.environ, JAX_NUM_CPU_DEVICES=str(n_devices), JAX_PLATFORMS="cpu")
+        env["PYTHONPATH"] = os.pathsep.join([TESTS, *filter(None, [env.get("PYTHONPATH")])])
         env.pop("XLA_FLAGS", None)
         procs[n_devices] = subprocess.Popen(
             [sys.executable, "-c", CHECKS],
@@ -139,9 +145,7 @@ def test_shard_one_device_and_errors():
     with pytest.raises(ValueError, match="sorted ascending"):
         jaxsubset.shard(x[::-1], y, "rolling", width=2.0, capacity=4, statistic="sum")
     with pytest.raises(ValueError, match="must be 1-D"):
-        mesh = jaxsubset._shard.Mesh(
-            np.array(jaxsubset._shard.jax.devices()).reshape(1, 1), ("a", "b")
-        )
+        mesh = jax.sharding.Mesh(np.array(jax.devices()).reshape(1, 1), ("a", "b"))
         jaxsubset.shard(x, y, "chunks", size=6, statistic="sum", mesh=mesh)
     ref = jaxsubset.select(jnp.asarray(x), jnp.asarray(y), 2.5, 7.0, capacity=8)
     out = jaxsubset.shard(x, y, "select", lo=2.5, hi=7.0, capacity=8, statistic="mean")

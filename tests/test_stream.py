@@ -1,6 +1,8 @@
 """stream: larger-than-memory data block by block equals the in-memory path, exactly."""
 
+import gc
 import warnings
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -8,11 +10,12 @@ import numpy as np
 import pytest
 
 import jaxsubset
+from compilations import compilations
 from jaxsubset import _stream
 from references import FLOAT, X64, needs_x64
 
 
-STATS = _stream.STATISTICS
+STATS = ("sum", "mean", "var", "std", "min", "max", "median", "argmin", "argmax")
 N = 1003
 BLOCK = 64
 # same points, same padding; XLA may vectorise a sum differently: ~1 ulp per term
@@ -157,14 +160,49 @@ def test_stream_fn_channels_and_one_shot_iterator(data):
 
 def test_stream_one_compiled_kernel_for_all_blocks(data):
     x, y = data
-    before = _stream.TRACES[0]
-    out = jaxsubset.stream((x, y), "sliding", size=37, step=3, statistic="sum", block_size=32)
-    assert _stream.TRACES[0] - before == 1  # 32 blocks (padded last one), one trace
-    out2 = jaxsubset.stream((x, y), "sliding", size=37, step=3, statistic="sum", block_size=32)
-    assert _stream.TRACES[0] - before == 1  # cached across calls
+    kw = dict(kind="sliding", size=37, step=3, statistic="sum", block_size=32)
+    with compilations() as first:
+        out = jaxsubset.stream((x, y), **kw)
+    assert first.of("block_kernel") == 1, first  # 32 blocks (padded last one), one compilation
+    with compilations() as again:
+        out2 = jaxsubset.stream((x, y * 2), **kw)  # new data, same shapes: JAX's cache serves
+    assert again.of("block_kernel") == 0, again
     want = np.lib.stride_tricks.sliding_window_view(y, 37)[::3].sum(axis=1)
     np.testing.assert_allclose(out["sum"], want, **R(1e-12))
-    np.testing.assert_array_equal(out["sum"], out2["sum"])
+    np.testing.assert_allclose(out2["sum"], 2 * want, **R(1e-12))
+    with compilations() as chunks:  # blocks holding whole chunks: the reshape kernel, once
+        for _ in range(2):
+            out = jaxsubset.stream((x, y), "chunks", size=8, statistic="max", block_size=64)
+    assert chunks.of("chunk_kernel") == 1 and chunks.of("block_kernel") == 0, chunks
+    np.testing.assert_array_equal(out["max"], [y[a : a + 8].max() for a in range(0, N, 8)])
+
+
+@pytest.mark.parametrize("run", ["stream", "shard"])
+def test_kernels_live_in_jax_cache_and_clear_caches_frees_them(data, run):
+    # the compiled kernels (and the user's fn they hold) live only in JAX's cache
+    x, y = data
+
+    def fn(xs, ys, m):
+        return jnp.sum(jnp.where(m, ys, 0.0))
+
+    call = jaxsubset.stream if run == "stream" else jaxsubset.shard
+    kw = dict(kind="rolling", width=2.0, capacity=32, fn=fn, statistic="mean")
+    if run == "stream":
+        kw["block_size"] = BLOCK
+    with compilations() as seen:
+        first = call((x, y), **kw) if run == "stream" else call(x, y, **kw)
+        again = call((x, y), **kw) if run == "stream" else call(x, y, **kw)
+    assert len([n for n in seen if "kernel" in n]) == 1, seen  # the second call compiled nothing
+    ref = jaxsubset.rolling(jnp.asarray(x), jnp.asarray(y), 2.0, capacity=32)
+    np.testing.assert_allclose(first["result"], ref.sum(), **R(1e-13))
+    np.testing.assert_array_equal(again["result"], first["result"])
+    alive = weakref.ref(fn)
+    del fn, kw
+    gc.collect()
+    assert alive() is not None  # held by JAX's cache (the static argument of the kernel)...
+    jax.clear_caches()
+    gc.collect()
+    assert alive() is None  # ... and by nothing of ours once JAX's caches are cleared
 
 
 def test_stream_matches_in_memory_under_jit(data):

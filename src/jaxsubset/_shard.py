@@ -11,6 +11,8 @@ the whole analysis. ``x`` and ``y`` stay on the host (memory maps are fine) and 
 given only its own shard.
 """
 
+import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,13 +23,16 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
 from ._checks import reraise
-from ._stream import _ArraySource, assemble, check_compute, group_size, plan, windowed
+from ._stream import (
+    KernelSpec,
+    _ArraySource,
+    assemble,
+    check_compute,
+    group_size,
+    plan,
+    windowed,
+)
 from ._validate import check_nan_policy, index_dtype, static_int
-
-
-#: Traces of the sharded kernel so far (tests check one compilation per analysis).
-TRACES = [0]
-_KERNELS: dict[Any, Any] = {}
 
 
 def _mesh(mesh: Mesh | None, devices: int | None, func: str) -> Mesh:
@@ -54,17 +59,27 @@ def _mesh(mesh: Mesh | None, devices: int | None, func: str) -> Mesh:
     return Mesh(np.array(available[:devices]), ("shards",))
 
 
-def _kernel(mesh: Mesh, key: tuple) -> Any:
-    """``jit(shard_map(...))`` for one (mesh, capacity, statistics, fn, shard size, hops)."""
-    if (mesh, key) in _KERNELS:
-        return _KERNELS[(mesh, key)]
-    capacity, stats, fn, batch_size, ddof, nan_policy, shard, hops = key
+@dataclasses.dataclass(frozen=True)
+class ShardSpec:
+    """The static part of a sharded analysis: the mesh, what to compute, shard size and hops."""
+
+    mesh: Mesh
+    kernel: KernelSpec
+    shard: int  # points per shard
+    hops: int  # shards the halo reaches into
+
+
+@functools.partial(jax.jit, static_argnames="spec")
+def shard_kernel(
+    xs: jax.Array, ys: jax.Array, ls: jax.Array, ct: jax.Array, *, spec: ShardSpec
+) -> dict[str, Any]:
+    """``shard_map`` of :func:`windowed` over the mesh, compiled by JAX once per ``spec``."""
+    mesh, shard, hops, capacity = spec.mesh, spec.shard, spec.hops, spec.kernel.capacity
     (axis,) = mesh.axis_names
     n_dev = mesh.size
-    spec = jax.P(axis)
+    part = jax.P(axis)
 
     def body(xs, ys, ls, ct):
-        TRACES[0] += 1
         # halo: the next `hops` shards' points, from the right neighbours (zeros past the end)
         xparts, yparts = [xs], [ys]
         for k in range(1, hops + 1):
@@ -77,12 +92,11 @@ def _kernel(mesh: Mesh, key: tuple) -> Any:
             yparts.append(jnp.zeros((short,) + ys.shape[1:], ys.dtype))
         xw, yw = jnp.concatenate(xparts), jnp.concatenate(yparts)
         g0 = (jax.lax.axis_index(axis) * shard).astype(index_dtype())
-        out = windowed(xw, yw, ls[0], ct[0], g0, capacity, stats, fn, batch_size, ddof, nan_policy)
+        out = windowed(xw, yw, ls[0], ct[0], g0, spec.kernel)
         return jax.tree_util.tree_map(lambda a: a[None], out)
 
-    f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(spec, spec, spec, spec), out_specs=spec))
-    _KERNELS[(mesh, key)] = f
-    return f
+    mapped = jax.shard_map(body, mesh=mesh, in_specs=(part,) * 4, out_specs=part)
+    return mapped(xs, ys, ls, ct)
 
 
 def axis_of(mesh: Mesh) -> str:
@@ -221,9 +235,11 @@ def shard(
     ys = _put(src.y, mesh, total, src.ydt)
     if xs is None:  # statistics never read x: zeros, made on the devices
         xs = jax.device_put(jnp.zeros(total, src.ydt), NamedSharding(mesh, jax.P(axis_of(mesh))))
-    kernel = _kernel(mesh, (capacity, stats, fn, batch_size, ddof, nan_policy, shard_len, hops))
+    spec = ShardSpec(
+        mesh, KernelSpec(capacity, stats, fn, batch_size, ddof, nan_policy), shard_len, hops
+    )
     with reraise():  # a fired check (nan_policy="raise") arrives as its plain ValueError
-        out = _to_host(kernel(xs, ys, _put(lstart, mesh), _put(cnt, mesh)))
+        out = _to_host(shard_kernel(xs, ys, _put(lstart, mesh), _put(cnt, mesh), spec=spec))
     valid = table >= 0
     result = {
         "start": start.reshape(shape),

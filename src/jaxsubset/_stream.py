@@ -22,6 +22,8 @@ How it stays exact and bounded:
    ``step`` points (sums, counts, minima, maxima), so every point is read once.
 """
 
+import dataclasses
+import functools
 import math
 import mmap
 import os
@@ -51,8 +53,6 @@ _KIND_ARGS = {
     "bins": {"edges"},
     "select": {"lo", "hi", "closed"},
 }
-#: Kernel traces so far (tests use it to check that one compilation serves all blocks).
-TRACES = [0]
 _GATHER_BUDGET = 1 << 21  # ranges per kernel call * capacity: bounds the gathered slab
 
 
@@ -867,7 +867,20 @@ def compute(
     return out
 
 
-_KERNELS: dict[Any, Any] = {}
+@dataclasses.dataclass(frozen=True)
+class KernelSpec:
+    """What a kernel computes per subset: hashable, the static argument of the kernels' jit.
+
+    The compiled kernels live in JAX's own cache (keyed by this spec, the shapes and dtypes),
+    so ``jax.clear_caches()`` frees them and, with them, the references to ``fn``.
+    """
+
+    capacity: int
+    statistics: tuple[str, ...]
+    fn: Callable | None
+    batch_size: int | None
+    ddof: int = 0
+    nan_policy: str = "propagate"
 
 
 def group_size(capacity: int, batch_size: int | None) -> int:
@@ -883,12 +896,7 @@ def windowed(
     lstart: jax.Array,
     count: jax.Array,
     g0: jax.Array,
-    capacity: int,
-    statistics: tuple[str, ...],
-    fn: Callable | None,
-    batch_size: int | None,
-    ddof: int,
-    nan_policy: str = "propagate",
+    spec: KernelSpec,
 ) -> dict[str, Any]:
     """Per-subset results of the ranges ``[lstart, lstart + count)`` of a window of points.
 
@@ -897,7 +905,8 @@ def windowed(
     materialising all ``(R, capacity)`` values). ``len(xb) >= max(lstart) + capacity`` for every
     non-empty range, so ``dynamic_slice`` never clamps a window that holds points.
     """
-    group = group_size(capacity, batch_size)
+    capacity = spec.capacity
+    group = group_size(capacity, spec.batch_size)
     rows = lstart.shape[0] // group
     idt = lstart.dtype
     offsets = jnp.arange(capacity, dtype=idt)
@@ -910,7 +919,7 @@ def windowed(
         def full() -> dict[str, Any]:
             mask = jnp.ones((group, capacity), bool)  # a constant: XLA drops the masking
             s = Subsets(x=xs, y=ys, mask=mask, start=ls + g0, count=ct)
-            return compute(s, statistics, fn, None, ddof, nan_policy)
+            return compute(s, spec.statistics, spec.fn, None, spec.ddof, spec.nan_policy)
 
         def masked() -> dict[str, Any]:
             mask = offsets < jnp.minimum(ct, capacity)[:, None]
@@ -921,7 +930,7 @@ def windowed(
                 start=ls + g0,
                 count=ct,
             )
-            return compute(s, statistics, fn, None, ddof, nan_policy)
+            return compute(s, spec.statistics, spec.fn, None, spec.ddof, spec.nan_policy)
 
         return jax.lax.cond(jnp.all(ct == capacity), full, masked)
 
@@ -929,26 +938,18 @@ def windowed(
     return jax.tree_util.tree_map(lambda a: a.reshape((rows * group,) + a.shape[2:]), out)
 
 
-def _kernel(
-    capacity: int,
-    statistics: tuple[str, ...],
-    fn: Callable | None,
-    batch_size: int | None,
-    ddof: int = 0,
-    nan_policy: str = "propagate",
-):
-    key = (capacity, statistics, fn, batch_size, ddof, nan_policy)
-    if key not in _KERNELS:
-
-        @jax.jit
-        def kernel(xb, yb, lstart, count, g0):
-            TRACES[0] += 1
-            return windowed(
-                xb, yb, lstart, count, g0, capacity, statistics, fn, batch_size, ddof, nan_policy
-            )
-
-        _KERNELS[key] = kernel
-    return _KERNELS[key]
+@functools.partial(jax.jit, static_argnames="spec")
+def block_kernel(
+    xb: jax.Array,
+    yb: jax.Array,
+    lstart: jax.Array,
+    count: jax.Array,
+    g0: jax.Array,
+    *,
+    spec: KernelSpec,
+) -> dict[str, Any]:
+    """:func:`windowed` over one block + halo, compiled once per ``spec`` and block shape."""
+    return windowed(xb, yb, lstart, count, g0, spec)
 
 
 def check_compute(statistic: Any, fn: Any, batch_size: Any, func: str):
@@ -986,20 +987,22 @@ def assemble(parts: list[tuple[np.ndarray, Any]], n_out: int, shape: tuple[int, 
     return jax.tree_util.tree_map(join, *[p[1] for p in parts])
 
 
-_LAST_DRAW = [0.0]
-
-
-def _progress(done: int, total: int | None, points: int, end: bool = False) -> None:
+class Progress:
     """One progress line on stderr, redrawn at most 10 times a second."""
-    now = time.monotonic()
-    if not end and now - _LAST_DRAW[0] < 0.1:
-        return
-    _LAST_DRAW[0] = now
-    tot = f"/{total}" if total else ""
-    sys.stderr.write(f"\rjaxsubset.stream: block {done}{tot}, {points:,} points")
-    if end:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
+
+    def __init__(self) -> None:
+        self.drawn = -math.inf
+
+    def __call__(self, done: int, total: int | None, points: int, end: bool = False) -> None:
+        now = time.monotonic()
+        if not end and now - self.drawn < 0.1:
+            return
+        self.drawn = now
+        tot = f"/{total}" if total else ""
+        sys.stderr.write(f"\rjaxsubset.stream: block {done}{tot}, {points:,} points")
+        if end:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
 
 
 def _home(entry: tuple[np.ndarray, Any, int]) -> tuple[np.ndarray, Any, int]:
@@ -1008,46 +1011,30 @@ def _home(entry: tuple[np.ndarray, Any, int]) -> tuple[np.ndarray, Any, int]:
     return idx, jax.tree_util.tree_map(lambda a: np.asarray(a)[:m], out), m
 
 
-_REGULAR: dict[Any, Any] = {}
+@functools.partial(jax.jit, static_argnames="spec")
+def chunk_kernel(
+    xb: jax.Array, yb: jax.Array, count: jax.Array, g0: jax.Array, *, spec: KernelSpec
+) -> dict[str, Any]:
+    """Chunks of ``spec.capacity`` aligned with the block: a reshape instead of a gather."""
+    size = spec.capacity
+    rows = yb.shape[0] // size
+    idt = count.dtype
+    xs, ys = xb.reshape(rows, size), yb.reshape((rows, size) + yb.shape[1:])
+    start = g0 + jnp.arange(rows, dtype=idt) * size
 
+    def full() -> dict[str, Any]:
+        # every chunk full (all blocks but the last): a constant mask, which XLA folds away
+        mask = jnp.ones((rows, size), bool)
+        s = Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
+        return compute(s, spec.statistics, spec.fn, spec.batch_size, spec.ddof, spec.nan_policy)
 
-def _kernel_regular(
-    size: int,
-    statistics: tuple[str, ...],
-    fn: Any,
-    batch_size: Any,
-    ddof: int = 0,
-    nan_policy: str = "propagate",
-) -> Any:
-    """Chunks of ``size`` aligned with the block: a reshape instead of a gather (same values)."""
-    key = (size, statistics, fn, batch_size, ddof, nan_policy)
-    if key not in _REGULAR:
+    def masked() -> dict[str, Any]:
+        # slots past the data are the block's zero padding, as _gather's padding
+        mask = jnp.arange(size, dtype=idt) < jnp.minimum(count, size)[:, None]
+        s = Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
+        return compute(s, spec.statistics, spec.fn, spec.batch_size, spec.ddof, spec.nan_policy)
 
-        @jax.jit
-        def kernel(xb, yb, count, g0):
-            TRACES[0] += 1
-            rows = yb.shape[0] // size
-            idt = count.dtype
-            xs, ys = xb.reshape(rows, size), yb.reshape((rows, size) + yb.shape[1:])
-            start = g0 + jnp.arange(rows, dtype=idt) * size
-
-            def full() -> dict[str, Any]:
-                # every chunk full (all blocks but the last): a constant mask, which XLA
-                # folds away (10x faster on CPU than the masked reductions)
-                mask = jnp.ones((rows, size), bool)
-                s = Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
-                return compute(s, statistics, fn, batch_size, ddof, nan_policy)
-
-            def masked() -> dict[str, Any]:
-                # slots past the data are the block's zero padding, as _gather's padding
-                mask = jnp.arange(size, dtype=idt) < jnp.minimum(count, size)[:, None]
-                s = Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
-                return compute(s, statistics, fn, batch_size, ddof, nan_policy)
-
-            return jax.lax.cond(jnp.all(count == size), full, masked)
-
-        _REGULAR[key] = kernel
-    return _REGULAR[key]
+    return jax.lax.cond(jnp.all(count == size), full, masked)
 
 
 def _run(
@@ -1072,15 +1059,13 @@ def _run(
     else:  # a whole number of kernel groups
         group = group_size(cap, batch_size)
         per = -(-pl.per_block // group) * group
-    if regular:
-        kernel = _kernel_regular(cap, stats, fn, batch_size, ddof, nan_policy)
-    else:
-        kernel = _kernel(cap, stats, fn, batch_size, ddof, nan_policy)
+    spec = KernelSpec(cap, stats, fn, batch_size, ddof, nan_policy)
     idt = index_dtype()
     total = -(-source.length // block) if source.length else None
     with_x = fn is not None
     x_zeros = None
 
+    draw = Progress() if progress else None
     buffers = _Buffers()
     if isinstance(source, _ArraySource):  # random access: straight into the block buffers
         windows = source.windows(block, halo, with_x, buffers)
@@ -1113,11 +1098,11 @@ def _run(
             ct = np.zeros(per, idt)
             ct[:m] = count[i : i + m]
             if regular:  # the block's chunks, in order, from its first point
-                out = kernel(bx, by, ct, g0_arr)
+                out = chunk_kernel(bx, by, ct, g0_arr, spec=spec)
             else:
                 ls = np.zeros(per, idt)
                 ls[:m] = lstart[i : i + m]
-                out = kernel(bx, by, ls, ct, g0_arr)
+                out = block_kernel(bx, by, ls, ct, g0_arr, spec=spec)
             device.append((idx[i : i + m], out, m))
         held.append((len(device), bufs))
         # bring the previous blocks' results home while this block computes (bounded memory);
@@ -1128,10 +1113,10 @@ def _run(
         while held and held[0][0] <= done:
             buffers.give(*held.pop(0)[1])
         big_n = g0 + n
-        if progress:
-            _progress(b + 1, total, min(g0 + block, big_n))
-    if progress:
-        _progress(len(host), total, big_n, end=True)
+        if draw is not None:
+            draw(b + 1, total, min(g0 + block, big_n))
+    if draw is not None:
+        draw(len(host), total, big_n, end=True)
     if not host:
         raise ValueError(f"stream: `source` ({source.name}) holds no points")
     parts = [_home(d)[:2] for d in device]
