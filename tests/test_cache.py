@@ -11,8 +11,9 @@ import jax
 import numpy as np
 import pytest
 
-from jaxsubset._cache import _AtomicFileCache, cache_dir, command_cache
-from jaxsubset._cli import main
+from jaxsubset._cache import _AtomicFileCache, cache_dir
+from jaxsubset.cli import main
+from jaxsubset.cli._cache import command_cache
 
 
 DRIVER = textwrap.dedent(
@@ -24,7 +25,7 @@ DRIVER = textwrap.dedent(
         events[name] = events.get(name, 0) + 1
     m.register_event_listener(seen)
     m.register_event_duration_secs_listener(seen)
-    from jaxsubset._cli import main
+    from jaxsubset.cli import main
     rc = main(sys.argv[2:])
     with open(sys.argv[1], "w") as f:
         json.dump({"rc": rc, "events": events}, f)

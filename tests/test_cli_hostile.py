@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import jaxsubset
-from jaxsubset._cli import main
+from jaxsubset.cli import main
 
 
 def one_error(capsys, argv, status=2):
@@ -145,14 +145,14 @@ def test_date_messages_quote_the_cell_and_far_dates_never_wrap(folder, capsys):
 
 
 def test_unwritable_output_folder_fails_first_naming_the_output(folder, capsys, monkeypatch):
-    import jaxsubset._cli as cli
+    import jaxsubset.cli._stats as stats_command
 
     (folder / "in.csv").write_text("x,y\n0,1\n1,2\n")
 
     def never(*args, **kwargs):
         raise AssertionError("the data was read before the output folder was checked")
 
-    monkeypatch.setattr(cli, "read_xy", never)
+    monkeypatch.setattr(stats_command, "read_xy", never)
     # /proc refuses new files even to root (file modes do not stop root).
     line = one_error(capsys, ["stats", "in.csv", "--chunks", "1", "--out", "/proc/o.csv"])
     assert "/proc/o.csv: cannot write to the output folder /proc" in line
@@ -209,16 +209,16 @@ def test_termination_while_writing_leaves_no_temporary_file(tmp_path, sig):
     code = textwrap.dedent(
         f"""
         import os, signal, sys
-        import jaxsubset._io as io
-        real = io.format_value
+        import jaxsubset.cli._writer as writer
+        real = writer.format_value
         sent = []
         def format_value(v):
             if not sent:
                 sent.append(1)
                 os.kill(os.getpid(), signal.{sig})
             return real(v)
-        io.format_value = format_value
-        from jaxsubset._cli import main
+        writer.format_value = format_value
+        from jaxsubset.cli import main
         sys.exit(main(["stats", "in.csv", "--chunks", "5", "--out", "out.csv"]))
         """
     )
@@ -294,7 +294,7 @@ def test_a_pipe_is_refused_instead_of_blocking(folder, capsys):
 
 
 def test_demo_unwritable_out_fails_before_computing(folder, capsys, monkeypatch):
-    import jaxsubset._demo as demo
+    import jaxsubset.cli._demo as demo
 
     def never(*args, **kwargs):
         raise AssertionError("the demo computed before checking its output folder")

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 import jaxsubset
-from jaxsubset._cli import main
+from jaxsubset.cli import main
 
 
 @pytest.fixture(scope="module")

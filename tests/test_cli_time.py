@@ -13,8 +13,11 @@ import sys
 import numpy as np
 import pytest
 
-from jaxsubset._cli import bin_edges, main, parse_period
-from jaxsubset._io import XY, InputError, iso_strings, parse_dates, read_table, read_xy
+from jaxsubset.cli import main
+from jaxsubset.cli._dates import iso_strings, parse_dates
+from jaxsubset.cli._files import InputError
+from jaxsubset.cli._options import bin_edges, parse_period
+from jaxsubset.cli._reader import XY, read_table, read_xy
 
 
 pd = pytest.importorskip("pandas")
@@ -246,10 +249,11 @@ def test_nan_policies_on_empty_cells(tmp_path, run):
     assert out.splitlines()[1].split()[-1] == "5"
 
 
-def test_omit_through_the_padded_road_and_the_library(tmp_path, monkeypatch, command_mode):
+def test_omit_through_the_padded_road_and_the_library(tmp_path, command_mode):
     """Omitting goes through the library's nan_policy whichever road the statistic takes."""
     import jaxsubset
-    from jaxsubset._cli import STATS, compute_statistics
+    from jaxsubset.cli._options import STATS
+    from jaxsubset.cli._stats import compute_statistics, gather_stats
 
     rng = np.random.default_rng(4)
     x = np.sort(rng.uniform(0, 20, 150))
@@ -262,10 +266,12 @@ def test_omit_through_the_padded_road_and_the_library(tmp_path, monkeypatch, com
     ref = {"sum": np.nansum, "mean": np.nanmean, "std": np.nanstd, "var": np.nanvar,
            "min": np.nanmin, "max": np.nanmax, "median": np.nanmedian}  # fmt: skip
     stats = (*STATS, "valid")
-    for road in ("library", "padded"):
-        if road == "padded":
-            monkeypatch.delattr(jaxsubset, "range_statistic")
-        got = compute_statistics(xy, r, stats, nan_policy="omit")
+    library = compute_statistics(xy, r, stats, nan_policy="omit")
+    # every reduction by padded gathers too (the command sends them only the median)
+    padded = gather_stats(
+        x, y, np.asarray(r.start), np.asarray(r.count), tuple(ref), nan_policy="omit"
+    )
+    for got in (library, padded):
         for c in range(2):
             for name, fn in ref.items():
                 want = []
@@ -274,8 +280,9 @@ def test_omit_through_the_padded_road_and_the_library(tmp_path, monkeypatch, com
                     v = v[~np.isnan(v)]
                     want.append(fn(v) if v.size else (0.0 if name == "sum" else np.nan))
                 close(got[name][:, c], want)
-            close(got["valid"][:, c], [np.sum(~np.isnan(y[m, c])) for m in masks])
-        close(got["count"][:, 0], [m.sum() for m in masks])
+    for c in range(2):
+        close(library["valid"][:, c], [np.sum(~np.isnan(y[m, c])) for m in masks])
+    close(library["count"][:, 0], [m.sum() for m in masks])
 
 
 # ---------------------------------------------------------------------------- errors
@@ -429,12 +436,12 @@ def test_subprocess_time_axis_with_plot_and_an_error(tmp_path):
 
 def test_figure_of_a_time_axis_breaks_at_gaps_and_missing_readings(tmp_path, run):
     pytest.importorskip("matplotlib")
-    import jaxsubset._cli as cli
+    import jaxsubset.cli._stats as stats_command
 
     t, y = weekly_with_decades_gap(seed=6)
     write_series(tmp_path / "w.csv", t, {"v": y}, fmt="%Y-%m-%d")
     figs = []
-    real = cli._stats_figure
+    real = stats_command.stats_figure
 
     def keep(*args, **kwargs):
         figs.append(real(*args, **kwargs))
@@ -443,7 +450,7 @@ def test_figure_of_a_time_axis_breaks_at_gaps_and_missing_readings(tmp_path, run
     import pytest as _pytest
 
     with _pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cli, "_stats_figure", keep)
+        mp.setattr(stats_command, "stats_figure", keep)
         rc, _, err = run("w.csv", "--bins", "1Y", "--plot", "w.png", "--quiet")
     assert rc == 0, err
     assert (tmp_path / "w.png").stat().st_size > 0
@@ -460,7 +467,7 @@ def test_figure_of_a_time_axis_breaks_at_gaps_and_missing_readings(tmp_path, run
 def test_fixed_width_formats_parse_without_strptime_and_agree_with_it():
     import datetime as dt
 
-    from jaxsubset._io import _fixed_width_dates
+    from jaxsubset.cli._dates import fixed_width_dates
 
     rng = np.random.default_rng(7)
     secs = rng.integers(-(2**62) // 10**9, 2**62 // 10**9, 3000)
@@ -468,18 +475,18 @@ def test_fixed_width_formats_parse_without_strptime_and_agree_with_it():
     for fmt in ("%Y%m%d%H%M%S", "%d.%m.%Y %H:%M:%S", "%Y%m%d"):
         text = np.array([d.strftime(fmt) for d in stamps])
         want = [np.datetime64(dt.datetime.strptime(s, fmt), "s") for s in text]
-        np.testing.assert_array_equal(_fixed_width_dates(text, fmt), want)
+        np.testing.assert_array_equal(fixed_width_dates(text, fmt), want)
         np.testing.assert_array_equal(
             parse_dates(text, "x", x_format=fmt), np.array(want, "M8[ns]").view(np.int64)
         )
     # what the vectorised road cannot take goes to strptime: ragged cells, other directives
-    assert _fixed_width_dates(np.array(["1/2/2001", "11/12/2001"]), "%d/%m/%Y") is None
+    assert fixed_width_dates(np.array(["1/2/2001", "11/12/2001"]), "%d/%m/%Y") is None
     assert iso_strings(parse_dates(["1/2/2001", "11/12/2001"], "x", x_format="%d/%m/%Y").view(
         "datetime64[ns]")) == ["2001-02-01", "2001-12-11"]  # fmt: skip
-    assert _fixed_width_dates(np.array(["20010229"]), "%Y%m%d") is None  # not a leap year
+    assert fixed_width_dates(np.array(["20010229"]), "%Y%m%d") is None  # not a leap year
     with pytest.raises(InputError, match="line 9 holds '20010229'"):
         parse_dates(["20010228", "20010229"], "x", lambda i: f"line {i + 8}", "%Y%m%d")
-    assert _fixed_width_dates(np.array(["Dec 2001"]), "%b %Y") is None
+    assert fixed_width_dates(np.array(["Dec 2001"]), "%b %Y") is None
 
 
 def test_parquet_output_stores_timestamps_and_json_iso_text(tmp_path, run):

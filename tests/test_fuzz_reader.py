@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from jaxsubset._cli import main
+from jaxsubset.cli import main
 
 
 N_CHUNKS = 3

@@ -6,15 +6,9 @@ import os
 import numpy as np
 import pytest
 
-from jaxsubset._io import (
-    InputError,
-    atomic_output,
-    check_output_path,
-    read_table,
-    read_xy,
-    to_numeric,
-    write_table,
-)
+from jaxsubset.cli._files import InputError
+from jaxsubset.cli._reader import read_table, read_xy, to_numeric
+from jaxsubset.cli._writer import atomic_output, check_output_path, write_table
 
 
 def _write(path, text):

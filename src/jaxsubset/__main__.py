@@ -2,7 +2,7 @@
 
 import sys
 
-from ._cli import main
+from .cli import main
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """A persistent compilation cache: compiled XLA programs kept on disk across processes.
 
-The ``jaxsubset`` command turns it on by default (``--no-cache`` or ``JAXSUBSET_NO_CACHE=1``
-turn it off), so a second run on a file of the same kind loads its programs instead of
-compiling them. Library users turn it on with :func:`enable_compilation_cache`.
+Turned on with :func:`enable_compilation_cache` (the ``jaxsubset`` command does so by
+default), so a second run on data of the same kind loads its programs instead of compiling
+them.
 
 What is and is not cached is JAX's rule: every program compiled after the cache is on, keyed
 by its HLO, shapes, dtypes, flags and the JAX/jaxlib version; programs holding a host callback
@@ -23,13 +23,10 @@ import logging
 import os
 import pathlib
 import tempfile
-from collections.abc import Callable
 
 
-__all__ = ["cache_dir", "command_cache", "enable_compilation_cache"]
+__all__ = ["cache_dir", "enable_compilation_cache"]
 
-#: Set to ``1`` (or ``true``/``yes``/``on``) to keep the command from using the cache.
-NO_CACHE_ENV = "JAXSUBSET_NO_CACHE"
 #: The cache folder, overriding the default one.
 CACHE_DIR_ENV = "JAXSUBSET_CACHE_DIR"
 
@@ -59,10 +56,6 @@ def cache_dir() -> pathlib.Path:
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     base = pathlib.Path(xdg) if os.path.isabs(xdg) else pathlib.Path.home() / ".cache"
     return base / "jaxsubset" / "jax"
-
-
-def _disabled_by_env() -> bool:
-    return os.environ.get(NO_CACHE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 class _AtomicFileCache:
@@ -143,55 +136,3 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> path
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)  # no size floor
     _install_atomic_writes(folder)
     return folder
-
-
-def command_cache(no_cache: bool = False) -> Callable[[], None]:
-    """The command's cache: on unless ``no_cache`` or ``JAXSUBSET_NO_CACHE``; returns a restore.
-
-    The restore puts JAX's cache settings back as they were (and forgets the cache set up
-    here), so an in-process caller of ``jaxsubset._cli.main`` (tests, notebooks) keeps its own
-    configuration, as the command does for ``jax_enable_x64``.
-
-    Args:
-        no_cache: ``--no-cache`` was given.
-
-    Returns:
-        A function of no arguments that undoes the setting (a no-op when nothing was set).
-
-    Example:
-        >>> from jaxsubset._cache import command_cache
-        >>> restore = command_cache(no_cache=True)
-        >>> restore()
-    """
-    import jax
-
-    if no_cache or _disabled_by_env() or jax.config.jax_compilation_cache_dir:
-        return _nothing  # off, or the caller set a cache of its own: leave it alone
-    names = (
-        "jax_compilation_cache_dir",
-        "jax_persistent_cache_min_compile_time_secs",
-        "jax_persistent_cache_min_entry_size_bytes",
-    )
-    before = {n: getattr(jax.config, n) for n in names}
-    if enable_compilation_cache() is None:
-        return _nothing
-
-    def restore() -> None:
-        for n, v in before.items():
-            jax.config.update(n, v)
-        _reset()
-
-    return restore
-
-
-def _nothing() -> None:
-    return None
-
-
-def _reset() -> None:
-    try:
-        from jax.experimental.compilation_cache import compilation_cache as public_cc
-
-        public_cc.reset_cache()
-    except Exception as e:  # pragma: no cover - a JAX without reset_cache
-        logger.debug("jaxsubset: compilation cache not reset (%s)", e)

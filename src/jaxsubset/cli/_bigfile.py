@@ -12,8 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ._capacity import next_power_of_two
-from ._io import XY, InputError, _checked_ns, read_table, sniff
+import jaxsubset
+
+from ._dates import checked_ns
+from ._files import InputError
+from ._options import x_request
+from ._reader import XY, read_table, sniff
 
 
 # What the streamed path covers; anything else falls back to reading the file whole.
@@ -30,7 +34,7 @@ def wants_stream(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
             return False
     except InputError:
         return False  # the normal reader reports the problem
-    if args.plot is not None or args.sort or getattr(args, "x_format", None):
+    if args.plot is not None or args.sort or args.x_format:
         return False  # a figure or a sort needs every point in memory
     if len(args.y or []) > 1 or any(s not in STREAMED_STATS for s in stats):
         return False
@@ -48,11 +52,11 @@ def _time_x(col: np.ndarray, label: str, block: int) -> np.ndarray:
     if col.dtype == np.dtype("datetime64[ns]"):
         ns = col.view(np.int64)
         for a in range(0, ns.shape[0], block):
-            _checked_ns(col[a : a + block], label, lambda i, a=a: where(a + i))
+            checked_ns(col[a : a + block], label, lambda i, a=a: where(a + i))
         return ns
     out = np.empty(col.shape[0], np.int64)
     for a in range(0, col.shape[0], block):
-        out[a : a + block] = _checked_ns(col[a : a + block], label, lambda i, a=a: where(a + i))
+        out[a : a + block] = checked_ns(col[a : a + block], label, lambda i, a=a: where(a + i))
     return out
 
 
@@ -161,27 +165,22 @@ def _rolling_capacity(x: np.ndarray, width: float, block: int) -> int:
         xb = np.asarray(x[a : a + block])
         lo = np.searchsorted(x, xb - width, side="right")
         most = max(most, int((np.arange(a + 1, a + 1 + xb.shape[0]) - lo).max(initial=1)))
-    return next_power_of_two(most)
+    return jaxsubset.required_capacity(np.array([most]))
 
 
 def streamed_statistics(
-    args: argparse.Namespace,
-    stats: tuple[str, ...],
-    build_bounds: Any,
+    args: argparse.Namespace, stats: tuple[str, ...]
 ) -> tuple[XY, Any, dict[str, np.ndarray], dict[str, np.ndarray], str, int]:
     """Run the statistics by :func:`jaxsubset.stream`.
 
     Args:
         args: the parsed ``stats`` options.
         stats: statistic names.
-        build_bounds: the command's ``(args, xy) -> (edges_or_width, what, bounds)`` helper for
-            ``--bins`` / ``--width`` (so both paths read those options the same way).
 
     Returns:
-        ``(xy, ranges, bounds, values, what, n_missing)`` as the in-memory path builds them.
+        ``(xy, ranges, bounds, values, what, n_missing)`` as the in-memory path builds them
+        (``--bins``/``--width`` read by :func:`x_request`, as there).
     """
-    import jaxsubset
-
     block = 1 << 20
     xy, y = _columns(args, block)
     _check_x(xy, args.input, block)
@@ -207,14 +206,14 @@ def streamed_statistics(
             out = jaxsubset.stream(source, "sliding", size=args.window, step=step, **common)
             what = f"sliding windows of {args.window} points, step {step}"
         elif args.width is not None:
-            width, what, bounds = build_bounds(args, xy)
+            width, what, bounds = x_request(xy, width=args.width)
             cap = _rolling_capacity(xy.x, width, block)
             out = jaxsubset.stream(source, "rolling", width=width, capacity=cap, **common)
         else:
-            edges, what, bounds = build_bounds(args, xy)
+            edges, what, bounds = x_request(xy, bins=args.bins, x_format=args.x_format)
             idx = np.searchsorted(xy.x, edges, side="left")
             idx[-1] = np.searchsorted(xy.x, edges[-1], side="right")
-            cap = next_power_of_two(int(np.diff(idx).max(initial=1)))
+            cap = jaxsubset.required_capacity(np.diff(idx))
             out = jaxsubset.stream(source, "bins", edges=edges, capacity=cap, **common)
     except ValueError as e:  # stream's own checks (x unsorted, NaN in x): one line
         raise InputError(f"{args.input}: {e}") from None

@@ -1,18 +1,13 @@
-"""Reading ``(x, y)`` columns from files and writing result tables safely (used by the command).
+"""Reading the ``(x, y)`` columns of the command's input files.
 
 Readers: CSV/TSV/whitespace text (header detected), ``.npy`` (a 2-column array, a pair of rows,
 a 1-D array or a structured array), ``.npz`` (arrays by key) and Parquet (needs ``pyarrow``).
-Columns are chosen by name or by 0-based index. Writers: CSV/TSV, JSON and Parquet by extension,
-every float written with full precision (``repr``: the shortest text that reads back to the same
-float64), always through a temporary file in the same folder renamed into place, so a failed run
-never leaves a partial file and a reader never sees one.
+Columns are chosen by name or by 0-based index.
 
 Time axes: a text column of ISO-8601 dates or datetimes (``2001-12-29``, ``2001-12-29T06:00``,
 ``2001-12-29 06:00:00``, optionally ``Z`` or ``+01:00``, converted to UTC), a column of any
 ``strptime`` format given as ``x_format`` (``%Y%m%d`` for ``20011229``), or a datetime64/timestamp
-column of a ``.npy``/``.npz``/Parquet file becomes exact int64 nanoseconds since the epoch, and
-result columns of ``datetime64`` are written as ISO text (CSV, JSON, the table) or timestamps
-(Parquet).
+column of a ``.npy``/``.npz``/Parquet file becomes exact int64 nanoseconds since the epoch.
 
 Every problem with a file is an :class:`InputError` with a one-line message naming the file, the
 column or the line.
@@ -21,26 +16,18 @@ column or the line.
 import contextlib
 import csv
 import datetime as _dt
-import json
 import math
 import os
-import re
-import tempfile
 import warnings
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-
-TEXT_SUFFIXES = (".csv", ".tsv", ".tab", ".txt", ".dat", "")
-INPUT_SUFFIXES = TEXT_SUFFIXES + (".npy", ".npz", ".parquet", ".pq")
-OUTPUT_SUFFIXES = (".csv", ".tsv", ".json", ".parquet")
-
-
-class InputError(ValueError):
-    """A problem with the user's files or options; its message is one line for the user."""
+from ._dates import checked_ns, is_iso_date, iso_strings, parse_dates
+from ._files import INPUT_SUFFIXES, InputError, check_memory, suffix
+from ._writer import format_value
 
 
 @dataclass
@@ -84,11 +71,6 @@ class Table:
         )
 
 
-def suffix(path: str | os.PathLike) -> str:
-    """The lower-case file extension of ``path`` (``""`` when none)."""
-    return os.path.splitext(os.fspath(path))[1].lower()
-
-
 # The first bytes of every binary format the reader knows (the file's content decides its kind;
 # the extension only has to be one of INPUT_SUFFIXES).
 _MAGIC = (
@@ -129,31 +111,6 @@ def sniff(path: str) -> str | None:
         if head.startswith(magic):
             raise InputError(f"{path}: the file is {what}")
     return None
-
-
-def available_memory() -> int:
-    """Bytes of memory this process may still allocate (MemAvailable; 2**62 when unknown)."""
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    return 1 << 62
-
-
-def _gib(n: float) -> str:
-    return f"{n / 2**30:.3g} GiB"
-
-
-def check_memory(need: float, what: str) -> None:
-    """Raise an :class:`InputError` when ``need`` bytes for ``what`` exceed the free memory."""
-    have = available_memory()
-    if need > have:
-        raise InputError(
-            f"{what} needs about {_gib(need)} of memory, more than the {_gib(have)} available"
-        )
 
 
 # ---------------------------------------------------------------------------- reading
@@ -540,191 +497,7 @@ def to_numeric(table: Table, index: int, role: str) -> np.ndarray:
     return out
 
 
-# ---------------------------------------------------------------------------- dates
 MISSING_TEXT = ("na", "n/a", "nan", "null", "none")  # besides the empty cell: a missing value
-_ISO_DATE = re.compile(
-    r"^[0-9]{4}-[0-9]{2}(-[0-9]{2}"
-    r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]{1,9})?)?\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?)?$"
-)
-_NS_FIRST = np.datetime64("1677-09-22", "s")  # datetime64[ns] holds 1677-09-21 .. 2262-04-11
-_NS_LAST = np.datetime64("2262-04-10", "s")
-
-
-def is_iso_date(text: str) -> bool:
-    """Whether ``text`` is an ISO-8601 date or datetime (``2001-12-29``, ``2001-12-29 06:00``)."""
-    return bool(_ISO_DATE.match(text.strip()))
-
-
-def _checked_ns(
-    dates: np.ndarray,
-    label: str,
-    where: Callable[[int], str],
-    rows: np.ndarray | None = None,
-    cells: np.ndarray | None = None,
-) -> np.ndarray:
-    """datetime64 values (any unit) as int64 ns, or an error naming the first bad row (and
-    quoting its text from ``cells``, the file's own text of every value, when given)."""
-    rows = np.arange(len(dates)) if rows is None else rows
-    nat = np.isnat(dates)
-    if nat.any():
-        i = int(rows[np.flatnonzero(nat)].min())
-        raise InputError(f"{label} has a missing date at {where(i)}; every point needs a position")
-    coarse = dates.astype("datetime64[s]")
-    out = (coarse < _NS_FIRST) | (coarse > _NS_LAST)
-    if out.any():
-        k = int(np.flatnonzero(out)[np.argmin(rows[out])])
-        shown = str(cells[k]) if cells is not None else str(dates[k])
-        raise InputError(
-            f"{label}: {where(int(rows[k]))} holds {shown!r}, outside "
-            "1677-09-22 .. 2262-04-10 (the range of int64 nanoseconds)"
-        )
-    return dates.astype("datetime64[ns]").view(np.int64)
-
-
-def _parse_one(text: str, x_format: str | None) -> np.datetime64:
-    """One date: by ``strptime(x_format)``, else ISO-8601 (an offset or ``Z`` converted to UTC)."""
-    if x_format is None and not is_iso_date(text):
-        raise ValueError(text)
-    if x_format is None:
-        t = text.replace(",", ".")
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            try:
-                return np.datetime64(t)
-            except (ValueError, UserWarning, DeprecationWarning):
-                pass
-        d = _dt.datetime.fromisoformat(t)  # offsets and "Z"
-    else:
-        d = _dt.datetime.strptime(text, x_format)
-    if d.tzinfo is not None:
-        d = d.astimezone(_dt.UTC).replace(tzinfo=None)
-    return np.datetime64(d, "us")
-
-
-_FIELDS = {"Y": 4, "m": 2, "d": 2, "H": 2, "M": 2, "S": 2}
-
-
-def _fixed_width_dates(arr: np.ndarray, x_format: str) -> np.ndarray | None:
-    """Dates of a fixed-width numeric ``strptime`` format (``%Y%m%d``, ``%Y-%m-%d %H:%M``...)
-    parsed without a Python loop, as datetime64[s]; None when the format or a cell needs
-    ``strptime`` itself (other directives, ragged widths, a bad or impossible date)."""
-    layout: list[tuple[str, int]] = []  # (field or literal character, position)
-    pos, i = 0, 0
-    while i < len(x_format):
-        c = x_format[i]
-        if c == "%":
-            key = x_format[i + 1 : i + 2]
-            if key not in _FIELDS:
-                return None
-            layout.append((key, pos))
-            pos += _FIELDS[key]
-            i += 2
-        else:
-            layout.append(("=" + c, pos))
-            pos += 1
-            i += 1
-    lengths = np.char.str_len(arr)
-    if arr.size == 0 or lengths.min() != pos or lengths.max() != pos:
-        return None
-    codes = np.ascontiguousarray(arr.astype(f"U{pos}")).view(np.uint32).reshape(len(arr), pos)
-    codes = codes.astype(np.int64)
-    fields = {"m": 1, "d": 1, "H": 0, "M": 0, "S": 0}
-    for key, at in layout:
-        if key.startswith("="):
-            if np.any(codes[:, at] != ord(key[1])):
-                return None
-            continue
-        digits = codes[:, at : at + _FIELDS[key]] - ord("0")
-        if np.any((digits < 0) | (digits > 9)):
-            return None
-        fields[key] = digits @ (10 ** np.arange(_FIELDS[key] - 1, -1, -1))
-    if "Y" not in fields:
-        return None
-    month = fields["m"]
-    if np.any((month < 1) | (month > 12)):
-        return None
-    first = (np.asarray((fields["Y"] - 1970) * 12 + month - 1)).astype("datetime64[M]")
-    days = (first + 1).astype("datetime64[D]") - first.astype("datetime64[D]")
-    day = np.asarray(fields["d"])
-    if np.any((day < 1) | (day > days.astype(np.int64))):
-        return None
-    hms = [np.asarray(fields[k]) for k in ("H", "M", "S")]
-    if np.any(hms[0] > 23) or np.any(hms[1] > 59) or np.any(hms[2] > 59):
-        return None
-    secs = (hms[0] * 60 + hms[1]) * 60 + hms[2]
-    return (
-        first.astype("datetime64[D]").astype("datetime64[s]")
-        + (day - 1) * np.timedelta64(86_400, "s")
-        + secs * np.timedelta64(1, "s")
-    )
-
-
-def parse_dates(
-    cells: Sequence[str] | np.ndarray,
-    label: str,
-    where: Callable[[int], str] = lambda i: f"row {i}",
-    x_format: str | None = None,
-) -> np.ndarray:
-    """Text dates as exact int64 nanoseconds since the epoch (UTC).
-
-    Args:
-        cells: the text of every row (stripped here).
-        label: what the values are, for messages (``"data.csv: x column 't'"``).
-        where: row index -> its place in the file, for messages.
-        x_format: a ``strptime`` format (``"%Y%m%d"``); default ISO-8601.
-
-    Returns:
-        ``(N,)`` int64 nanoseconds.
-
-    Raises:
-        InputError: an empty cell, a cell that is not a date (of ``x_format``), or a date
-            outside 1677-09-22 .. 2262-04-10; the message names the first such row.
-    """
-    arr = np.char.strip(np.asarray(cells, dtype=str))
-    if arr.size == 0:
-        raise InputError(f"{label} is empty")
-    empty = arr == ""
-    if empty.any():
-        i = int(np.argmax(empty))
-        raise InputError(f"{label} has a missing date at {where(i)}; every point needs a position")
-    if x_format is None:  # the vectorised road: NumPy parses ISO-8601 itself
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # a time zone warns: the careful road converts it
-            try:
-                dates = arr.astype("datetime64")
-            except (ValueError, UserWarning, DeprecationWarning, OverflowError):
-                dates = None
-        if dates is not None:
-            return _checked_ns(dates, label, where, cells=arr)
-    else:
-        dates = _fixed_width_dates(arr, x_format)
-        if dates is not None:
-            return _checked_ns(dates, label, where, cells=arr)
-    uniq, first, inv = np.unique(arr, return_index=True, return_inverse=True)
-    values = np.empty(len(uniq), "datetime64[ns]")
-    bad_rows, far_rows = [], []
-    for j, text in enumerate(uniq.tolist()):
-        try:
-            v = _parse_one(text, x_format)
-        except (ValueError, OverflowError):
-            bad_rows.append(int(first[j]))
-            continue
-        # Checked before the assignment: datetime64[ns] would wrap a far date silently.
-        if not _NS_FIRST <= v.astype("datetime64[s]") <= _NS_LAST:
-            far_rows.append(int(first[j]))
-            continue
-        values[j] = v
-    if bad_rows:
-        i = min(bad_rows)
-        what = f"a date of --x-format {x_format!r}" if x_format else "an ISO-8601 date"
-        raise InputError(f"{label} is not {what}: {where(i)} holds {str(arr[i])!r}")
-    if far_rows:
-        i = min(far_rows)
-        raise InputError(
-            f"{label}: {where(i)} holds {str(arr[i])!r}, outside 1677-09-22 .. 2262-04-10 "
-            "(the range of int64 nanoseconds)"
-        )
-    return _checked_ns(values[inv.reshape(-1)], label, where, None)
 
 
 def to_time(table: Table, index: int, role: str, x_format: str | None = None) -> np.ndarray | None:
@@ -740,7 +513,7 @@ def to_time(table: Table, index: int, role: str, x_format: str | None = None) ->
     if col.size == 0:
         raise InputError(f"{label} is empty")
     if col.dtype.kind == "M":
-        return _checked_ns(col, label, table.where)
+        return checked_ns(col, label, table.where)
     if col.dtype.kind == "m":
         raise InputError(f"{label} holds durations, not dates; an x axis of dates is supported")
     if col.dtype.kind == "O":
@@ -765,194 +538,6 @@ def to_time(table: Table, index: int, role: str, x_format: str | None = None) ->
     if filled.size == 0 or not is_iso_date(str(filled[0])):
         return None
     return parse_dates(col, label, table.where)
-
-
-def iso_unit(*columns: np.ndarray) -> str:
-    """The coarsest ``datetime_as_string`` unit that shows every date of ``columns`` exactly:
-    ``"D"`` for whole days, ``"s"`` for whole seconds, else ``"ms"``, ``"us"`` or ``"ns"``."""
-    for unit, step in (("D", 86_400 * 10**9), ("s", 10**9), ("ms", 10**6), ("us", 10**3)):
-        if not any(
-            np.any(d[~np.isnat(d)].view(np.int64) % step)
-            for d in (np.asarray(c).astype("datetime64[ns]") for c in columns)
-        ):
-            return unit
-    return "ns"
-
-
-def iso_strings(dates: np.ndarray, unit: str | None = None) -> list[str | None]:
-    """datetime64 values as ISO-8601 text, None for NaT.
-
-    Whole days print as ``2001-12-29``, whole seconds as ``2001-12-29T06:00:00``, finer times
-    with the fractional digits they need (see :func:`iso_unit`; pass ``unit`` to print several
-    columns alike).
-    """
-    dates = np.asarray(dates).astype("datetime64[ns]")
-    text = np.datetime_as_string(dates, unit=unit or iso_unit(dates)).tolist()
-    return [None if t == "NaT" else t for t in text]
-
-
-# ---------------------------------------------------------------------------- writing
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def check_output_path(
-    path: str | os.PathLike, inputs: Sequence[str | os.PathLike], allowed: Sequence[str]
-) -> str:
-    """Validate an output path before any work is done, so a bad one fails fast.
-
-    Args:
-        path: where the output will go.
-        inputs: the input files, which are never overwritten.
-        allowed: the accepted extensions (lower case, with the dot).
-
-    Returns:
-        ``path`` as a string.
-
-    Raises:
-        InputError: wrong extension, missing folder, a folder in the way, or an input file.
-    """
-    path = os.fspath(path)
-    ext = suffix(path)
-    if ext not in allowed:
-        raise InputError(
-            f"{path}: unsupported output format {ext or '(no extension)'!r} "
-            f"(use {', '.join(allowed)})"
-        )
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(f"{path}: the output folder {folder} does not exist")
-    if os.path.isdir(path):
-        raise InputError(f"{path}: is a folder; give a file name")
-    for src in inputs:
-        if src is not None and os.path.exists(path) and _same_file(path, os.fspath(src)):
-            raise InputError(f"{path}: refusing to overwrite the input file; choose another name")
-    # Writable, tried for real (permissions, a read-only mount; root ignores the mode bits).
-    try:
-        fd, probe = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", dir=folder)
-        os.close(fd)
-        os.remove(probe)
-    except OSError as e:
-        raise InputError(
-            f"{path}: cannot write to the output folder {folder}: {e.strerror or e}"
-        ) from None
-    if ext == ".parquet":
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            raise InputError(
-                f"{path}: writing Parquet needs pyarrow: pip install 'jaxsubset[parquet]'"
-            ) from None
-    return path
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike) -> Iterator[str]:
-    """Yield a temporary path next to ``path``; rename it onto ``path`` only on success.
-
-    On any exception the temporary file is removed and ``path`` is left as it was, so no
-    partial output is ever visible.
-    """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    base = os.path.basename(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".tmp" + suffix(path), dir=folder)
-    except OSError as e:
-        raise InputError(f"{path}: cannot write the file: {e.strerror or e}") from None
-    os.close(fd)
-    try:
-        # mkstemp makes the file private (0600); give it the mode a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        yield tmp
-        os.replace(tmp, path)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        if e.filename not in (None, tmp, path):
-            raise
-        # Named by the output, not by the temporary file it was being written to.
-        raise InputError(f"{path}: cannot write the file: {e.strerror or e}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-
-
-def format_value(v: object) -> str:
-    """One value as text with full precision: ints as ints, floats by ``repr`` (round-trips)."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, bool):
-        return str(int(v))
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return repr(v)
-    if v is None:
-        return ""  # a missing date (NaT), as pandas writes it
-    return str(v)
-
-
-def _json_value(v: object) -> object:
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None  # JSON has no NaN or infinity
-    return v
-
-
-def write_table(path: str | os.PathLike, columns: dict[str, np.ndarray]) -> None:
-    """Write equal-length columns to ``path`` as CSV, TSV, JSON or Parquet (by extension).
-
-    The file appears complete or not at all (see :func:`atomic_output`). CSV/TSV hold a header
-    row and full-precision numbers (NaN as ``nan``); JSON is a list of one object per row with
-    NaN as ``null``; Parquet keeps the column dtypes. ``datetime64`` columns are ISO-8601
-    text in CSV/TSV (empty for NaT) and JSON (``null`` for NaT), timestamps in Parquet.
-
-    Args:
-        path: the output file; its extension picks the format.
-        columns: column name -> 1-D array, all of the same length.
-    """
-    path = os.fspath(path)
-    ext = suffix(path)
-    names = list(columns)
-    arrays = [np.asarray(columns[k]) for k in names]
-    n_rows = len(arrays[0]) if arrays else 0
-
-    def as_lists() -> list[list]:  # dates as ISO text (None for NaT), numbers as numbers
-        unit = iso_unit(*(a for a in arrays if a.dtype.kind == "M"))
-        return [iso_strings(a, unit) if a.dtype.kind == "M" else a.tolist() for a in arrays]
-
-    with atomic_output(path) as tmp:
-        if ext in (".csv", ".tsv"):
-            with open(tmp, "w", encoding="utf-8", newline="") as f:
-                w = csv.writer(f, delimiter="\t" if ext == ".tsv" else ",", lineterminator="\n")
-                w.writerow(names)
-                lists = as_lists()
-                for i in range(n_rows):
-                    w.writerow([format_value(c[i]) for c in lists])
-        elif ext == ".json":
-            lists = as_lists()
-            rows = [
-                {k: _json_value(c[i]) for k, c in zip(names, lists, strict=True)}
-                for i in range(n_rows)
-            ]
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(rows, f, indent=1, allow_nan=False)
-                f.write("\n")
-        elif ext == ".parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            pq.write_table(pa.table(dict(zip(names, arrays, strict=True))), tmp)
-        else:  # pragma: no cover - check_output_path rejects these first
-            raise InputError(f"{path}: unsupported output format {ext!r}")
 
 
 # ---------------------------------------------------------------------------- (x, y) data

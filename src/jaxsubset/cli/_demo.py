@@ -12,9 +12,15 @@ import tempfile
 import time
 from typing import Any, TextIO
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ._io import InputError, check_memory
+import jaxsubset
+
+from ._figures import DPI, FIGSIZE, new_figure, require_matplotlib, save_figure
+from ._files import InputError, check_memory
+from ._writer import format_table
 
 
 MAX_SUBSETS = 100  # one figure each
@@ -31,11 +37,6 @@ def subset_bounds(n_points: int, n_subsets: int) -> tuple[np.ndarray, np.ndarray
 
 def make_master(capacity: int) -> tuple[Any, list[int]]:
     """The jitted master function ``(x, y, start, stop) -> dict`` and its trace counter."""
-    import jax
-    import jax.numpy as jnp
-
-    import jaxsubset
-
     traces = [0]
 
     def master(x, y, start, stop):
@@ -59,13 +60,6 @@ def make_master(capacity: int) -> tuple[Any, list[int]]:
 
 def run_demo(out_dir: str, n_points: int, n_subsets: int, *, stdout: TextIO, quiet: bool) -> int:
     """Run the demo; print the table and facts to ``stdout``, write the PNGs into ``out_dir``."""
-    import jax
-    import jax.numpy as jnp
-
-    import jaxsubset
-
-    from ._cli import DPI, FIGSIZE, _new_figure, _require_matplotlib, format_table, save_figure
-
     if n_points < 2:
         raise InputError(f"--n-points must be at least 2, got {n_points}")
     if not 1 <= n_subsets <= min(n_points, MAX_SUBSETS):
@@ -75,7 +69,7 @@ def run_demo(out_dir: str, n_points: int, n_subsets: int, *, stdout: TextIO, qui
         )
     # x, y and the padded subsets on the device, the figures' copies on the host.
     check_memory(n_points * _BYTES_PER_POINT, f"--n-points {n_points}")
-    _require_matplotlib("the demo's figures")
+    require_matplotlib("the demo's figures")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"--out {out_dir}: exists and is not a folder")
     try:
@@ -151,7 +145,7 @@ def run_demo(out_dir: str, n_points: int, n_subsets: int, *, stdout: TextIO, qui
     # Figures: one per subset, one overview.
     names = []
     for k, (a, b) in enumerate(zip(start, stop, strict=True)):
-        fig, ax = _new_figure()
+        fig, ax = new_figure()
         colour = f"C{k % 10}"
         ax.plot(x_np, y_np, "--", color="black", lw=1.0, label="data")
         ax.axvspan(x_np[a], x_np[b - 1], color=colour, alpha=0.12, lw=0)
@@ -173,7 +167,7 @@ def run_demo(out_dir: str, n_points: int, n_subsets: int, *, stdout: TextIO, qui
         name = f"subset_{k}.png"
         save_figure(fig, os.path.join(out_dir, name))
         names.append(name)
-    fig, ax = _new_figure()
+    fig, ax = new_figure()
     jaxsubset.plot_subsets(
         x_np,
         y_np,

@@ -1,0 +1,395 @@
+"""What the ``stats`` options ask for: statistic names, periods, widths, bin edges and ranges.
+
+The data-free checks (:func:`check_bins`, :func:`check_width`, :func:`parse_stats`) run before
+the input is read; the rest turns an option into numbers on the data's own axis (int64
+nanoseconds on a time axis) and then into :class:`jaxsubset.Ranges`.
+"""
+
+import argparse
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import jaxsubset
+
+from ._dates import is_iso_date, iso_strings, parse_dates
+from ._files import InputError
+from ._reader import XY, read_table, to_numeric, to_time
+from ._writer import format_value
+
+
+STATS = ("count", "sum", "mean", "std", "var", "min", "max", "median")
+COUNTS = ("valid",)  # not a reduction: the number of real (non-missing) readings per subset
+DEFAULT_STATS = "mean,std,min,max"
+MAX_BINS = 10_000_000  # a period bin spec over a long time axis must stay a sane table
+_MAX_NS = 2**63 - 1  # the longest duration int64 nanoseconds hold
+_MAX_MONTHS = 12 * 585  # longer than 1677..2262: no two dates of the axis are that far apart
+_DAY_NS = 86_400 * 10**9
+
+
+PERIOD = re.compile(r"^\s*([0-9]*\.?[0-9]+)?\s*([A-Za-z]+)\s*$")
+_CALENDAR_MONTHS = {
+    **dict.fromkeys(("Y", "YS", "YE", "A", "AS", "y", "year", "years"), 12),
+    **dict.fromkeys(("Q", "QS", "QE", "q", "quarter", "quarters"), 3),
+    **dict.fromkeys(("M", "MS", "ME", "mo", "month", "months"), 1),
+}
+
+
+def parse_period(text: str, option: str) -> tuple[str, int] | None:
+    """A time period: ``("calendar", months)`` for ``1Y``/``3M``/``1Q``, ``("fixed", ns)`` for
+    durations (``7D``, ``1h``, ``30min``, ``10s``, ``1W`` = ``7D``), None for other text.
+
+    A calendar period takes a whole multiple; lower-case ``m`` is refused as ambiguous
+    (``1M`` is a month, ``1min`` a minute).
+    """
+    m = PERIOD.match(text)
+    if m is None:
+        return None
+    amount, unit = m.group(1) or "1", m.group(2)
+    if unit == "m":
+        raise InputError(
+            f"{option} {text}: ambiguous unit 'm': use M for months or min for minutes"
+        )
+    if unit in _CALENDAR_MONTHS:
+        if not amount.isdigit() or int(amount) < 1:
+            raise InputError(f"{option} {text}: a calendar period takes a whole number, e.g. 3M")
+        months = int(amount) * _CALENDAR_MONTHS[unit]
+        if months > _MAX_MONTHS:
+            raise InputError(
+                f"{option} {text}: longer than the whole range of int64 nanosecond dates "
+                "(1677-09-22 .. 2262-04-10, about 584 years)"
+            )
+        return "calendar", months
+    try:
+        ns = int(jaxsubset.to_ns(f"{amount}{unit}"))
+    except OverflowError:
+        ns = None
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{option} {text}: unknown time unit {unit!r} (use Y or M for calendar years or "
+            "months, or W, D, h, min, s, ms, us, ns)"
+        ) from None
+    if ns is None or ns > _MAX_NS:
+        raise InputError(
+            f"{option} {text}: longer than the longest int64 nanosecond duration (about 292 years)"
+        )
+    if ns < 1:
+        raise InputError(
+            f"{option} {text}: shorter than 1 ns, the resolution of a time axis "
+            "(int64 nanoseconds); give a positive duration of at least 1ns"
+        )
+    return "fixed", ns
+
+
+def parse_bins(text: str) -> int | np.ndarray:
+    """``--bins``: a number of equal-width bins, or comma-separated increasing edges."""
+    text = text.strip()
+    if "," not in text:
+        try:
+            n = int(text)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise InputError(
+                "--bins takes a number of bins (e.g. --bins 10) or at least two "
+                f"comma-separated edges (e.g. --bins 0,1,2.5,10), got {text!r}"
+            )
+        return n
+    try:
+        edges = np.array([float(s) for s in text.split(",") if s.strip()], dtype=np.float64)
+    except ValueError:
+        raise InputError(f"--bins: the edges must be numbers, got {text!r}") from None
+    if edges.size < 2:
+        raise InputError(f"--bins needs at least two edges, got {text!r}")
+    if not np.all(np.isfinite(edges)):
+        raise InputError(f"--bins: the edges must be finite numbers, got {text!r}")
+    if np.any(np.diff(edges) < 0):
+        raise InputError(f"--bins: the edges must increase, got {text!r}")
+    return edges
+
+
+def check_bins(text: str) -> None:
+    """``--bins`` syntax, checked before the data is read (the axis decides the rest later)."""
+    stripped = text.strip()
+    if "," in stripped:
+        cells = [c.strip() for c in stripped.split(",") if c.strip()]
+        if cells and all(is_iso_date(c) for c in cells):
+            parse_dates(cells, f"--bins {stripped}", lambda i: f"edge {i}")
+            return
+    elif PERIOD.match(stripped):
+        parse_period(stripped, "--bins")
+        return
+    parse_bins(text)
+
+
+def parse_stats(specs: Sequence[str] | None) -> tuple[str, ...]:
+    """``--stat mean,std`` (repeatable) -> the statistic names, in order, without repeats."""
+    names: list[str] = []
+    known = STATS + COUNTS
+    for spec in specs or [DEFAULT_STATS]:
+        for s in spec.split(","):
+            s = s.strip().lower()
+            if not s:
+                continue
+            if s not in known:
+                raise InputError(
+                    f"--stat: unknown statistic {s!r} (choose from {', '.join(known)})"
+                )
+            if s not in names:
+                names.append(s)
+    if not names:
+        raise InputError(f"--stat: give at least one statistic ({', '.join(STATS + COUNTS)})")
+    return tuple(names)
+
+
+def _range_dates(table: Any, j: int, role: str, x_format: str | None) -> np.ndarray:
+    """Column ``j`` of a ranges file as int64 ns (ISO dates, or dates of ``x_format``)."""
+    col = table.columns[j]
+    fmt = x_format
+    if fmt is not None and col.dtype.kind == "U":
+        filled = col[np.char.strip(col) != ""]
+        if filled.size and is_iso_date(str(filled[0])):
+            fmt = None  # ISO dates in the ranges file, whatever the data's own format
+    ns = to_time(table, j, role, fmt)
+    if ns is None:
+        raise InputError(
+            f"{table.path}: {role} column {table.names[j]!r} holds numbers, but x is a time "
+            "axis: give the ranges as dates, e.g. 2001-12-29,2002-01-05"
+        )
+    return ns
+
+
+def read_range_file(
+    path: str, x_time: bool = False, x_format: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``--ranges FILE``: rows ``lo,hi`` of x values (half-open ``[lo, hi)``), header optional.
+
+    On a time axis (``x_time``) the rows are dates (ISO-8601, or of ``x_format``) and come back
+    as int64 nanoseconds; otherwise numbers, as float64.
+    """
+    table = read_table(path, x_format)
+    if len(table.names) < 2:
+        raise InputError(f"{path}: a ranges file needs two columns, lo and hi, on every row")
+    if x_time:
+        lo = _range_dates(table, 0, "lo", x_format)
+        hi = _range_dates(table, 1, "hi", x_format)
+    else:
+        for j, role in enumerate(("lo", "hi")):
+            col = table.columns[j]
+            if col.dtype.kind in "UO" and to_time(table, j, role) is not None:
+                raise InputError(
+                    f"{path}: the ranges are dates, but the x column holds numbers {_NUMBERS_HINT}"
+                )
+        lo = to_numeric(table, 0, "lo").astype(np.float64)
+        hi = to_numeric(table, 1, "hi").astype(np.float64)
+    if len(lo) != len(hi):
+        raise InputError(f"{path}: length mismatch: {len(lo)} lo values, {len(hi)} hi values")
+    if not x_time:
+        bad = np.isnan(lo) | np.isnan(hi)
+        if bad.any():
+            raise InputError(f"{path}: range {int(np.argmax(bad))} has a missing lo or hi value")
+    back = hi < lo
+    if back.any():
+        i = int(np.argmax(back))
+        if x_time:
+            h, low = iso_strings(np.array([hi[i], lo[i]]).view("datetime64[ns]"))
+        else:
+            h, low = format_value(hi[i]), format_value(lo[i])
+        raise InputError(f"{path}: range {i} ({table.where(i)}) has hi < lo ({h} < {low})")
+    return lo, hi
+
+
+_NUMBERS_HINT = "(for dates stored as numbers such as 20011229 pass --x-format %Y%m%d)"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def check_width(text: str) -> None:
+    """``--width`` checks that need no data: a known unit, not a calendar period."""
+    if _is_number(text):
+        return
+    period = parse_period(text, "--width")
+    if period is not None and period[0] == "calendar":
+        raise InputError(
+            f"--width {text}: months and years have no fixed length; for calendar periods "
+            f"use bins, e.g. --bins {text}"
+        )
+
+
+def width_value(text: str, xy: XY) -> float | int:
+    """``--width`` on this axis: a float on a numeric axis, int64 nanoseconds on a time axis."""
+    check_width(text)
+    period = None if _is_number(text) else parse_period(text, "--width")
+    if xy.x_time:
+        if period is None:
+            raise InputError(
+                f"--width {text}: x column {xy.x_name!r} holds dates, so the width needs a "
+                "unit, e.g. --width 7D, 12h or 30min"
+            )
+        return period[1]
+    if period is not None:
+        raise InputError(
+            f"--width {text}: a duration needs a time axis, but x column {xy.x_name!r} holds "
+            f"numbers {_NUMBERS_HINT}"
+        )
+    return float(text)
+
+
+def _equal_time_edges(x: np.ndarray, n: int) -> np.ndarray:
+    """``n`` equal bins over ``[x[0], x[-1]]`` in exact integer nanoseconds."""
+    lo, hi = int(x[0]), int(x[-1])
+    if hi == lo:  # as numpy.histogram: a range of one unit (a second) around the point
+        lo, hi = lo - 5 * 10**8, hi + 5 * 10**8
+    span = hi - lo  # a Python int: no int64 overflow for spans of centuries
+    if n > 2**31:  # r * i below could overflow int64: exact Python ints instead
+        return np.array([lo + span * i // n for i in range(n + 1)], dtype=np.int64)
+    q, r = divmod(span, n)  # lo + span * i // n, exactly, without a product beyond int64
+    i = np.arange(n + 1, dtype=np.int64)
+    return lo + q * i + (r * i) // n
+
+
+def _too_many(k: int, text: str) -> None:
+    if k > MAX_BINS:
+        raise InputError(f"--bins {text} gives {k} bins over the data; choose a longer period")
+
+
+def _fixed_edges(x: np.ndarray, width: int, text: str) -> np.ndarray:
+    """Bins of ``width`` ns from the floor of the first point: multiples of the width from
+    midnight of the first day (pandas ``resample``'s edges), the last edge past the data."""
+    x0, x1 = int(x[0]), int(x[-1])
+    origin = x0 // _DAY_NS * _DAY_NS
+    first = origin + (x0 - origin) // width * width
+    k = (x1 - first) // width + 1
+    _too_many(k, text)
+    return first + width * np.arange(k + 1, dtype=np.int64)
+
+
+def _month_of(ns: Any) -> int:
+    """Months since 1970-01 of the date ``ns`` (int nanoseconds)."""
+    return int(np.datetime64(int(ns), "ns").astype("datetime64[M]").astype(np.int64))
+
+
+def _calendar_edges(x: np.ndarray, months: int, text: str) -> np.ndarray:
+    """Calendar bins of ``months`` months: edges on Jan 1 (years), the 1st of a quarter, or
+    the 1st of the first point's month, the last edge past the data."""
+    m0, m1 = _month_of(x[0]), _month_of(x[-1])
+    if months % 12 == 0:
+        m0 -= m0 % 12  # January
+    elif months % 3 == 0:
+        m0 -= m0 % 3  # the first month of a quarter
+    k = (m1 - m0) // months + 1
+    _too_many(k, text)
+    edges = np.datetime64("1970-01", "M") + (m0 + months * np.arange(k + 1))
+    if edges[-1] > np.datetime64("2262-04", "M"):
+        raise InputError(f"--bins {text}: the last bin ends after 2262-04-11 (int64 nanoseconds)")
+    return edges.astype("datetime64[ns]").view(np.int64)
+
+
+def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarray, str]:
+    """``--bins`` on this axis: the edges (int64 ns on a time axis) and a description."""
+    stripped = text.strip()
+    x = xy.x
+    if "," in stripped:
+        cells = [c.strip() for c in stripped.split(",") if c.strip()]
+        dates = bool(cells) and all(is_iso_date(c) for c in cells)
+        if xy.x_time:
+            fmt = None if dates else x_format
+            if not dates and fmt is None:
+                raise InputError(
+                    f"--bins {stripped}: x column {xy.x_name!r} holds dates: give the edges as "
+                    "dates (e.g. --bins 2001-01-01,2002-01-01) or a period (--bins 1M, 7D)"
+                )
+            edges = parse_dates(cells, f"--bins {stripped}", lambda i: f"edge {i}", fmt)
+            if len(edges) < 2:
+                raise InputError(f"--bins needs at least two edges, got {stripped!r}")
+            if np.any(np.diff(edges) < 0):
+                raise InputError(f"--bins: the edges must increase, got {stripped!r}")
+            return edges, f"{len(edges) - 1} bins"
+        if dates:
+            raise InputError(
+                f"--bins {stripped}: date edges need a time axis, but x column {xy.x_name!r} "
+                f"holds numbers {_NUMBERS_HINT}"
+            )
+        edges = parse_bins(text)
+        return edges, f"{len(edges) - 1} bins"
+    period = parse_period(stripped, "--bins") if PERIOD.match(stripped) else None
+    if period is None:
+        n = parse_bins(text)
+        edges = _equal_time_edges(x, n) if xy.x_time else np.histogram_bin_edges(x, n)
+        return edges, f"{n} bins"
+    if not xy.x_time:
+        raise InputError(
+            f"--bins {stripped}: a time period needs a time axis, but x column {xy.x_name!r} "
+            f"holds numbers {_NUMBERS_HINT}"
+        )
+    kind, v = period
+    if kind == "calendar":
+        return _calendar_edges(x, v, stripped), f"calendar bins of {stripped}"
+    return _fixed_edges(x, v, stripped), f"bins of {stripped}"
+
+
+def x_request(
+    xy: XY, *, width: str | None = None, bins: str | None = None, x_format: str | None = None
+) -> tuple[Any, str, dict[str, np.ndarray]]:
+    """``--width`` or ``--bins`` in x units: the width or the edges, a description, and the
+    x bounds of every subset (``lo``/``hi``), on a time axis in int64 nanoseconds.
+
+    Args:
+        xy: the data (its x column decides the axis).
+        width: the ``--width`` text; when given, ``bins`` is not read.
+        bins: the ``--bins`` text.
+        x_format: the ``--x-format`` of date edges that are not ISO-8601.
+    """
+    x = xy.x
+    if width is not None:
+        value = width_value(str(width), xy)
+        if xy.x_time:
+            what = f"time windows (a - {width}, a] at every point"
+            return value, what, {"lo": x - np.int64(value), "hi": x}
+        lo = x.astype(np.float64) - value
+        return value, f"x-width windows (a - {value!r}, a] at every point", {"lo": lo, "hi": x}
+    if bins is None:
+        raise TypeError("x_request: give `width` or `bins`")
+    edges, what = bin_edges(bins, xy, x_format)
+    return edges, what, {"lo": edges[:-1], "hi": edges[1:]}
+
+
+def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, np.ndarray]]:
+    """The :class:`jaxsubset.Ranges` the options ask for, a description, and x bounds (if any).
+
+    The bounds (``lo``/``hi`` columns) are reported for the requests made in x units
+    (``--width``, ``--bins``, ``--ranges``); chunks and windows are index ranges. On a time
+    axis x, the bounds and the widths are int64 nanoseconds.
+    """
+    x = xy.x
+    n = x.shape[0]
+    x_format = args.x_format
+    if args.step is not None and args.window is None:
+        raise InputError("--step goes with --window only (the step between sliding windows)")
+    if args.chunks is not None:
+        return jaxsubset.ranges.chunks(x, args.chunks), f"{args.chunks} chunks", {}
+    if args.size is not None:
+        return jaxsubset.ranges.chunks(x, size=args.size), f"chunks of {args.size} points", {}
+    if args.window is not None:
+        if args.window > n:
+            raise InputError(f"--window {args.window} is longer than the data ({n} points)")
+        step = args.step or 1
+        r = jaxsubset.ranges.sliding(x, args.window, step=step)
+        return r, f"sliding windows of {args.window} points, step {step}", {}
+    if args.width is not None:
+        width, what, bounds = x_request(xy, width=args.width)
+        return jaxsubset.ranges.rolling(x, width), what, bounds
+    if args.bins is not None:
+        edges, what, bounds = x_request(xy, bins=args.bins, x_format=x_format)
+        return jaxsubset.ranges.bins(x, edges), what, bounds
+    lo, hi = read_range_file(args.ranges, xy.x_time, x_format)
+    r = jaxsubset.ranges.select(x, lo, hi, closed="left")
+    return r, f"{len(lo)} ranges [lo, hi) from {args.ranges}", {"lo": lo, "hi": hi}

@@ -1,0 +1,293 @@
+"""``jaxsubset stats``: the statistics of every subset of a file's ``(x, y)`` columns."""
+
+import argparse
+import functools
+import os
+from typing import Any, TextIO
+
+import jax
+import numpy as np
+
+import jaxsubset
+
+from ._bigfile import streamed_statistics, wants_stream
+from ._figures import DPI, PLOT_SUFFIXES, require_matplotlib, save_figure, stats_figure
+from ._files import OUTPUT_SUFFIXES, InputError, check_memory
+from ._options import COUNTS, build_ranges, check_bins, check_width, parse_stats
+from ._progress import Progress
+from ._reader import XY, read_xy
+from ._writer import atomic_output, check_output_path, format_table, write_table
+
+
+# Memory per subset the table needs (bounds, the row's columns and the statistics' temporary
+# arrays); the subsets a --chunks/--bins count asks for must fit in the free memory.
+_BYTES_PER_SUBSET = 256
+
+
+def _block_stats_impl(
+    x, y, start, count, capacity: int, stats: tuple[str, ...], ddof: int, nan_policy: str
+):
+    s = jaxsubset.gather(x, y, jaxsubset.Ranges(start, count), capacity=capacity)
+    out = {}
+    for st in stats:
+        if st in ("std", "var"):
+            out[st] = getattr(s, st)(ddof=ddof, nan_policy=nan_policy)
+        else:
+            out[st] = getattr(s, st)(nan_policy=nan_policy)
+    return out
+
+
+@functools.cache
+def _block_stats_jit():
+    return jax.jit(_block_stats_impl, static_argnames=("capacity", "stats", "ddof", "nan_policy"))
+
+
+def _blocks(count: np.ndarray, channels: int) -> tuple[int, int, int]:
+    """Capacity, ranges per block and number of blocks for the padded gathers."""
+    k = count.shape[0]
+    capacity = jaxsubset.required_capacity(count) if k else 1
+    block = max(1, min(k, (1 << 22) // (capacity * channels)))
+    return capacity, block, -(-k // block)
+
+
+def gather_stats(
+    x: np.ndarray,
+    y: np.ndarray,
+    start: np.ndarray,
+    count: np.ndarray,
+    stats: tuple[str, ...],
+    *,
+    ddof: int = 0,
+    progress: Progress | None = None,
+    nan_policy: str = "propagate",
+) -> dict[str, np.ndarray]:
+    """Per-range statistics by padded gathers, a bounded block of ranges at a time.
+
+    Each block has the same static shape (the last is padded with empty ranges), so the
+    whole table costs one compilation; the block size keeps memory near 2**22 values.
+    ``stats`` are :class:`jaxsubset.Subsets` reductions (``count`` and ``valid`` are not).
+    """
+    progress = progress or Progress(None, "", enabled=False)
+    k = start.shape[0]
+    capacity, block, n_blocks = _blocks(count, y.shape[1])
+    fn = _block_stats_jit()
+    parts: dict[str, list[np.ndarray]] = {st: [] for st in stats}
+    for b in range(n_blocks):
+        lo, hi = b * block, min((b + 1) * block, k)
+        s = np.zeros(block, start.dtype)
+        c = np.zeros(block, count.dtype)
+        s[: hi - lo] = start[lo:hi]
+        c[: hi - lo] = count[lo:hi]
+        res = fn(x, y, s, c, capacity=capacity, stats=stats, ddof=ddof, nan_policy=nan_policy)
+        for st in stats:
+            parts[st].append(np.asarray(res[st])[: hi - lo])
+        progress.advance()
+    return {st: np.concatenate(parts[st], axis=0) for st in stats}
+
+
+def valid_counts(y: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``(K, C)`` int64: the real (non-NaN) readings of every y column in every range."""
+    ok = np.concatenate([np.zeros((1, y.shape[1]), np.int64), np.cumsum(~np.isnan(y), axis=0)])
+    return ok[start + count] - ok[start]
+
+
+def covered(n: int, start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``(n,)`` bool: the points that belong to at least one range."""
+    keep = count > 0
+    d = np.bincount(start[keep], minlength=n + 1) - np.bincount(
+        (start + count)[keep], minlength=n + 1
+    )
+    return np.cumsum(d[:n]) > 0
+
+
+def compute_statistics(
+    xy: XY,
+    ranges: Any,
+    stats: tuple[str, ...],
+    *,
+    ddof: int = 0,
+    progress: Progress | None = None,
+    nan_policy: str = "propagate",
+) -> dict[str, np.ndarray]:
+    """Every requested statistic of every y column over every range.
+
+    Args:
+        xy: the data.
+        ranges: :class:`jaxsubset.Ranges` on ``xy.x``.
+        stats: statistic names from :data:`STATS` and :data:`COUNTS`.
+        ddof: delta degrees of freedom of ``std``/``var``.
+        progress: optional progress bar.
+        nan_policy: ``"propagate"`` (a missing reading makes its subsets' statistics NaN) or
+            ``"omit"`` (statistics of the real readings only, SciPy's name); ``"raise"`` is the
+            caller's check (see :func:`run_stats`), here the same as ``"propagate"``.
+
+    Returns:
+        statistic name -> ``(K, C)`` float64 (``count``: ``(K, 1)`` int64, ``valid``:
+        ``(K, C)`` int64).
+    """
+    progress = progress or Progress(None, "", enabled=False)
+    start = np.asarray(ranges.start).reshape(-1)
+    count = np.asarray(ranges.count).reshape(-1)
+    omit = nan_policy == "omit" and bool(np.isnan(xy.y).any())
+    policy = "omit" if omit else "propagate"
+    out: dict[str, np.ndarray] = {}
+    # range_statistic needs O(N + K) memory (never K x capacity) for every statistic but the
+    # median, which sorts padded windows: the median goes by bounded blocks of padded gathers.
+    # Both omit missing readings through the library's own nan_policy.
+    fast = tuple(st for st in stats if st not in ("count", "median") + COUNTS)
+    padded = ("median",) if "median" in stats else ()
+    n_blocks = _blocks(count, xy.y.shape[1])[2] if padded else 0
+    progress.stage("computing", total=n_blocks + bool(fast))
+    if fast:
+        flat = jaxsubset.Ranges(start, count, ranges.max_count)
+        res = jaxsubset.range_statistic(xy.y, flat, fast, ddof=ddof, nan_policy=policy)
+        out.update({st: np.asarray(res[st], dtype=np.float64) for st in fast})
+        progress.advance()
+    if padded:
+        kw = {"ddof": ddof, "progress": progress, "nan_policy": policy}
+        out.update(gather_stats(xy.x, xy.y, start, count, padded, **kw))
+    if "count" in stats:
+        out["count"] = count.astype(np.int64)[:, None]
+    if "valid" in stats:
+        out["valid"] = valid_counts(xy.y, start.astype(np.int64), count.astype(np.int64))
+    return {st: out[st] for st in stats}
+
+
+def result_columns(
+    xy: XY, ranges: Any, bounds: dict[str, np.ndarray], values: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The output table: subset, start, count, x_first, x_last, [lo, hi], then the statistics.
+
+    With several y columns the statistics are named ``<stat>_<y column>``. On a time axis the
+    x columns are ``datetime64[ns]`` (NaT where a subset is empty).
+    """
+    start = np.asarray(ranges.start).reshape(-1).astype(np.int64)
+    count = np.asarray(ranges.count).reshape(-1).astype(np.int64)
+    x = xy.x.view("datetime64[ns]") if xy.x_time else xy.x
+    first = x[np.minimum(start, len(x) - 1)]
+    last = x[np.clip(start + count - 1, 0, len(x) - 1)]
+    if x.dtype.kind == "b":  # as the in-memory reader holds a bool x: int64 0/1
+        first, last = first.astype(np.int64), last.astype(np.int64)
+    if (count == 0).any():
+        none = np.datetime64("NaT", "ns") if xy.x_time else np.nan
+        first = np.where(count > 0, first, none)
+        last = np.where(count > 0, last, none)
+    if xy.x_time:  # the x bounds as dates (ISO text in the table and files)
+        bounds = {k: np.asarray(v, np.int64).view("datetime64[ns]") for k, v in bounds.items()}
+    cols: dict[str, np.ndarray] = {
+        "subset": np.arange(len(start)),
+        "start": start,
+        "count": count,
+        "x_first": first,
+        "x_last": last,
+    }
+    cols.update(bounds)
+    several = len(xy.y_names) > 1
+    for st, v in values.items():
+        if st == "count":
+            continue  # the count column already is this
+        for c, name in enumerate(xy.y_names):
+            cols[f"{st}_{name}" if several else st] = v[:, c]
+    return cols
+
+
+def missing_readings(xy: XY, ranges: Any, nan_policy: str) -> int:
+    """The number of missing (NaN) y readings inside the subsets; with ``nan_policy="raise"``
+    any of them is an :class:`InputError` naming the first."""
+    nan = np.isnan(xy.y)
+    if not nan.any():
+        return 0
+    start = np.asarray(ranges.start).reshape(-1).astype(np.int64)
+    count = np.asarray(ranges.count).reshape(-1).astype(np.int64)
+    nan &= covered(len(xy.x), start, count)[:, None]
+    n = int(nan.sum())
+    if n and nan_policy == "raise":
+        row, col = (int(v[0]) for v in np.nonzero(nan))
+        raise InputError(
+            f"--nan-policy raise: the subsets hold {n} missing y reading(s), the first in "
+            f"column {xy.y_names[col]!r} at {xy.where(row)} (--nan-policy omit skips them)"
+        )
+    return n
+
+
+def check_subset_count(args: argparse.Namespace, stats: tuple[str, ...]) -> None:
+    """``--chunks N`` / ``--bins N`` ask for N subsets whatever the data: N rows must fit in
+    the free memory (checked before the data is read)."""
+    for option, text in (("--chunks", args.chunks), ("--bins", args.bins)):
+        if text is None or not str(text).strip().isdigit():
+            continue
+        n = int(str(text).strip())
+        check_memory(
+            n * _BYTES_PER_SUBSET * (len(stats) + 1), f"{option} {n}: a table of {n} subsets"
+        )
+
+
+def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run ``jaxsubset stats`` with the parsed options; returns the exit status (0).
+
+    Every problem with the files or options is an :class:`InputError` for :func:`main` to
+    print; outputs are written only once everything is computed.
+    """
+
+    def info(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=stderr)
+
+    inputs = [args.input] + ([args.ranges] if args.ranges else [])
+    stats = parse_stats(args.stat)
+    check_subset_count(args, stats)
+    if args.bins is not None:
+        check_bins(args.bins)  # fail on a bad spec before reading the data
+    if args.width is not None:
+        check_width(args.width)
+    if args.out is not None:
+        check_output_path(args.out, inputs, OUTPUT_SUFFIXES)
+    if args.plot is not None:
+        check_output_path(args.plot, inputs, PLOT_SUFFIXES)
+        require_matplotlib("--plot")
+    if args.out is not None and args.plot is not None:
+        if os.path.abspath(args.out) == os.path.abspath(args.plot):
+            raise InputError("--out and --plot name the same file")
+    progress = Progress(None, "", stream=stderr, enabled=not args.quiet).start()
+    try:
+        if wants_stream(args, stats):  # a big .npy: block by block, never loaded whole
+            progress.stage(f"streaming {args.input}")
+            xy, ranges, bounds, values, what, n_missing = streamed_statistics(args, stats)
+        else:
+            progress.stage(f"reading {args.input}")
+            xy = read_xy(args.input, args.x, args.y, sort=args.sort, x_format=args.x_format)
+            progress.stage("finding the subsets")
+            ranges, what, bounds = build_ranges(args, xy)
+            n_missing = missing_readings(xy, ranges, args.nan_policy)
+            values = compute_statistics(
+                xy, ranges, stats, ddof=args.ddof, progress=progress, nan_policy=args.nan_policy
+            )
+        cols = result_columns(xy, ranges, bounds, values)
+        n_rows = len(cols["subset"])
+        progress.stage("writing")
+        if args.out is not None and args.plot is not None:
+            # Both or neither: the figure is rendered to its temporary file first.
+            fig = stats_figure(xy, ranges, values, stats, what)
+            with atomic_output(args.plot) as tmp:
+                fig.savefig(tmp, format=os.path.splitext(args.plot)[1][1:].lower(), dpi=DPI)
+                write_table(args.out, cols)
+        elif args.plot is not None:
+            save_figure(stats_figure(xy, ranges, values, stats, what), args.plot)
+        elif args.out is not None:
+            write_table(args.out, cols)
+    finally:
+        progress.close()
+    if xy.sorted_rows:
+        info(f"sorted {len(xy.x)} rows by x column {xy.x_name!r} (--sort)")
+    if n_missing and args.nan_policy == "omit":
+        info(
+            f"omitted {n_missing} missing y reading(s) (empty or NaN cells) from the statistics "
+            "(--nan-policy omit; --nan-policy propagate gives NaN instead)"
+        )
+    if args.out is None:
+        print(format_table(cols), file=stdout)
+    else:
+        info(f"wrote {n_rows} subsets ({what}) to {args.out}")
+    if args.plot is not None:
+        info(f"wrote the figure to {args.plot}")
+    return 0
