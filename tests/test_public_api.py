@@ -1,6 +1,8 @@
 """Every public name imports, is documented, and carries a runnable example."""
 
+import ast
 import inspect
+import pathlib
 
 import jaxsubset
 
@@ -47,6 +49,95 @@ def test_subsets_methods_are_documented():
 
 
 def test_py_typed_ships():
-    import pathlib
-
     assert (pathlib.Path(jaxsubset.__file__).parent / "py.typed").exists()
+
+
+# ---------------------------------------------------------------------------- the import graph
+SRC = pathlib.Path(jaxsubset.__file__).parent
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(SRC.rglob("*.py"))}
+
+
+def _imports(name: str) -> list[tuple[str, str | None, int]]:
+    """``(module, imported name or None, line)`` for every import of ``jaxsubset`` code in the
+    module ``name``, at any depth (function-level imports included), relative ones resolved."""
+    path = MODULES[name]
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, None, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            found += [(target, a.name, node.lineno) for a in node.names]
+    return [f for f in found if f[0].split(".")[0] == "jaxsubset"]
+
+
+def _graph() -> dict[str, set[str]]:
+    """module -> the jaxsubset modules it imports (``from pkg import mod`` counts as ``mod``)."""
+    graph = {}
+    for name in MODULES:
+        deps = set()
+        for target, imported, _ in _imports(name):
+            sub = f"{target}.{imported}"
+            deps.add(sub if sub in MODULES else target)
+        graph[name] = {d for d in deps if d in MODULES and d != name}
+    return graph
+
+
+def test_import_graph_has_no_cycles():
+    graph = _graph()
+    assert {"jaxsubset", "jaxsubset.cli", "jaxsubset.cli._main"} <= set(graph)
+    assert "jaxsubset.ranges" in graph["jaxsubset"]  # the graph sees real imports
+    assert "jaxsubset.cli._reader" in graph["jaxsubset.cli._stats"]
+    cycles, state, stack = [], {}, []
+
+    def visit(u: str) -> None:
+        state[u] = "open"
+        stack.append(u)
+        for v in sorted(graph[u]):
+            if state.get(v) == "open":
+                cycles.append(" -> ".join(stack[stack.index(v) :] + [v]))
+            elif v not in state:
+                visit(v)
+        stack.pop()
+        state[u] = "done"
+
+    for u in sorted(graph):
+        if u not in state:
+            visit(u)
+    assert cycles == []
+
+
+def test_the_command_uses_only_the_public_api():
+    """``jaxsubset.cli`` imports ``jaxsubset`` (public names only), ``jaxsubset.ranges`` and
+    its own modules, and reads no private attribute of ``jaxsubset``."""
+    public = {n for n in dir(jaxsubset) if not n.startswith("_")} | {"__version__"}
+    bad = []
+    for name, path in MODULES.items():
+        if not name.startswith("jaxsubset.cli"):
+            continue
+        for target, imported, line in _imports(name):
+            where = f"{path.name}:{line}"
+            if target.startswith("jaxsubset.cli") or target == "jaxsubset.ranges":
+                continue
+            if target != "jaxsubset":
+                bad.append(f"{where} imports {target}")
+            elif imported is not None and imported not in public:
+                bad.append(f"{where} imports jaxsubset.{imported}")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "jaxsubset"
+                and node.attr not in public
+            ):
+                bad.append(f"{path.name}:{node.lineno} reads jaxsubset.{node.attr}")
+    assert bad == []
