@@ -3,11 +3,10 @@
 from collections.abc import Callable
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import _error, checks_enabled, error_if
+from ._checks import error_if
 from ._subsets import Subsets
 from ._typing import Array, ArrayLike
 from ._validate import as_x, is_traced
@@ -60,37 +59,6 @@ def required_capacity(
         )
     counts = np.asarray(counts)
     return next_power_of_two(int(counts.max()) if counts.size else 1)
-
-
-def _raise_if(
-    pred: Array,
-    payload: Array,
-    message: Callable[[np.ndarray], str],
-    value: Any = None,
-) -> Any:
-    """``error_if(value, pred, message, payload)``: raise ``ValueError(message(payload))``.
-
-    Eagerly this raises at once; traced, see :func:`jaxsubset._checks.error_if` (the check
-    lives in the returned ``value``, which the caller must use). ``pred`` is a bool scalar and
-    ``payload`` an array of facts for the message; under ``vmap`` the first failing batch
-    element's payload is reported. Without ``value`` (a transitional form for callers that
-    ignore the result) a traced check is an unconditional ``jax.debug.callback``, which JAX
-    never removes but which runs on every call; prefer :func:`jaxsubset._checks.nan_guard` or
-    ``error_if`` with the value to guard.
-    """
-    if value is not None or not is_traced((pred, payload)):
-        return error_if(value, pred, message, payload)
-    if not checks_enabled():
-        return None
-
-    def check(p: np.ndarray, facts: np.ndarray) -> None:
-        p = np.asarray(p)
-        if p.any():
-            facts = np.asarray(facts).reshape(-1, np.shape(facts)[-1])
-            raise _error(message(facts[int(np.argmax(p.reshape(-1)))]))
-
-    jax.debug.callback(check, pred, payload)
-    return None
 
 
 def check_overflow(subsets: Subsets) -> Subsets:
