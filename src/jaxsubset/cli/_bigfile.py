@@ -5,7 +5,6 @@ statistics go through :func:`jaxsubset.stream` (fixed blocks with halos, one com
 read-ahead in a thread), and the table is built from the same columns as the in-memory path.
 """
 
-import argparse
 import os
 import types
 from typing import Any
@@ -24,25 +23,27 @@ from ._reader import XY, read_table, sniff
 STREAMED_STATS = ("count", "sum", "mean", "std", "var", "min", "max", "median", "valid")
 
 
-def wants_stream(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
-    """Whether this ``stats`` run streams its input instead of reading it whole."""
-    path = args.input
-    if not str(path).lower().endswith(".npy") or args.ranges is not None:
+def wants_stream(path: str, stats: tuple[str, ...], *, stream_above_mb: float) -> bool:
+    """Whether ``path`` is streamed instead of read whole: a ``.npy`` file (by its content)
+    of more than ``stream_above_mb`` megabytes, and statistics the streamed path computes.
+
+    The caller first rules out the options that need every point in memory (a figure, a sort,
+    ranges from a file, several y columns).
+    """
+    if not str(path).lower().endswith(".npy"):
         return False
     try:
         if sniff(path) != "npy":  # by content: an archive named .npy is read whole
             return False
     except InputError:
         return False  # the normal reader reports the problem
-    if args.plot is not None or args.sort or args.x_format:
-        return False  # a figure or a sort needs every point in memory
-    if len(args.y or []) > 1 or any(s not in STREAMED_STATS for s in stats):
+    if any(s not in STREAMED_STATS for s in stats):
         return False
     try:
         size = os.path.getsize(path)
     except OSError:
         return False  # the normal reader reports the problem
-    return size > args.stream_above * 1e6
+    return size > stream_above_mb * 1e6
 
 
 def _time_x(col: np.ndarray, label: str, block: int) -> np.ndarray:
@@ -60,7 +61,7 @@ def _time_x(col: np.ndarray, label: str, block: int) -> np.ndarray:
     return out
 
 
-def _columns(args: argparse.Namespace, block: int) -> tuple[XY, np.ndarray]:
+def _columns(path: str, x_col: str | None, y_col: str | None, block: int) -> tuple[XY, np.ndarray]:
     """x and the y column, in an :class:`XY`, as the in-memory reader would choose them.
 
     They are memory-mapped views (nothing loaded), except an x that the in-memory reader
@@ -68,31 +69,31 @@ def _columns(args: argparse.Namespace, block: int) -> tuple[XY, np.ndarray]:
     ``[ns]``): that x is held converted in memory (8 bytes a point), and the row index of a
     1-D file (x = 0, 1, ...) too. y stays mapped (converted to float64 block by block).
     """
-    table = read_table(args.input, mmap=True)
-    if args.x is None and not args.y and len(table.names) == 1:  # a 1-D y: x is the row index
+    table = read_table(path, mmap=True)
+    if x_col is None and y_col is None and len(table.names) == 1:  # a 1-D y: x is the row index
         y = table.columns[0]
         if y.dtype.kind not in "biuf":
-            raise InputError(f"{args.input}: the y column must be numeric, got {y.dtype}")
+            raise InputError(f"{path}: the y column must be numeric, got {y.dtype}")
         x = np.arange(y.shape[0], dtype=np.int64)
         return XY(x, y[:, None], "index", [table.names[0]]), y
-    ix = table.index_of(args.x if args.x is not None else 0, "x")
-    if args.y:
-        iy = table.index_of(args.y[0], "y")
+    ix = table.index_of(x_col if x_col is not None else 0, "x")
+    if y_col is not None:
+        iy = table.index_of(y_col, "y")
     else:
         rest = [i for i in range(len(table.names)) if i != ix]
         if not rest:
-            raise InputError(f"{args.input}: needs a y column besides the x column")
+            raise InputError(f"{path}: needs a y column besides the x column")
         iy = rest[0]
     x, y = table.columns[ix], table.columns[iy]
     x_time = x.dtype.kind == "M"
     if y.dtype.kind not in "biuf":
         kind = "dates or times" if y.dtype.kind in "mM" else f"dtype {y.dtype}"
-        raise InputError(f"{args.input}: y column {table.names[iy]!r} must be numeric, got {kind}")
+        raise InputError(f"{path}: y column {table.names[iy]!r} must be numeric, got {kind}")
     if x_time:
-        x = _time_x(x, f"{args.input}: x column {table.names[ix]!r}", block)
+        x = _time_x(x, f"{path}: x column {table.names[ix]!r}", block)
     elif x.dtype.kind not in "biuf":
         raise InputError(
-            f"{args.input}: x column {table.names[ix]!r} must be numbers or dates, got {x.dtype}"
+            f"{path}: x column {table.names[ix]!r} must be numbers or dates, got {x.dtype}"
         )
     elif x.dtype.kind == "f" and x.dtype != np.float64:
         x = np.asarray(x, np.float64)
@@ -169,54 +170,81 @@ def _rolling_capacity(x: np.ndarray, width: float, block: int) -> int:
 
 
 def streamed_statistics(
-    args: argparse.Namespace, stats: tuple[str, ...]
+    path: str,
+    stats: tuple[str, ...],
+    *,
+    x: str | None = None,
+    y: str | None = None,
+    chunks: int | None = None,
+    size: int | None = None,
+    window: int | None = None,
+    step: int | None = None,
+    width: str | None = None,
+    bins: str | None = None,
+    ddof: int = 0,
+    nan_policy: str = "omit",
 ) -> tuple[XY, Any, dict[str, np.ndarray], dict[str, np.ndarray], str, int]:
-    """Run the statistics by :func:`jaxsubset.stream`.
+    """Run the statistics of a ``.npy`` file by :func:`jaxsubset.stream`.
 
     Args:
-        args: the parsed ``stats`` options.
-        stats: statistic names.
+        path: the ``.npy`` input.
+        stats: statistic names (see :data:`STREAMED_STATS`).
+        x: the x column (name or 0-based index), as ``--x``.
+        y: the one y column, as ``--y``.
+        chunks: as ``--chunks``; exactly one of ``chunks``, ``size``, ``window``, ``width``
+            and ``bins`` is given.
+        size: as ``--size``.
+        window: as ``--window``, with ``step`` (default 1) as ``--step``.
+        step: as ``--step``.
+        width: the ``--width`` text.
+        bins: the ``--bins`` text.
+        ddof: as ``--ddof``.
+        nan_policy: as ``--nan-policy``.
 
     Returns:
         ``(xy, ranges, bounds, values, what, n_missing)`` as the in-memory path builds them
         (``--bins``/``--width`` read by :func:`x_request`, as there).
     """
+    requests = {"chunks": chunks, "size": size, "window": window, "width": width, "bins": bins}
+    given = [k for k, v in requests.items() if v is not None]
+    if len(given) != 1:
+        raise TypeError(f"streamed_statistics: give exactly one of {', '.join(requests)}")
     block = 1 << 20
-    xy, y = _columns(args, block)
-    _check_x(xy, args.input, block)
-    n_missing = _missing(y, args.nan_policy, args.input, block)
-    policy = "omit" if args.nan_policy == "omit" else "propagate"
+    xy, yy = _columns(path, x, y, block)
+    _check_x(xy, path, block)
+    n_missing = _missing(yy, nan_policy, path, block)
+    policy = "omit" if nan_policy == "omit" else "propagate"
     kernel_stats = tuple(s for s in stats if s != "count") or ("sum",)
-    common = dict(statistic=kernel_stats, ddof=args.ddof, nan_policy=policy, block_size=block)
+    common = dict(statistic=kernel_stats, ddof=ddof, nan_policy=policy, block_size=block)
     bounds: dict[str, np.ndarray] = {}
-    source = _source(xy.x, y, block)
+    source = _source(xy.x, yy, block)
     try:
-        if args.chunks is not None:
-            out = jaxsubset.stream(source, "chunks", n=args.chunks, **common)
-            what = f"{args.chunks} chunks"
-        elif args.size is not None:
-            out = jaxsubset.stream(source, "chunks", size=args.size, **common)
-            what = f"chunks of {args.size} points"
-        elif args.window is not None:
-            if args.window > xy.x.shape[0]:
+        if chunks is not None:
+            out = jaxsubset.stream(source, "chunks", n=chunks, **common)
+            what = f"{chunks} chunks"
+        elif size is not None:
+            out = jaxsubset.stream(source, "chunks", size=size, **common)
+            what = f"chunks of {size} points"
+        elif window is not None:
+            if window > xy.x.shape[0]:
                 raise InputError(
-                    f"--window {args.window} is longer than the data ({xy.x.shape[0]} points)"
+                    f"--window {window} is longer than the data ({xy.x.shape[0]} points)"
                 )
-            step = args.step or 1
-            out = jaxsubset.stream(source, "sliding", size=args.window, step=step, **common)
-            what = f"sliding windows of {args.window} points, step {step}"
-        elif args.width is not None:
-            width, what, bounds = x_request(xy, width=args.width)
-            cap = _rolling_capacity(xy.x, width, block)
-            out = jaxsubset.stream(source, "rolling", width=width, capacity=cap, **common)
+            step = step or 1
+            out = jaxsubset.stream(source, "sliding", size=window, step=step, **common)
+            what = f"sliding windows of {window} points, step {step}"
+        elif width is not None:
+            value, what, bounds = x_request(xy, width=width)
+            cap = _rolling_capacity(xy.x, value, block)
+            out = jaxsubset.stream(source, "rolling", width=value, capacity=cap, **common)
         else:
-            edges, what, bounds = x_request(xy, bins=args.bins, x_format=args.x_format)
+            edges, what, bounds = x_request(xy, bins=bins)
             idx = np.searchsorted(xy.x, edges, side="left")
             idx[-1] = np.searchsorted(xy.x, edges[-1], side="right")
             cap = jaxsubset.required_capacity(np.diff(idx))
             out = jaxsubset.stream(source, "bins", edges=edges, capacity=cap, **common)
     except ValueError as e:  # stream's own checks (x unsorted, NaN in x): one line
-        raise InputError(f"{args.input}: {e}") from None
+        raise InputError(f"{path}: {e}") from None
     ranges = types.SimpleNamespace(start=out["start"], count=out["count"])
     values = {}
     for st in stats:

@@ -222,6 +222,19 @@ def check_subset_count(args: argparse.Namespace, stats: tuple[str, ...]) -> None
         )
 
 
+def _streams(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
+    """Whether the input is streamed: a big ``.npy`` and no option that needs every point in
+    memory (a figure, a sort, ranges from a file, several y columns, ``--x-format`` dates)."""
+    whole = (
+        args.plot is not None
+        or args.sort
+        or args.ranges is not None
+        or bool(args.x_format)
+        or len(args.y or []) > 1
+    )
+    return not whole and wants_stream(args.input, stats, stream_above_mb=args.stream_above)
+
+
 def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Run ``jaxsubset stats`` with the parsed options; returns the exit status (0).
 
@@ -250,9 +263,22 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             raise InputError("--out and --plot name the same file")
     progress = Progress(None, "", stream=stderr, enabled=not args.quiet).start()
     try:
-        if wants_stream(args, stats):  # a big .npy: block by block, never loaded whole
+        if _streams(args, stats):  # a big .npy: block by block, never loaded whole
             progress.stage(f"streaming {args.input}")
-            xy, ranges, bounds, values, what, n_missing = streamed_statistics(args, stats)
+            xy, ranges, bounds, values, what, n_missing = streamed_statistics(
+                args.input,
+                stats,
+                x=args.x,
+                y=args.y[0] if args.y else None,
+                chunks=args.chunks,
+                size=args.size,
+                window=args.window,
+                step=args.step,
+                width=args.width,
+                bins=args.bins,
+                ddof=args.ddof,
+                nan_policy=args.nan_policy,
+            )
         else:
             progress.stage(f"reading {args.input}")
             xy = read_xy(args.input, args.x, args.y, sort=args.sort, x_format=args.x_format)
