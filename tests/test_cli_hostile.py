@@ -245,6 +245,21 @@ def streamed_and_whole(folder, name, argv, monkeypatch):
     return pd.read_csv(folder / "whole.csv"), pd.read_csv(folder / "streamed.csv")
 
 
+def test_step_without_window_is_refused_on_the_streamed_road_too(folder, capsys, monkeypatch):
+    np.save(folder / "d.npy", np.stack([np.arange(50.0), np.ones(50)], axis=1))
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data was read before the options were checked")
+
+    monkeypatch.setattr(jaxsubset, "stream", never)
+    for extra in ([], ["--stream-above", "0"]):
+        line = one_error(capsys, ["stats", "d.npy", "--chunks", "2", "--step", "2", *extra])
+        assert line == (
+            "jaxsubset stats: error: --step goes with --window only (the step between sliding "
+            "windows)"
+        )
+
+
 def test_streamed_1d_y_and_datetime_field_like_in_memory(folder, capsys, monkeypatch):
     rng = np.random.default_rng(3)
     y = rng.normal(size=1000)

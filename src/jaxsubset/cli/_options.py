@@ -372,8 +372,6 @@ def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, 
     x = xy.x
     n = x.shape[0]
     x_format = args.x_format
-    if args.step is not None and args.window is None:
-        raise InputError("--step goes with --window only (the step between sliding windows)")
     if args.chunks is not None:
         return jaxsubset.ranges.chunks(x, args.chunks), f"{args.chunks} chunks", {}
     if args.size is not None:

@@ -249,6 +249,8 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     inputs = [args.input] + ([args.ranges] if args.ranges else [])
     stats = parse_stats(args.stat)
     check_subset_count(args, stats)
+    if args.step is not None and args.window is None:  # on every road, before any reading
+        raise InputError("--step goes with --window only (the step between sliding windows)")
     if args.bins is not None:
         check_bins(args.bins)  # fail on a bad spec before reading the data
     if args.width is not None:
