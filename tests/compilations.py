@@ -21,17 +21,25 @@ class Compilations(list):
         return self.count(f"jit({name})")
 
 
+_RECORDING: list[Compilations] = []
+
+
+def _listener(event: str, duration: float, **kwargs: object) -> None:
+    if event == BACKEND_COMPILE:
+        for seen in _RECORDING:
+            seen.append(str(kwargs.get("fun_name", "")))
+
+
+# one listener for the process: JAX before 0.8 has no public way to unregister one
+jax.monitoring.register_event_duration_secs_listener(_listener)
+
+
 @contextlib.contextmanager
 def compilations() -> Iterator[Compilations]:
     """Record every XLA compilation inside the ``with`` block."""
     seen = Compilations()
-
-    def listener(event: str, duration: float, **kwargs: object) -> None:
-        if event == BACKEND_COMPILE:
-            seen.append(str(kwargs.get("fun_name", "")))
-
-    jax.monitoring.register_event_duration_secs_listener(listener)
+    _RECORDING.append(seen)
     try:
         yield seen
     finally:
-        jax.monitoring.unregister_event_duration_listener(listener)
+        _RECORDING.remove(seen)

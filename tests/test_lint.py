@@ -1,8 +1,10 @@
-"""ruff (configured in pyproject.toml) passes on the whole project: lint and format."""
+"""ruff and mypy (configured in pyproject.toml) pass: lint and format everywhere, types in src/."""
 
 import pathlib
 import shutil
 import subprocess
+import sys
+import tempfile
 
 import pytest
 
@@ -29,3 +31,19 @@ def test_ruff(args):
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy():
+    # the type check of src/ ([tool.mypy] in pyproject.toml), in a fresh process and cache
+    pytest.importorskip("mypy", reason="mypy is not installed (it comes with the test extra)")
+    with tempfile.TemporaryDirectory() as cache:
+        done = subprocess.run(
+            [sys.executable, "-m", "mypy", "--cache-dir", cache],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Success: no issues found" in done.stdout

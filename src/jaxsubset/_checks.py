@@ -40,7 +40,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -316,7 +316,7 @@ def nan_guard(values: T, func: str, name: str) -> T:
         ...
         ValueError: f: `y` holds 2 NaN (the first at flat index 1) with nan_policy='raise'; ...
     """
-    arr = values if is_traced(values) else jnp.asarray(values)
+    arr = cast(jax.Array, values) if is_traced(values) else jnp.asarray(values)
     if not jnp.issubdtype(arr.dtype, jnp.inexact):
         return values
 

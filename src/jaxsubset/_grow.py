@@ -181,13 +181,13 @@ def auto_capacity(
         out, used = grow_capacity(
             fn,
             *args,
-            capacity=wrapper.capacity,
+            capacity=wrapper.capacity,  # type: ignore[attr-defined]
             max_capacity=max_capacity,
             overflow=overflow,
             **kwargs,
         )
-        wrapper.capacity = max(wrapper.capacity, used)
+        wrapper.capacity = max(wrapper.capacity, used)  # type: ignore[attr-defined]
         return out
 
-    wrapper.capacity = start
+    wrapper.capacity = start  # type: ignore[attr-defined]
     return wrapper

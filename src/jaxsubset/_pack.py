@@ -66,8 +66,8 @@ def pack(
     (ch,) = channels
     xs = np.full((len(pairs), length), pad_x, dtype=x_dtype)
     ys = np.zeros((len(pairs), length) + ch, dtype=y_dtype)
-    for d, (x, y) in enumerate(pairs):
-        xs[d, : x.shape[0]] = x
-        ys[d, : x.shape[0]] = y
+    for d, (px, py) in enumerate(pairs):
+        xs[d, : px.shape[0]] = px
+        ys[d, : px.shape[0]] = py
     lengths = np.array([p[0].shape[0] for p in pairs])
     return jnp.asarray(xs), jnp.asarray(ys), jnp.asarray(lengths, index_dtype())

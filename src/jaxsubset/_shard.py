@@ -117,7 +117,7 @@ def _put(a: np.ndarray, mesh: Mesh, length: int | None = None, dtype: Any = None
     dtype = a.dtype if dtype is None else dtype
     sharding = NamedSharding(mesh, jax.P(axis_of(mesh)))
 
-    def rows(idx: tuple[slice, ...]) -> np.ndarray:
+    def rows(idx: Any) -> np.ndarray:  # a tuple of slices, one per axis
         lo, hi, _ = idx[0].indices(length)
         out = np.zeros((hi - lo,) + a.shape[1:], dtype)
         got = np.asarray(a[lo : min(hi, a.shape[0])], dtype)

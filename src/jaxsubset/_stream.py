@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -53,10 +53,25 @@ _KIND_ARGS = {
     "bins": {"edges"},
     "select": {"lo", "hi", "closed"},
 }
+Side = Literal["left", "right"]  # of searchsorted
 _GATHER_BUDGET = 1 << 21  # ranges per kernel call * capacity: bounds the gathered slab
 
 
 # ---------------------------------------------------------------------------- sources
+def _side(side: str) -> Side:
+    """``side`` as ``searchsorted``'s literal."""
+    if side == "left":
+        return "left"
+    if side == "right":
+        return "right"
+    raise ValueError(f"`side` must be 'left' or 'right', got {side!r}")
+
+
+def _other(side: str) -> Side:
+    """The other side: bounds up to a piece's last point are resolved inside the piece."""
+    return "right" if side == "left" else "left"
+
+
 def _canon(dtype: Any) -> np.dtype:
     """The dtype JAX would give an array of ``dtype`` (float64 -> float32 without x64)."""
     return np.dtype(jax.dtypes.canonicalize_dtype(np.dtype(dtype)))
@@ -79,6 +94,8 @@ class _Source:
 
 class _ArraySource(_Source):
     """Random-access arrays: in memory, or memory-mapped ``.npy`` files."""
+
+    length: int
 
     def __init__(self, x: Any, y: Any, read_size: int, func: str, name: str) -> None:
         self.x, self.y, self.read_size, self.name = x, y, read_size, name
@@ -374,11 +391,10 @@ class _Counter:
     """
 
     def __init__(self, pieces: Iterator[np.ndarray], side: str) -> None:
-        self.it, self.side = pieces, side
+        self.it, self.side, self.other = pieces, _side(side), _other(side)
         self.cur: np.ndarray | None = None
         self.g0 = 0
         self.done = False
-        self.other = "right" if side == "left" else "left"
 
     def resolve(self, v: np.ndarray) -> np.ndarray:
         out = np.empty(v.shape[0], np.int64)
@@ -414,7 +430,7 @@ class _Sweep:
         flat = np.ravel(bounds)
         self.order = np.argsort(flat, kind="stable")
         self.v = flat[self.order]
-        self.side, self.other = side, ("right" if side == "left" else "left")
+        self.side, self.other = _side(side), _other(side)
         self.out = np.empty(self.v.shape[0], np.int64)
         self.done = 0
 
@@ -458,15 +474,19 @@ class _Regular:
         self.step, self.size, self.full_only, self.k = step, size, full_only, 0
 
     def take(self, hi: float, n_end: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        k1 = math.ceil(hi / self.step) if math.isfinite(hi) else None
+        """The ranges starting below ``hi`` among ``n_end`` points (None: the end is unknown).
+
+        ``hi`` is finite or ``n_end`` known: the last block of a stream knows where it ends.
+        """
+        ends = [math.ceil(hi / self.step)] if math.isfinite(hi) else []
         if n_end is not None:
             if self.full_only:
-                kmax = (n_end - self.size) // self.step + 1 if n_end >= self.size else 0
+                ends.append((n_end - self.size) // self.step + 1 if n_end >= self.size else 0)
             else:
-                kmax = -(-n_end // self.step)
-            k1 = kmax if k1 is None else min(k1, kmax)
-        k = np.arange(self.k, max(self.k, k1), dtype=np.int64)
-        self.k = max(self.k, k1)
+                ends.append(-(-n_end // self.step))
+        k1 = max(self.k, min(ends))
+        k = np.arange(self.k, k1, dtype=np.int64)
+        self.k = k1
         start = k * self.step
         if n_end is None:
             count = np.full(k.shape, self.size, np.int64)
@@ -617,18 +637,18 @@ def plan(
             size = static_int(kind_args["size"], "size", func)
             step = static_int(kind_args.get("step", 1), "step", func)
             return _Plan(size, _Regular(step, size, True), None, -(-block // step))
-        n, size = kind_args.get("n"), kind_args.get("size")
-        if (n is None) == (size is None):
+        n_arg, size_arg = kind_args.get("n"), kind_args.get("size")
+        if (n_arg is None) == (size_arg is None):
             raise TypeError(
                 f"{func}: pass exactly one of `n` (number of pieces) and `size`, got "
-                f"n={n!r}, size={size!r}"
+                f"n={n_arg!r}, size={size_arg!r}"
             )
-        if size is not None:
-            size = static_int(size, "size", func)
+        if size_arg is not None:
+            size = static_int(size_arg, "size", func)
             pl = _Plan(size, _Regular(size, size, False), None, -(-block // size))
             pl.aligned = size
             return pl
-        n = static_int(n, "n", func)
+        n = static_int(n_arg, "n", func)
         big_n = source.length
         if big_n is None:
             big_n = sum(xp.size for xp in source.x_pieces())
@@ -763,7 +783,7 @@ def _windows(
         bx = buffers.take((width,), xdt) if with_x else None
         by = buffers.take((width,) + tail, ydt)
         n = carry_y.shape[0]
-        if with_x:
+        if bx is not None:
             bx[:n] = carry_x
         by[:n] = carry_y
         while n < width and (pend or pull()):
@@ -773,7 +793,7 @@ def _windows(
                     f"stream: every block's y must have channel shape {tail}, got {py.shape[1:]}"
                 )
             take = min(width - n, py.shape[0])
-            if with_x:
+            if bx is not None:
                 bx[n : n + take] = px[:take]
             by[n : n + take] = py[:take]
             n += take
@@ -784,12 +804,12 @@ def _windows(
         if n == 0:
             buffers.give(bx, by)
             return
-        if with_x:
+        if bx is not None:
             bx[n:] = 0  # the last window's padding, which no range reads
         by[n:] = 0
         last = n <= block and not pend and not pull()
         # the halo, copied: the window itself goes back to the pool once its kernel is done
-        carry_x = bx[block:n].copy() if with_x else carry_x
+        carry_x = bx[block:n].copy() if bx is not None else carry_x
         carry_y = by[block:n].copy()
         yield g0, bx, by, n, last
         if last:
@@ -1293,20 +1313,23 @@ def _combine_pieces(
         "count": np.full(k, size, res["count"].dtype),
         "overflow": np.zeros(k, bool),
     }
-    total = windows(res["sum"], np.add) if "sum" in res else None
-    valid = windows(res["valid"], np.add) if "valid" in res else None
+    # the pieces' sums and valid counts, whichever _by_pieces asked for
+    added: dict[str, np.ndarray] = {
+        name: windows(res[name], np.add) for name in ("sum", "valid") if name in res
+    }
     for name in stats:
-        if name == "sum":
-            out[name] = total
-        elif name == "valid":
-            out[name] = valid
+        if name in ("sum", "valid"):
+            out[name] = added[name]
         elif name == "mean":  # in y's float dtype, as Subsets.mean
+            total = added["sum"]
             fdt = total.dtype if total.dtype.kind == "f" else _canon(np.float64)
             num = total.astype(fdt)
-            den = np.maximum(valid, 1).astype(fdt) if omit else np.asarray(size, fdt)
-            out[name] = num / den
-            if omit:
+            if omit:  # over the real readings; NaN for windows without any
+                valid = added["valid"]
+                out[name] = num / np.maximum(valid, 1).astype(fdt)
                 out[name][valid == 0] = np.nan
+            else:
+                out[name] = num / np.asarray(size, fdt)
         elif name in ("min", "max"):
             fold = {"min": (np.minimum, np.fmin), "max": (np.maximum, np.fmax)}[name]
             out[name] = windows(res[name], fold[omit])

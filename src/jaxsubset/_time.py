@@ -49,7 +49,7 @@ def time_kind(value: Any) -> str | None:
 
 
 def _require_x64(func: str) -> None:
-    if not jax.config.jax_enable_x64:
+    if not jax.config.read("jax_enable_x64"):
         raise TypeError(
             f"{func}: time axes are held as int64 nanoseconds, which needs JAX's 64-bit mode: "
             "call `jax.config.update('jax_enable_x64', True)` at start-up"
@@ -108,7 +108,8 @@ def timedelta_to_ns(value: Any, name: str, func: str) -> np.ndarray:
             )
             raise ValueError(f"{func}: `{name}`={value!r} is not a fixed duration: {hint}")
         amount = float(m.group(1))
-        ns = amount * np.timedelta64(1, unit).astype("timedelta64[ns]").astype(np.int64)
+        one = np.timedelta64(1, unit)  # type: ignore[call-overload]  # a unit of the pattern
+        ns = amount * one.astype("timedelta64[ns]").astype(np.int64)
         return np.asarray(round(ns), dtype=np.int64)
     try:
         arr = _as_kind(value, np.timedelta64, "m")

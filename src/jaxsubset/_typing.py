@@ -12,13 +12,13 @@ import jax
 try:  # pragma: no cover - exercised by whichever environment runs the tests
     from jaxtyping import Array, ArrayLike, Bool, Float, Int, Shaped
 except ImportError:  # pragma: no cover
-    Array = jax.Array
-    ArrayLike = jax.typing.ArrayLike
+    Array = jax.Array  # type: ignore[misc]
+    ArrayLike = jax.typing.ArrayLike  # type: ignore[misc]
 
     class _Dtyped:
         def __getitem__(self, item: Any) -> Any:
             return jax.Array
 
-    Bool = Float = Int = Shaped = _Dtyped()
+    Bool = Float = Int = Shaped = _Dtyped()  # type: ignore[assignment]
 
 __all__ = ["Array", "ArrayLike", "Bool", "Float", "Int", "Shaped"]

@@ -49,7 +49,7 @@ def static_int(
         kind = "positive" if minimum == 1 else f">= {minimum}"
         raise ValueError(f"{func}: `{name}` must be a {kind} int, got {as_int}")
     if maximum is None:
-        x64 = bool(jax.config.jax_enable_x64)
+        x64 = bool(jax.config.read("jax_enable_x64"))
         maximum = 2**63 - 1 if x64 else 2**31 - 1
         limit = "2**63-1 (int64)" if x64 else "2**31-1 (int32 in JAX's default 32-bit mode)"
     else:
