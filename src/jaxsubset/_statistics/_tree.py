@@ -8,18 +8,20 @@ additions), whatever the rest of the series holds.
 
 Structure (``B`` points per block, ``M = ceil(N / B)`` blocks):
 
-- in every block, the prefix and the suffix partials of each point (a cumulative fold along
-  the block, ``B`` steps);
-- over the block totals, a *disjoint sparse table*: at level ``l`` the blocks are cut into
+- in every block, the prefix and the suffix partials of each point, and the same *disjoint
+  sparse table* over the block's points (described next) for ranges inside one block;
+- over the block totals, a disjoint sparse table: at level ``l`` the blocks are cut into
   segments of ``2**(l + 1)``, and each block holds the fold from itself to the middle of its
   segment (suffix in the left half, prefix in the right half), so any run of whole blocks
   ``[a, b]`` is ``T[l][a] (+) T[l][b]`` with ``l = floor(log2(a ^ b))``: two partials, both
-  inside the run;
-- a range inside one block is folded directly from its (at most ``B``) points.
+  inside the run.
 
 A range spanning blocks is ``suffix(start) (+) table(whole blocks) (+) prefix(stop - 1)``.
-Everything is cumulative sums/maxima along static axes and gathers: no dot, no scatter, no
-serial loop, the same program on every backend.
+Both tables are built by doubling (:func:`_levels`): the prefix and suffix folds of aligned
+blocks of ``2**l`` entries give those of ``2**(l + 1)`` with one combination per entry. The
+block table's levels are one ``lax.scan`` (one compiled body, whatever N), the few point levels
+static reshapes. Only elementwise folds, reshapes and gathers: no dot, no scatter, no serial
+loop over the data, the same program on every backend.
 
 Moments use Chan's combination of ``(n, c, m, M2)`` partials whose mean is ``c + m`` with the
 shift ``c`` one of the partial's own points; means are compared as ``(c_b - c_a) + (m_b -
@@ -44,19 +46,6 @@ BLOCK = 1 << BLOCK_LEVELS  # points per block; ranges inside one use the point t
 Moments = tuple[Array, Array, Array, Array]  # (n: int, c, m, M2): mean c + m, each (..., C)
 
 
-def _scan(a: Array, axis: int, reverse: bool, op, ident) -> Array:
-    """Inclusive cumulative ``op`` (add, maximum or minimum) along ``axis``, in a fixed order."""
-    del ident
-    if op is jnp.add:
-        return lax.cumsum(a, axis=axis, reverse=reverse)
-    cum = lax.cummax if op is jnp.maximum else lax.cummin
-    return cum(a, axis=axis, reverse=reverse)
-
-
-def _cumsum(a: Array, axis: int, reverse: bool) -> Array:
-    return _scan(a, axis, reverse, jnp.add, 0)
-
-
 # ---------------------------------------------------------------------------- moments
 # A partial is (n, c, m, M2): n points with mean c + m and squared deviations M2, where the
 # shift c is one of the partial's own points. Two partials' means differ by
@@ -76,44 +65,11 @@ def _chan(a: Moments, b: Moments) -> Moments:
     return n, c, m, q
 
 
-def _scan_moments(n: Array, c: Array, m: Array, q: Array, axis: int, reverse: bool) -> Moments:
-    """Cumulative Chan fold of ``(n, c, m, M2)`` partials along ``axis`` (``reverse``: suffixes).
-
-    Every fold is measured from ``c0``, the shift of the first non-empty partial in the fold's
-    direction: a point of every non-empty fold of that row.
-    """
-    has = n > 0
-    size = n.shape[axis]
-    shape = [1] * n.ndim
-    shape[axis] = size
-    pos = jnp.arange(size, dtype=jnp.int32).reshape(shape)
-    if reverse:  # the last non-empty partial, else the first
-        first = jnp.max(jnp.where(has, pos, -1), axis=axis, keepdims=True)
-    else:
-        first = jnp.min(jnp.where(has, pos, size), axis=axis, keepdims=True)
-    c0 = jnp.sum(jnp.where(pos == first, c, 0), axis=axis, keepdims=True)
-    nf = n.astype(m.dtype)
-    d = jnp.where(has, (c - c0) + m, 0)
-    s1 = _cumsum(nf * d, axis, reverse)
-    s2 = _cumsum(jnp.where(has, q + nf * d * d, 0), axis, reverse)
-    cn = _cumsum(n, axis, reverse)
-    ok = cn > 0
-    safe = jnp.where(ok, cn, 1).astype(m.dtype)
-    out_c = jnp.broadcast_to(jnp.where(ok, c0, 0), c.shape)
-    out_m = jnp.where(ok, s1 / safe, 0)
-    # an overflowing sum of squares stays inf (as the two-pass reduction's), never inf - inf
-    out_q = jnp.where(ok, jnp.where(jnp.isinf(s2), s2, jnp.maximum(s2 - s1 * s1 / safe, 0)), 0)
-    return cn, out_c, out_m, out_q
-
-
 # ---------------------------------------------------------------------------- the folds
 class _Fold:
     """One associative statistic: its partials, how they combine, and cumulative folds."""
 
     def combine(self, a, b):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def scan(self, p, axis: int, reverse: bool):  # pragma: no cover - interface
         raise NotImplementedError
 
     def identity_like(self, p):  # pragma: no cover - interface
@@ -123,9 +79,6 @@ class _Fold:
 class _Sum(_Fold):
     def combine(self, a, b):
         return a + b
-
-    def scan(self, p, axis, reverse):
-        return _cumsum(p, axis, reverse)
 
     def identity_like(self, p):
         return jnp.zeros_like(p)
@@ -140,9 +93,6 @@ class _Extreme(_Fold):
     def combine(self, a, b):
         return self.op(a, b)
 
-    def scan(self, p, axis, reverse):
-        return _scan(p, axis, reverse, self.op, self.ident)
-
     def identity_like(self, p):
         return jnp.full_like(p, self.ident)
 
@@ -150,9 +100,6 @@ class _Extreme(_Fold):
 class _Moments(_Fold):
     def combine(self, a, b):
         return _chan(a, b)
-
-    def scan(self, p, axis, reverse):
-        return _scan_moments(*p, axis=axis, reverse=reverse)
 
     def identity_like(self, p):
         return jax.tree_util.tree_map(jnp.zeros_like, p)
@@ -173,23 +120,76 @@ def _floor_log2(v: Array) -> Array:
 
 
 # ---------------------------------------------------------------------------- the structure
-def _table(fold: _Fold, totals, levels: int):
-    """Disjoint sparse table over ``(P, C)`` block totals, ``P = 2**levels``: ``(levels, P, C)``."""
-    out = [totals]  # level 0: halves of one entry, each its own fold
-    for lev in range(1, levels):
-        half = 1 << lev
+def _double(fold: _Fold, pre, suf, lev: int):
+    """One level of :func:`_levels` with a static ``lev``: reshapes and broadcasts, no gather."""
 
-        def level(a, half=half):
-            return a.reshape((-1, 2, half) + a.shape[1:])
+    def halves(a):
+        return a.reshape((-1, 2, 1 << lev) + a.shape[1:])
 
-        seg = jax.tree_util.tree_map(level, totals)
-        left = fold.scan(jax.tree_util.tree_map(lambda a: a[:, 0], seg), axis=1, reverse=True)
-        right = fold.scan(jax.tree_util.tree_map(lambda a: a[:, 1], seg), axis=1, reverse=False)
-        both = jax.tree_util.tree_map(
-            lambda u, v: jnp.stack([u, v], axis=1).reshape((-1,) + u.shape[2:]), left, right
-        )
-        out.append(both)
-    return jax.tree_util.tree_map(lambda *ls: jnp.stack(ls), *out)
+    p2 = jax.tree_util.tree_map(halves, pre)
+    s2 = jax.tree_util.tree_map(halves, suf)
+    lower_total = jax.tree_util.tree_map(lambda a: a[:, 0, :1], s2)  # suf at the lower start
+    upper_total = jax.tree_util.tree_map(lambda a: a[:, 1, :1], s2)
+    pre_hi = fold.combine(lower_total, jax.tree_util.tree_map(lambda a: a[:, 1], p2))
+    suf_lo = fold.combine(jax.tree_util.tree_map(lambda a: a[:, 0], s2), upper_total)
+
+    def join(lo, hi):
+        return jnp.stack([lo, hi], axis=1).reshape((-1,) + lo.shape[2:])
+
+    pre = jax.tree_util.tree_map(join, jax.tree_util.tree_map(lambda a: a[:, 0], p2), pre_hi)
+    suf = jax.tree_util.tree_map(join, suf_lo, jax.tree_util.tree_map(lambda a: a[:, 1], s2))
+    return pre, suf
+
+
+def _levels(fold: _Fold, leaves, levels: int, unroll: bool = False):
+    """A disjoint sparse table over ``(S, C)`` leaves and the prefix/suffix folds of blocks.
+
+    At level ``l`` every entry holds the fold from the start of its aligned block of ``2**l``
+    entries to itself (``pre``) and from itself to the block's end (``suf``); the level's
+    table entry is ``suf`` in the left half of its segment of ``2**(l + 1)`` and ``pre`` in the
+    right half, so it covers exactly ``[a, mid)`` or ``[mid, b]``. Doubling a block combines
+    each entry with the other half's total (``suf`` at that half's start): every partial is a
+    fold of its own entries only. The levels are one ``lax.scan`` (one compiled body whatever
+    their number) or, with ``unroll``, static reshapes (no gather; for few levels over many
+    entries).
+
+    Args:
+        fold: the statistic's fold.
+        leaves: pytree of ``(S, C)`` partials, ``S`` a multiple of ``2**levels``.
+        levels: static number of levels (>= 1).
+        unroll: static; unrolled levels instead of a scan.
+
+    Returns:
+        ``(table, pre, suf)``: the table as a pytree of ``(levels, S, C)``, and the prefix and
+        suffix folds of aligned blocks of ``2**levels`` entries, pytrees of ``(S, C)``.
+    """
+    size = jax.tree_util.tree_leaves(leaves)[0].shape[0]
+    pos = jnp.arange(size, dtype=jnp.int32)
+    if unroll:
+        pre = suf = leaves
+        entries = []
+        for lev in range(levels):
+            right = ((pos >> lev) & 1 == 1)[:, None]
+            entries.append(_where(right, pre, suf))
+            pre, suf = _double(fold, pre, suf, lev)
+        table = jax.tree_util.tree_map(lambda *ls: jnp.stack(ls), *entries)
+        return table, pre, suf
+
+    def level(carry, lev):
+        pre, suf = carry
+        right = ((pos >> lev) & 1 == 1)[:, None]
+        entry = _where(right, pre, suf)
+        base = (pos >> (lev + 1)) << (lev + 1)  # start of the segment of 2**(lev + 1)
+        mid = base + (1 << lev)
+        lower = (pos < mid)[:, None]
+        total_lower = _take(suf, base)
+        total_upper = _take(suf, jnp.minimum(mid, size - 1))
+        pre = _where(lower, pre, fold.combine(total_lower, pre))
+        suf = _where(lower, fold.combine(suf, total_upper), suf)
+        return (pre, suf), entry
+
+    (pre, suf), table = lax.scan(level, (leaves, leaves), jnp.arange(levels, dtype=jnp.int32))
+    return table, pre, suf
 
 
 def _query(fold: _Fold, table, leaves, a: Array, b: Array, size: int):
@@ -235,10 +235,8 @@ def _fold_ranges(fold: _Fold, leaves, start: Array, stop: Array):
     if isinstance(fold, _Extreme):
         pad_mask = (jnp.arange(size) >= n_pts)[:, None]
         flat = jnp.where(pad_mask, fold.ident, flat)
-    lb = jax.tree_util.tree_map(lambda a: a.reshape((m, blk) + a.shape[1:]), flat)
-    pre = fold.scan(lb, axis=1, reverse=False)
-    suf = fold.scan(lb, axis=1, reverse=True)
-    totals = jax.tree_util.tree_map(lambda a: a[:, -1], pre)
+    point_table, pre, suf = _levels(fold, flat, BLOCK_LEVELS, unroll=True)
+    totals = jax.tree_util.tree_map(lambda a: a[::blk], suf)  # the suffix at a block's start
     empty = fold.identity_like(jax.tree_util.tree_map(lambda a: a[:1], totals))
     totals = jax.tree_util.tree_map(
         lambda t, e: jnp.concatenate([t, jnp.repeat(e, p_blocks - m, axis=0)]), totals, empty
@@ -247,9 +245,9 @@ def _fold_ranges(fold: _Fold, leaves, start: Array, stop: Array):
     def flatten(t):
         return jax.tree_util.tree_map(lambda a: a.reshape((-1,) + a.shape[2:]), t)
 
-    block_table = flatten(_table(fold, totals, levels))
-    point_table = flatten(_table(fold, flat, BLOCK_LEVELS))
-    pre_f, suf_f = flatten((pre, suf))
+    block_table = flatten(_levels(fold, totals, levels)[0])
+    point_table = flatten(point_table)
+    pre_f, suf_f = pre, suf
 
     last = jnp.maximum(stop - 1, start)
     j0 = start // blk
