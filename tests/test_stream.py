@@ -11,7 +11,7 @@ import pytest
 
 import jaxsubset
 from compilations import compilations
-from jaxsubset import _stream
+from jaxsubset._streaming import buffers, driver, sources
 from references import FLOAT, X64, needs_x64
 
 
@@ -248,6 +248,42 @@ def test_stream_progress_and_errors(data, capsys):
         jaxsubset.stream((x, y), "chunks", size=3)
 
 
+def _in_memory(kind, x, kw):
+    """The constructor of the same name on the same bounds (capacity 8)."""
+    if kind == "bins":
+        return jaxsubset.bins(x, x, kw["edges"], capacity=8)
+    if kind == "select":
+        return jaxsubset.select(x, x, kw["lo"], kw["hi"], capacity=8)
+    return jaxsubset.rolling(x, x, kw["width"], at=kw.get("at"), capacity=8)
+
+
+@pytest.mark.parametrize(
+    "kind, bad",
+    [
+        ("bins", {"edges": [0.0, 5.0, 3.0]}),  # decreasing
+        ("bins", {"edges": [[0.0, 1.0]]}),  # not 1-D
+        ("bins", {"edges": [0.0, np.nan]}),
+        ("select", {"lo": np.nan, "hi": 1.0}),
+        ("select", {"lo": "a", "hi": 1.0}),  # not a number, and x is no time axis
+        ("select", {"lo": [1 + 2j], "hi": 1.0}),
+        ("rolling", {"width": -1.0}),
+        ("rolling", {"width": 1.0, "at": [np.nan]}),
+    ],
+)
+def test_stream_refuses_bad_bounds_as_the_constructors_do(kind, bad):
+    # the bounds go through the in-memory resolver's own checks: the same error, the same text
+    x = np.arange(10.0)
+    with pytest.raises((TypeError, ValueError)) as want:
+        _in_memory(kind, jnp.asarray(x), bad)
+    for run in (jaxsubset.stream, jaxsubset.shard):
+        args = ((x, x),) if run is jaxsubset.stream else (x, x)
+        with pytest.raises(type(want.value)) as got:
+            run(*args, kind, capacity=8, statistic="mean", **bad)
+        prefix = f"{run.__name__}({kind!r}): "
+        assert str(got.value).startswith(prefix), str(got.value)
+        assert str(got.value)[len(prefix) :] == str(want.value).split(": ", 1)[1]
+
+
 def test_stream_blocks_exactly_filled_ddof_and_count():
     # N a multiple of the block (the last block is full: the end is found by peeking)
     rng = np.random.default_rng(2)
@@ -321,8 +357,8 @@ def test_array_windows_are_the_data_zero_padded(block, halo):
     xy = np.stack([x.astype(FLOAT), y[:, 0]], axis=1)  # y as an interleaved column
     width = block + halo
     for yy in (y, xy[:, 1]):
-        src = _stream._ArraySource(x, yy, block, "test", "arrays")
-        pool = _stream._Buffers()
+        src = sources.ArraySource(x, yy, block, "test", "arrays")
+        pool = buffers.Buffers()
         got = []
         for g0, bx, by, n, last in src.windows(block, halo, True, pool):
             assert bx.ctypes.data % 64 == 0 and by.ctypes.data % 64 == 0
@@ -330,7 +366,7 @@ def test_array_windows_are_the_data_zero_padded(block, halo):
             got.append((g0, bx.copy(), by.copy(), n, last))
             pool.give(bx, by)  # reused by the next window: what was yielded must not change
         pieces = ((x[a : a + 50], yy[a : a + 50]) for a in range(0, 1003, 50))
-        generic = list(_stream._windows(pieces, block, halo, True))
+        generic = list(buffers.piece_windows(pieces, block, halo, True))
         assert len(got) == len(generic) == -(-1003 // block)
         for (g0, bx, by, n, last), (g0b, bxb, byb, nb, lastb) in zip(got, generic, strict=True):
             want_x = np.zeros(width, np.float32)
@@ -379,8 +415,8 @@ def test_stream_sliding_windows_from_pieces_equal_in_memory(data, monkeypatch, n
     y[300:420] = np.nan  # windows without any reading
     y2 = np.stack([y, 1e8 + 3.0 * y], axis=1)  # channels; a large offset
     combined = []
-    real = _stream._combine_pieces
-    monkeypatch.setattr(_stream, "_combine_pieces", lambda *a: combined.append(1) or real(*a))
+    real = driver.combine_pieces
+    monkeypatch.setattr(driver, "combine_pieces", lambda *a: combined.append(1) or real(*a))
     stats = ("count", "sum", "mean", "min", "max", "valid")
     for size, step in ((100, 50), (60, 20), (64, 64), (1003, 1003), (96, 3)):
         before = len(combined)

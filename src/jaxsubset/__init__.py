@@ -35,9 +35,9 @@ from ._ranges import (
     sliding as sliding,
 )
 from ._rolling_stats import rolling_statistic as rolling_statistic
-from ._shard import shard as shard
 from ._stats import range_statistic as range_statistic
-from ._stream import stream as stream
+from ._streaming.driver import stream as stream
+from ._streaming.shard import shard as shard
 from ._subsets import Subsets as Subsets
 from ._time import to_datetime64 as to_datetime64, to_ns as to_ns
 

@@ -1,11 +1,12 @@
-"""The subset analyses sharded over a 1-D device mesh, with halos exchanged between neighbours.
+"""``shard``: the subset analyses over a 1-D device mesh, with halos exchanged between neighbours.
 
 The data are cut into ``D`` equal shards of ``S = ceil(N / D)`` points (the last padded with
 zeros that no range reads). Every subset is computed on the device holding its first point; its
 points past the shard come from the next shards through ``jax.lax.ppermute`` (a halo of
 ``capacity`` points, ``ceil(capacity / S)`` hops), so subsets crossing shard boundaries are
 exact. The index ranges are found first on the host, by arithmetic or by x-only passes in
-blocks (as :func:`jaxsubset.stream` finds them, with the semantics of :mod:`jaxsubset.ranges`),
+blocks (:mod:`.plan`, as for :func:`jaxsubset.stream`, with the semantics of
+:mod:`jaxsubset.ranges`),
 then grouped by owning device into one ``(D, R)`` table, so one ``jit(shard_map(...))`` serves
 the whole analysis. ``x`` and ``y`` stay on the host (memory maps are fine) and each device is
 given only its own shard.
@@ -22,20 +23,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
-from ._checks import reraise
-from ._stream import (
-    KernelSpec,
-    _ArraySource,
-    assemble,
-    check_compute,
-    group_size,
-    plan,
-    windowed,
-)
-from ._validate import check_nan_policy, index_dtype, static_int
+from .._checks import reraise
+from .._validate import check_nan_policy, index_dtype, static_int
+from .assembly import assemble
+from .kernels import KernelSpec, check_compute, group_size, windowed
+from .plan import plan
+from .sources import ArraySource
 
 
-def _mesh(mesh: Mesh | None, devices: int | None, func: str) -> Mesh:
+def make_mesh(mesh: Mesh | None, devices: int | None, func: str) -> Mesh:
     if mesh is not None and devices is not None:
         raise TypeError(f"{func}: pass `mesh` or `devices`, not both")
     if mesh is not None:
@@ -103,12 +99,14 @@ def axis_of(mesh: Mesh) -> str:
     return mesh.axis_names[0]
 
 
-def _host(a: Any) -> np.ndarray:
+def host_view(a: Any) -> np.ndarray:
     """A NumPy view of ``a`` (memory maps stay memory maps; JAX arrays come to the host)."""
     return a if isinstance(a, np.ndarray) else np.asarray(a)
 
 
-def _put(a: np.ndarray, mesh: Mesh, length: int | None = None, dtype: Any = None) -> jax.Array:
+def put_sharded(
+    a: np.ndarray, mesh: Mesh, length: int | None = None, dtype: Any = None
+) -> jax.Array:
     """Place ``a`` sharded along its first axis, zero-padded to ``length`` rows.
 
     Each process reads only the rows of its own devices' shards (multi-host friendly).
@@ -127,8 +125,8 @@ def _put(a: np.ndarray, mesh: Mesh, length: int | None = None, dtype: Any = None
     return jax.make_array_from_callback((length,) + a.shape[1:], sharding, rows)
 
 
-def _to_host(tree: Any) -> Any:
-    if jax.process_count() > 1:  # pragma: no cover - multi-host only
+def gather_home(tree: Any) -> Any:
+    if jax.process_count() > 1:  # several processes: tests/test_multiprocess.py
         from jax.experimental import multihost_utils
 
         return multihost_utils.process_allgather(tree, tiled=True)
@@ -197,10 +195,10 @@ def shard(
     stats, fn, batch_size = check_compute(statistic, fn, batch_size, func)
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)
-    mesh = _mesh(mesh, devices, func)
+    mesh = make_mesh(mesh, devices, func)
     # x and y stay on the host (memory-mapped is fine): the ranges come from x-only passes in
     # blocks and every device receives only its own shard, so nothing holds all N points twice
-    src = _ArraySource(_host(x), _host(y), 1 << 20, func, "arrays")
+    src = ArraySource(host_view(x), host_view(y), 1 << 20, func, "arrays")
     pl = plan(src, kind, kind_args, capacity, 1 << 20, name="shard")
     capacity = pl.capacity
     start, count, idx = pl.provider.take(math.inf, src.length)
@@ -231,15 +229,17 @@ def shard(
     cnt[owner[order], slot] = count[order]
     # the data, padded to D * S points (zeros no range reads), each device given its shard
     total = n_dev * shard_len
-    xs = _put(src.x, mesh, total, src.xdt) if fn is not None else None
-    ys = _put(src.y, mesh, total, src.ydt)
+    xs = put_sharded(src.x, mesh, total, src.xdt) if fn is not None else None
+    ys = put_sharded(src.y, mesh, total, src.ydt)
     if xs is None:  # statistics never read x: zeros, made on the devices
         xs = jax.device_put(jnp.zeros(total, src.ydt), NamedSharding(mesh, jax.P(axis_of(mesh))))
     spec = ShardSpec(
         mesh, KernelSpec(capacity, stats, fn, batch_size, ddof, nan_policy), shard_len, hops
     )
     with reraise():  # a fired check (nan_policy="raise") arrives as its plain ValueError
-        out = _to_host(shard_kernel(xs, ys, _put(lstart, mesh), _put(cnt, mesh), spec=spec))
+        out = gather_home(
+            shard_kernel(xs, ys, put_sharded(lstart, mesh), put_sharded(cnt, mesh), spec=spec)
+        )
     valid = table >= 0
     result = {
         "start": start.reshape(shape),
