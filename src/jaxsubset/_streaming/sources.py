@@ -71,9 +71,9 @@ class ArraySource(Source):
             yield np.asarray(self.x[a : a + self.read_size], dtype=self.xdt)
 
     def windows(
-        self, block: int, halo: int, with_x: bool, buffers: "Buffers"
+        self, block: int, halo: int, with_x: bool, buffers: Buffers
     ) -> Iterator[tuple[int, np.ndarray | None, np.ndarray, int, bool]]:
-        """What :func:`piece_windows` yields, copied straight from the arrays into pooled buffers.
+        """What :func:`.buffers.piece_windows` yields, copied from the arrays into pooled buffers.
 
         One strided copy per point (the ``y`` column of an interleaved ``(N, 2)`` memory map
         lands contiguous in an aligned buffer that XLA then reads without a copy of its own),
