@@ -56,6 +56,28 @@ def test_rolling_rows_equal_pandas_bounds_with_ties(closed):
 
 
 @pytest.mark.parametrize("closed", CLOSED)
+def test_rolling_rows_of_long_irregular_float_axes_equal_numpy(closed):
+    # long enough for the sorted search of one window per row (anchors and verified guesses):
+    # evenly spaced stretches, gaps, ties, and values across many binades and both signs
+    rng = np.random.default_rng(7)
+    steps = np.concatenate([np.ones(300), rng.integers(0, 6, 300), rng.integers(0, 200, 100)])
+    x = ((np.cumsum(rng.permutation(steps)) - 2000) * 0.125).astype(FLOAT)
+    lo_side = "right" if closed in ("right", "neither") else "left"
+    rows = np.arange(x.size)
+    for width in (0.0, 0.5, 3.0, 40.0, 1e4):
+        start = np.searchsorted(x, x - FLOAT(width), lo_side)
+        end = rows + 1 if closed in ("right", "both") else np.searchsorted(x, x, "left")
+        start = np.minimum(np.minimum(start, rows), end)
+        for r in (
+            jaxsubset.ranges.rolling(x, width, closed=closed),
+            jax.jit(lambda x, w: jaxsubset.ranges.rolling(x, w, closed=closed))(x, width),
+        ):
+            np.testing.assert_array_equal(np.asarray(r.count), end - start, err_msg=str(width))
+            got = np.asarray(r.start)[end > start]
+            np.testing.assert_array_equal(got, start[end > start], err_msg=str(width))
+
+
+@pytest.mark.parametrize("closed", CLOSED)
 def test_rolling_explicit_anchors_hold_the_closed_interval(closed):
     x = np.array([0, 1, 1, 1, 2, 2, 5], np.int32)
     at = np.array([-1, 1, 2, 5, 9])

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._statistics._registry import backend
 from ._subsets import Subsets, _gather
 from ._time import datetime_to_ns, time_kind, timedelta_to_ns
 from ._typing import Array, ArrayLike, Int
@@ -255,7 +256,86 @@ def _traced_key(v: Array, xdt: np.dtype, side: str) -> tuple[Array, Any, Any]:
     return key, None, None
 
 
-def _searchsorted_keys(x: Array, key: Array, side: str) -> Array:
+_ANCHOR = 64  # sorted queries per exactly searched anchor
+
+
+def _unkeys(k: Array, dtype: Any) -> Array:
+    """The values whose :func:`_keys` are ``k`` (``-0.0`` comes back as ``+0.0``)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        return k
+    info = np.iinfo(k.dtype)
+    bits = jnp.where(k < 0, k ^ k.dtype.type(info.max), k)
+    return jax.lax.bitcast_convert_type(bits, dtype)
+
+
+def _sorted_search(xk: Array, key: Array, side: str, dtype: Any) -> Array:
+    """``searchsorted(xk, key, side)`` for SORTED ``key`` (one window per point): exact.
+
+    Every ``_ANCHOR``-th query (and the last) is searched in full; the answer of a query in
+    between lies between its two anchors' answers (both arrays are sorted). It is guessed by
+    interpolating the query between the keys at those answers, then VERIFIED with two
+    comparisons; only queries whose guess fails are bisected between the bounds the check
+    leaves (a loop that does not run when every guess holds, as on evenly spaced x). The
+    interpolation is only a hint: the answer is the exact comparison's, for any sorted ``xk``.
+    """
+    n, q = xk.shape[0], key.shape[0]
+    idt = index_dtype()
+    m = -(-q // _ANCHOR)
+    qpos = np.minimum(np.arange(m + 1) * _ANCHOR, q - 1)
+    anchors = jnp.searchsorted(xk, key[qpos], side=side).astype(idt)
+    kp = jnp.pad(key, (0, m * _ANCHOR - q), mode="edge").reshape(m, _ANCHOR)
+
+    def below(i: Array) -> Array:  # xk[i] <= key ("right") / xk[i] < key ("left"): answer > i
+        xi = xk[jnp.clip(i, 0, n - 1)]
+        return (xi <= kp) if side == "right" else (xi < kp)
+
+    # the anchors' answers bracket a query's answer; each side is checked (so a bound that is
+    # out of order, e.g. a clipped one, costs a longer search, never a wrong answer)
+    lo = anchors[:-1, None]
+    hi = jnp.maximum(anchors[1:, None], lo)
+    lo = jnp.where((lo == 0) | below(lo - 1), lo, 0)
+    hi = jnp.where((hi == n) | ~below(hi), hi, n)
+
+    # interpolated in value space (keys of floats are not linear across binades)
+    fdt = jnp.result_type(float)  # a hint only: values far apart may round
+
+    def value(k: Array) -> Array:
+        return _unkeys(k, dtype).astype(fdt)
+
+    v_lo = value(xk[jnp.clip(lo, 0, n - 1)])
+    d = value(kp) - v_lo
+    span = value(xk[jnp.clip(hi - 1, 0, n - 1)]) - v_lo
+    cnt = (hi - 1 - lo).astype(fdt)
+    good = (span > 0) & (cnt > 0) & jnp.isfinite(d) & jnp.isfinite(span)
+    r = jnp.where(good, jnp.clip(d * cnt / jnp.where(good, span, 1), 0, cnt + 1), 0)
+    if side == "right":
+        g = lo + jnp.where(d >= 0, jnp.floor(r).astype(idt) + 1, 0)
+    else:
+        g = lo + jnp.where(d > 0, jnp.ceil(r).astype(idt), 0)
+    g = jnp.clip(g, lo, hi)
+    left_ok = (g == lo) | below(g - 1)
+    right_ok = (g == hi) | ~below(g)
+    ok = left_ok & right_ok
+
+    def fix() -> Array:
+        b_lo = jnp.where(ok, g, jnp.where(left_ok, g + 1, lo))
+        b_hi = jnp.where(ok, g, jnp.where(left_ok, hi, g - 1))
+
+        def step(state: tuple[Array, Array]) -> tuple[Array, Array]:
+            a, b = state
+            mid = a + (b - a) // 2
+            go = below(mid) & (a < b)
+            return jnp.where(go, mid + 1, a), jnp.where(go | (a >= b), b, mid)
+
+        out, _ = jax.lax.while_loop(lambda st: jnp.any(st[0] < st[1]), step, (b_lo, b_hi))
+        return out
+
+    g = jax.lax.cond(jnp.all(ok), lambda: g, fix)
+    return g.reshape(-1)[:q]
+
+
+def _searchsorted_keys(x: Array, key: Array, side: str, sorted_keys: bool = False) -> Array:
     """``searchsorted(x, v, side)`` with ``v`` given as its key: a binary search in key space.
 
     Few bounds (``K log2 N < N``): only the probed points of ``x`` are converted to keys, so a
@@ -270,6 +350,10 @@ def _searchsorted_keys(x: Array, key: Array, side: str) -> Array:
     if n == 0:
         return lo
     if np.dtype(x.dtype).kind != "f" or key.size * int(n).bit_length() >= n:
+        # sorted queries on the CPU: anchors and verified guesses (its cond/while_loop are
+        # cheap there); elsewhere jnp.searchsorted's fixed-trip parallel bisection
+        if sorted_keys and key.ndim == 1 and key.size > 2 * _ANCHOR and backend() == "cpu":
+            return _sorted_search(_keys(x), key, side, x.dtype)
         return jnp.searchsorted(_keys(x), key, side=side).astype(idt)
 
     def body(_: Any, carry: tuple[Array, Array]) -> tuple[Array, Array]:
@@ -284,10 +368,15 @@ def _searchsorted_keys(x: Array, key: Array, side: str) -> Array:
     return lo
 
 
-def _count(x: Array, bound: tuple[Array, Any, Any], side: str, n_real: Array) -> Array:
-    """``#{x < v}`` (side "left") or ``#{x <= v}`` ("right") among the first ``n_real`` points."""
+def _count(
+    x: Array, bound: tuple[Array, Any, Any], side: str, n_real: Array, sorted_keys: bool = False
+) -> Array:
+    """``#{x < v}`` (side "left") or ``#{x <= v}`` ("right") among the first ``n_real`` points.
+
+    ``sorted_keys``: the bounds are known to be sorted (one window per point of sorted x).
+    """
     key, below, above = bound
-    i = jnp.minimum(_searchsorted_keys(x, key, side), n_real)
+    i = jnp.minimum(_searchsorted_keys(x, key, side, sorted_keys), n_real)
     if above is not None:
         i = jnp.where(jnp.asarray(above), n_real, i)
     if below is not None:
@@ -953,9 +1042,10 @@ def _rolling_rows(
     if hi_side == "right":
         end = rows + 1
     else:
-        end = _count(x, (_keys(x), None, None), "left", n_real)
+        end = _count(x, (_keys(x), None, None), "left", n_real, sorted_keys=True)
     end = jnp.minimum(end, n_real)
-    start = _count(x, _lower_bounds(x, width, x, lo_side, func, time), lo_side, n_real)
+    lower = _lower_bounds(x, width, x, lo_side, func, time)
+    start = _count(x, lower, lo_side, n_real, sorted_keys=True)
     start = jnp.minimum(jnp.minimum(start, rows), end)
     count = jnp.where(rows < n_real, end - start, 0)
     return Ranges(start, count)
