@@ -1,0 +1,174 @@
+"""Time-based exponentially weighted mean, variance and standard deviation (pandas' ``ewm``).
+
+The weight of point ``j`` at point ``i`` is ``0.5 ** ((x[i] - x[j]) / halflife)``, as
+``pandas.Series.ewm(halflife=..., times=x)`` with ``adjust=True``. The weighted moments of every
+prefix come from ONE parallel scan (``lax.associative_scan``, O(N) work, O(log N) depth; no
+serial loop over the data) of partials ``(t, W, mean, M2, V, n)``: the time of the partial's
+last point, the sum of its weights (relative to that time), their weighted mean and squared
+deviations, the sum of squared weights and the count. Combining an earlier partial ``a`` with
+a later ``b`` first decays ``a`` to ``b``'s time (``W``, ``M2`` by ``f``, ``V`` by ``f**2``,
+``f = 0.5 ** ((t_b - t_a) / halflife) <= 1``: nothing grows, so nothing overflows), then merges
+them as Chan's weighted pairwise update. A constant series gives exactly 0 variance.
+"""
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ._ranges import _bound_array
+from ._statistics._registry import check_statistics, float_dtype
+from ._stats import _as_y, _raise_on_nan
+from ._time import time_kind
+from ._typing import Array, ArrayLike
+from ._validate import as_x, check_nan_policy, check_sorted_x, is_traced, static_int
+
+
+EWM_STATISTICS = ("mean", "var", "std")
+
+
+def _combine(a: tuple, b: tuple, lam: Array) -> tuple:
+    """The partial of ``a`` followed by ``b`` (``a``'s points all before ``b``'s)."""
+    ta, wa, ma, qa, va, na = a
+    tb, wb, mb, qb, vb, nb = b
+    f = jnp.exp(-lam * (tb - ta).astype(wa.dtype))
+    wa, qa, va = wa * f, qa * f, va * f * f
+    w = wa + wb
+    both = (wa > 0) & (wb > 0)
+    share = jnp.where(both, wb / jnp.where(both, w, 1), 0)
+    d = jnp.where(both, mb - ma, 0)
+    m = jnp.where(wa > 0, ma + d * share, mb)
+    q = qa + qb + d * d * wa * share
+    return tb, w, m, q, va + vb, na + nb
+
+
+def ewm_statistic(
+    x: ArrayLike,
+    y: ArrayLike,
+    halflife: ArrayLike,
+    statistic: str | Sequence[str] = "mean",
+    *,
+    min_periods: int = 0,
+    bias: bool = False,
+    nan_policy: str = "omit",
+) -> Array | dict[str, Array]:
+    """Time-based exponentially weighted mean/var/std at every point, as pandas' ``ewm``.
+
+    Equals ``pandas.Series(y).ewm(halflife=halflife, times=x).mean()`` (``adjust=True``,
+    ``ignore_na=False``): point ``j`` weighs ``0.5 ** ((x[i] - x[j]) / halflife)`` in the
+    result at point ``i`` (``j <= i``; tied ``x`` weigh alike). ``"var"`` is the weighted
+    variance with pandas' ``bias=False`` correction ``W**2 / (W**2 - sum(w**2))`` (on evenly
+    spaced ``x`` it equals ``Series.ewm(halflife=h).var()``, where pandas cannot take
+    ``times``); ``bias=True`` gives the plain weighted variance. Computed by one parallel scan.
+
+    Args:
+        x: ``(N,)`` sorted times: numbers, or ``numpy.datetime64`` (int64 nanoseconds; needs
+            JAX's 64-bit mode).
+        y: ``(N, *channels)`` values.
+        halflife: the time over which a weight halves, > 0 (scalar, may be traced); on a
+            datetime64 axis a duration (``"4D"``, ``numpy.timedelta64``).
+        statistic: ``"mean"``, ``"var"``, ``"std"``, or a tuple/list of them (a dict is
+            returned).
+        min_periods: static int >= 0; fewer non-NaN points so far give NaN (at least one is
+            always needed, as pandas).
+        bias: static; ``False`` (pandas' default) for the unbiased weighted variance.
+        nan_policy: ``"omit"`` (default, pandas): a NaN reading is skipped (later weights
+            still decay with time, and the result at its row is the previous one).
+            ``"propagate"``: every result from the first NaN on is NaN. ``"raise"``:
+            ValueError if ``y`` holds NaN.
+
+    Returns:
+        ``(N, *channels)`` float, or a dict of them by statistic.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.array([0.0, 1.0, 3.0])
+        >>> y = jnp.array([1.0, 2.0, 4.0])
+        >>> jaxsubset.ewm_statistic(x, y, 1.0, "mean").tolist()
+        [1.0, 1.666..., 3.363...]
+    """
+    func = "ewm_statistic"
+    stats, single = check_statistics(statistic, func, EWM_STATISTICS)
+    min_periods = static_int(min_periods, "min_periods", func, minimum=0)
+    nan_policy = check_nan_policy(nan_policy, func)
+    if not isinstance(bias, bool | np.bool_):
+        raise TypeError(f"{func}: `bias` must be a bool, got {bias!r}")
+    tk = time_kind(x)
+    x = as_x(x, func)
+    check_sorted_x(x, func)
+    y = _as_y(y, func)
+    if y.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"{func}: `x` and `y` must have the same length along the first axis, "
+            f"got len(x)={x.shape[0]} and y.shape={tuple(y.shape)}"
+        )
+    if not is_traced(halflife) and not isinstance(halflife, str):
+        if np.ndim(halflife) != 0:
+            raise ValueError(f"{func}: `halflife` must be a scalar, got shape {np.shape(halflife)}")
+        if tk is not None and time_kind(halflife) is None:
+            raise TypeError(
+                f"{func}: `halflife` must be a duration on a time axis (numpy.timedelta64 or "
+                f"a string such as '4D'), got {halflife!r}"
+            )
+    h = _bound_array(halflife, "halflife", x, func, tk, width=True)
+    if not is_traced(h) and not float(np.asarray(h)) > 0:
+        raise ValueError(f"{func}: `halflife` must be > 0, got {halflife!r}")
+    if nan_policy == "raise":
+        y = _raise_on_nan(y, func, "y")
+    return _ewm(x, y, h, stats, single, min_periods, bias, nan_policy == "omit")
+
+
+@functools.partial(jax.jit, static_argnames=("stats", "single", "min_periods", "bias", "omit"))
+def _ewm(
+    x: Array,
+    y: Array,
+    h: Array,
+    stats: tuple[str, ...],
+    single: bool,
+    min_periods: int,
+    bias: bool,
+    omit: bool,
+) -> Any:
+    fdt = float_dtype(y.dtype)
+    calc = jnp.float32 if jnp.finfo(fdt).bits < 32 else fdt
+    n = y.shape[0]
+    ch = tuple(y.shape[1:])
+    y2 = y.reshape(n, -1).astype(calc)
+    ok = ~jnp.isnan(y2)
+    one = ok.astype(calc)
+    lam = jnp.log(jnp.asarray(2.0, calc)) / h.astype(calc)
+    # times relative to the first point: differences of x are exact for integer (ns) axes
+    t = jnp.broadcast_to((x - x[:1])[:, None] if n else x[:, None], y2.shape)
+    leaves = (t, one, jnp.where(ok, y2, 0), jnp.zeros_like(y2), one, ok.astype(jnp.int32))
+    if n:
+        _, w, m, q, v, cnt = lax.associative_scan(lambda a, b: _combine(a, b, lam), leaves, axis=0)
+    else:
+        _, w, m, q, v, cnt = leaves
+    good = cnt >= max(min_periods, 1)
+    if not omit:
+        good = good & (jnp.cumsum(~ok, axis=0) == 0)
+    nan = jnp.asarray(jnp.nan, calc)
+    out = {}
+    if "mean" in stats:
+        out["mean"] = jnp.where(good, m, nan)
+    if {"var", "std"} & set(stats):
+        if bias:
+            den = w
+            var = q / jnp.where(den > 0, den, 1)
+        else:
+            num = w * w
+            den = num - v
+            var = q * w / jnp.where(den > 0, den, 1)
+        var = jnp.where(good & (den > 0), jnp.maximum(var, 0), nan)
+        out["var"] = var
+        pos = var > 0
+        out["std"] = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
+    res = {s: out[s].astype(fdt).reshape((n, *ch)) for s in stats}
+    return res[stats[0]] if single else res
+
+
+__all__ = ["EWM_STATISTICS", "ewm_statistic"]
