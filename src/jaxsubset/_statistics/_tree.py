@@ -42,6 +42,7 @@ from ._registry import float_dtype
 
 BLOCK_LEVELS = 4
 BLOCK = 1 << BLOCK_LEVELS  # points per block; ranges inside one use the point table
+UNROLL_POINTS = 1 << 16  # from this many points on, the point levels are unrolled
 
 Moments = tuple[Array, Array, Array, Array]  # (n: int, c, m, M2): mean c + m, each (..., C)
 
@@ -235,7 +236,9 @@ def _fold_ranges(fold: _Fold, leaves, start: Array, stop: Array):
     if isinstance(fold, _Extreme):
         pad_mask = (jnp.arange(size) >= n_pts)[:, None]
         flat = jnp.where(pad_mask, fold.ident, flat)
-    point_table, pre, suf = _levels(fold, flat, BLOCK_LEVELS, unroll=True)
+    # the point levels: static reshapes for long series (no gathers), a scan for short ones
+    # (a smaller program; the same combinations in the same order)
+    point_table, pre, suf = _levels(fold, flat, BLOCK_LEVELS, unroll=size >= UNROLL_POINTS)
     totals = jax.tree_util.tree_map(lambda a: a[::blk], suf)  # the suffix at a block's start
     empty = fold.identity_like(jax.tree_util.tree_map(lambda a: a[:1], totals))
     totals = jax.tree_util.tree_map(
@@ -261,17 +264,53 @@ def _fold_ranges(fold: _Fold, leaves, start: Array, stop: Array):
     return _where((stop > start)[:, None], res, fold.identity_like(res))
 
 
+def _first_last(
+    clean: Array, notnan: Array, start: Array, stop: Array, stats: tuple[str, ...], omit: bool
+) -> dict[str, Array]:
+    """The first/last counted reading of every range, read at its index (no arithmetic).
+
+    The index of the next counted reading at or after each point (a reversed cumulative min)
+    and of the last one at or before it (a cumulative max), both O(N) associative scans; a
+    range's first reading is the next one after ``start`` if it lies before ``stop``. Without
+    ``omit`` every point counts: the first/last point, NaN if it is NaN. The gradient reaches
+    exactly the point read.
+    """
+    num = clean.shape[0]
+    idt = start.dtype
+    iota = jnp.arange(num, dtype=idt)[:, None]
+    keep = notnan if omit else jnp.ones(notnan.shape, bool)
+    nan = jnp.array(jnp.nan, clean.dtype)
+    out: dict[str, Array] = {}
+
+    def read(at: Array, found: Array) -> Array:
+        at = jnp.clip(at, 0, num - 1)
+        val = jnp.take_along_axis(clean, at, axis=0)
+        ok = found & jnp.take_along_axis(notnan, at, axis=0)
+        return jnp.where(ok, val, nan)
+
+    nonempty = (stop > start)[:, None]
+    if "first" in stats:
+        nxt = lax.cummin(jnp.where(keep, iota, num), axis=0, reverse=True)
+        at = nxt[jnp.clip(start, 0, num - 1)]
+        out["first"] = read(at, nonempty & (at < stop[:, None]))
+    if "last" in stats:
+        prv = lax.cummax(jnp.where(keep, iota, -1), axis=0)
+        at = prv[jnp.clip(stop - 1, 0, num - 1)]
+        out["last"] = read(at, nonempty & (at >= start[:, None]))
+    return out
+
+
 @functools.partial(jax.jit, static_argnames=("stats", "ddof", "omit"))
 def tree_ranges(
     y: Array, start: Array, count: Array, stats: tuple[str, ...], *, ddof: int, omit: bool
 ) -> dict[str, Array]:
-    """count/sum/mean/var/std/min/max over index ranges on the block tree.
+    """count/sum/mean/var/std/sem/min/max/first/last over index ranges on the block tree.
 
     Args:
         y: ``(N, C)`` values.
         start: ``(K,)`` first index of each range, in ``[0, N]``.
         count: ``(K,)`` points per range, ``start + count <= N``.
-        stats: names among count, sum, mean, var, std, min, max.
+        stats: names among count, sum, mean, var, std, sem, min, max, first, last.
         ddof: delta degrees of freedom of var/std.
         omit: leave NaN readings out (per channel).
 
@@ -311,7 +350,7 @@ def tree_ranges(
             out["sum"] = jnp.where(poisoned, nan, total)
         if "mean" in stats:
             out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe_n)
-    if {"var", "std"} & set(stats):
+    if {"var", "std", "sem"} & set(stats):
         # moments of the finite points; a range holding +-inf has NaN variance (inf - inf)
         finite = jnp.isfinite(yf) if is_float else notnan
         if is_float:
@@ -329,9 +368,14 @@ def tree_ranges(
         var = jnp.where(bad, nan, q / jnp.where(denom > 0, denom, 1).astype(fdt))
         if "var" in stats:
             out["var"] = var
+        pos = var > 0
+        std = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
         if "std" in stats:
-            pos = var > 0
-            out["std"] = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
+            out["std"] = std
+        if "sem" in stats:  # std / sqrt(n), the same ddof (var is NaN where n == 0)
+            out["sem"] = std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(fdt))
+    if {"first", "last"} & set(stats):
+        out.update(_first_last(clean, notnan, start, stop, stats, omit))
     for which in ("min", "max"):
         if which in stats:
             fold = _Extreme(which)
