@@ -20,7 +20,7 @@ from jaxsubset import Ranges, range_statistic, rolling_statistic
 
 X64 = jax.config.jax_enable_x64
 FLOAT = np.float64 if X64 else np.float32
-STATS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
+STATS = ("count", "sum", "mean", "var", "std", "sem", "min", "max", "first", "last", "median")
 ROADS = {"tree": STATS[:-1], "reference": STATS}
 EPS = np.finfo(FLOAT).eps
 RNG = np.random.default_rng(20261201)
@@ -85,10 +85,14 @@ def _oracle(y: np.ndarray, start, count, statistic: str, ddof: int, omit: bool) 
                     row.append(n)
                 elif statistic == "sum":
                     row.append(v.sum())
-                elif n == 0 or (statistic in ("var", "std") and n - ddof <= 0):
+                elif n == 0 or (statistic in ("var", "std", "sem") and n - ddof <= 0):
                     row.append(np.nan)
                 elif statistic in ("var", "std"):
                     row.append(getattr(np, statistic)(v, ddof=ddof))
+                elif statistic == "sem":
+                    row.append(np.std(v, ddof=ddof) / np.sqrt(n))
+                elif statistic in ("first", "last"):  # with propagate: the point, NaN or not
+                    row.append(v[0] if statistic == "first" else v[-1])
                 else:
                     row.append(getattr(np, statistic)(v))
             out.append(row)
@@ -107,7 +111,9 @@ def _tol(statistic: str, y: np.ndarray, start, count) -> tuple[float, np.ndarray
     eps = np.finfo(y.dtype if y.dtype.kind == "f" else FLOAT).eps
     if statistic == "count":
         return 0.0, np.zeros_like(scale)
-    if statistic in ("var", "std"):
+    if statistic in ("first", "last"):  # read, never computed
+        return 0.0, np.zeros_like(scale)
+    if statistic in ("var", "std", "sem"):
         # relative to the spread itself, never to the offset; a two-pass oracle's rounded mean
         # adds (eps * |mean|)**2 per point to the squared deviations
         if statistic == "var":
@@ -195,7 +201,7 @@ CASES = _cases()
 @pytest.mark.parametrize("case", list(CASES))
 def test_roads_across_dtypes_offsets_and_time_axes(case):
     y, ranges = CASES[case]
-    stats = ("count", "sum", "mean", "var", "std", "min", "max")
+    stats = ROADS["tree"]
     got = {road: range_statistic(y, ranges, stats, method=road, capacity=512) for road in ROADS}
     for s in stats:
         want = _oracle(y, ranges.start, ranges.count, s, 0, False)
@@ -252,7 +258,7 @@ def test_roads_under_jit_and_vmap_without_recompiling():
 def test_roads_have_the_same_gradients():
     y = RNG.normal(0.0, 1.0, (N, 1)).astype(FLOAT)  # no ties: one gradient per extreme
     ranges = KINDS["arbitrary"]
-    stats = ("sum", "std", "max")
+    stats = ("sum", "std", "sem", "max", "first", "last")
 
     def total(y, road):
         out = range_statistic(y, ranges, stats, method=road, capacity=128)
@@ -269,7 +275,7 @@ def test_nan_gradient_never_leaks_into_other_subsets():
     # another subset's statistic, on every road (one Jacobian row per statistic)
     y = np.r_[RNG.normal(size=8), np.full(8, 5.0), RNG.normal(size=7), np.nan].astype(FLOAT)
     r = jaxsubset.ranges.chunks(np.arange(32.0), 4)
-    names = ("std", "var", "max", "min", "mean")
+    names = ("std", "var", "sem", "max", "min", "mean", "first", "last")
     for road in ROADS:
 
         def first(y, road=road):
@@ -383,3 +389,44 @@ def test_half_floats_compute_in_float32_and_come_back_in_their_dtype(dtype):
     np.testing.assert_allclose(
         np.asarray(jaxsubset.sliding(np.arange(64.0), y, 16, step=8).std()), want["std"], rtol=1e-5
     )
+
+
+def test_sem_first_last_equal_pandas_rolling_and_groupby():
+    import pandas as pd
+
+    y = RNG.normal(3.0, 2.0, N).astype(FLOAT)
+    y[[5, 6, 7, 90, 91, 150]] = np.nan  # windows that start and end on NaN
+    y[100:130] = 2.5  # constant: sem exactly 0
+    s = pd.Series(y.astype(np.float64), index=pd.to_datetime(X.astype(np.float64), unit="s"))
+    roll = s.rolling("12s")
+    want = {"sem": roll.sem(), "first": roll.first(), "last": roll.last()}
+    for road in ROADS:
+        got = rolling_statistic(X, y, 12.0, ("sem", "first", "last"), ddof=1, method=road)
+        for name, w in want.items():
+            np.testing.assert_allclose(
+                np.asarray(got[name], float), w.to_numpy(), rtol=64 * EPS, atol=0, err_msg=name
+            )
+    # bins: pandas' groupby first()/last() (input order, NaN skipped) and sem, on every
+    # label road; x unsorted and sorted
+    edges = np.linspace(-10.0, 420.0, 9)
+    perm = RNG.permutation(N)
+    for xs, ys in ((X[perm], y[perm]), (X, y)):
+        g = pd.Series(ys.astype(np.float64)).groupby(np.digitize(xs, edges) - 1)
+        want = {"sem": g.sem(ddof=0), "first": g.first(), "last": g.last()}
+        for road in ("auto", "reference", "tree", "scatter", "sort"):
+            for name, w in want.items():
+                if road == "scatter" and name != "sem":
+                    with pytest.raises(
+                        ValueError, match=f"method='scatter' cannot compute '{name}'"
+                    ):
+                        jaxsubset.binned_statistic(xs, ys, name, edges, method=road)
+                    continue
+                res = jaxsubset.binned_statistic(
+                    xs, ys, name, edges, nan_policy="omit", method=road
+                )
+                np.testing.assert_allclose(
+                    np.asarray(res.statistic, float)[w.index],
+                    w.to_numpy(),
+                    rtol=64 * EPS,
+                    err_msg=f"{road}/{name}",
+                )

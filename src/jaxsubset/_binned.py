@@ -34,7 +34,7 @@ from ._validate import as_x, check_nan_policy, index_dtype, is_traced, static_in
 
 
 # ---------------------------------------------------------------------------- binned_statistic
-BINNED_STATISTICS = ("mean", "std", "median", "count", "sum", "min", "max")
+BINNED_STATISTICS = ("mean", "std", "median", "count", "sum", "min", "max", "sem", "first", "last")
 _ROADS = {**RANGE_ROADS, **LABEL_ROADS}  # method= names: "reference", "tree", "scatter", "sort"
 
 
@@ -356,8 +356,12 @@ def binned_statistic(
             None for ``"count"`` (as SciPy). float16/bfloat16 values are computed in float32,
             results in their dtype.
         statistic: ``"mean"``, ``"std"``, ``"median"``, ``"count"``, ``"sum"``, ``"min"``,
-            ``"max"`` or a callable ``fn(values, mask) -> scalar`` applied to every bin's
-            values padded to ``capacity`` (``mask`` marks the real ones).
+            ``"max"`` (SciPy's names), ``"sem"`` (``std / sqrt(n)``, ddof 0 as SciPy's
+            ``std``), ``"first"``, ``"last"`` (the first/last value of the bin in the input
+            order, as pandas' groupby ``first()``/``last()``, which is x order for sorted
+            ``x``; the first/last non-NaN one with ``nan_policy="omit"``) or a callable
+            ``fn(values, mask) -> scalar`` applied to every bin's values padded to
+            ``capacity`` (``mask`` marks the real ones).
         bins: static int, the number of equal-width bins, or ``(nbins + 1,)`` increasing edges
             (values may be traced; ``nbins`` is static).
         range: ``(lo, hi)`` (or ``[(lo, hi)]``) for int ``bins``; default ``(min(x), max(x))``.

@@ -52,14 +52,18 @@ def rolling_statistic(
         width: window width in x units (scalar, may be traced); on a datetime64 axis a
             duration: ``numpy.timedelta64`` or a string such as ``"7D"``, ``"1h"`` (a plain
             number there is a TypeError: it would silently mean nanoseconds).
-        statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``, ``"min"``,
-            ``"max"``, ``"median"``, or a tuple/list of them (then a dict is returned).
+        statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``, ``"sem"``
+            (``std / sqrt(n)``), ``"min"``, ``"max"``, ``"first"``, ``"last"`` (the
+            window's first/last non-NaN reading; with ``nan_policy="propagate"`` its
+            first/last point), ``"median"``, or a tuple/list of them (then a dict is
+            returned).
         at: optional ``(*batch)`` window end positions (dates on a datetime64 axis); default
             ``x`` (one window per point).
         closed: ``"right"`` (default), ``"left"``, ``"both"`` or ``"neither"``, as pandas.
         min_periods: static int >= 0, the fewest non-NaN points that give a result.
-        ddof: static delta degrees of freedom of ``"var"``/``"std"``: 0 as everywhere in
-            the library (NumPy/SciPy); pass ``ddof=1`` for pandas' ``rolling().std()``.
+        ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"``: 0 as
+            everywhere in the library (NumPy/SciPy); pass ``ddof=1`` for pandas'
+            ``rolling().std()``/``.sem()``.
         capacity: static padded window length for the padded road (``"median"``,
             ``method="reference"``; see :func:`range_statistic`).
         nan_policy: ``"omit"`` (default, as pandas): NaN readings are skipped per channel.

@@ -69,9 +69,13 @@ def range_statistic(
         ranges: :class:`jaxsubset.Ranges` with batch shape ``(*batch)`` (from
             :mod:`jaxsubset.ranges`); ranges are clipped to ``[0, N)``, never shifted.
         statistic: one of ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``,
-            ``"min"``, ``"max"``, ``"median"``, or a tuple/list of them (computed together).
-        ddof: static delta degrees of freedom of ``"var"``/``"std"`` (divisor ``n - ddof``;
-            NaN where ``n - ddof <= 0``); 0 as NumPy and SciPy.
+            ``"sem"`` (``std / sqrt(n)``, the same ``ddof``), ``"min"``, ``"max"``,
+            ``"first"``, ``"last"`` (the first/last non-NaN reading with
+            ``nan_policy="omit"``, the first/last point otherwise), ``"median"``, or a
+            tuple/list of them (computed together).
+        ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"`` (divisor
+            ``n - ddof``; NaN where ``n - ddof <= 0``); 0 as NumPy and SciPy (pandas'
+            ``sem()`` and ``scipy.stats.sem`` use 1: pass ``ddof=1``).
         capacity: static padded length for the padded road (``"median"``, or any statistic
             with ``method="reference"``); default ``ranges.max_count``, or (eagerly) the
             largest count rounded up to a power of two. A range with more points than

@@ -239,6 +239,69 @@ class Subsets:
         pos = var > 0
         return jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
 
+    def sem(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
+        """Standard error of the mean, ``std(ddof) / sqrt(n)``; NaN where ``n - ddof <= 0``.
+
+        ``ddof`` defaults to 0 as every statistic of the library; pandas' ``sem()`` and
+        ``scipy.stats.sem`` use ``ddof=1``.
+
+        Args:
+            ddof: delta degrees of freedom of the standard deviation.
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
+        Returns:
+            ``(*batch, *channels)`` float.
+        """
+        _, n = self._values_mask(nan_policy, "Subsets.sem")
+        std = self.std(ddof=ddof, nan_policy=nan_policy)
+        return std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(std.dtype))
+
+    def _end(self, which: str, nan_policy: str) -> Array:
+        m, n = self._values_mask(nan_policy, f"Subsets.{which}")
+        y = self._float_y()
+        ax = self._axis
+        cap = self.capacity
+        pos = jnp.arange(cap).reshape((cap,) + (1,) * (y.ndim - ax - 1))
+        if which == "first":
+            at = jnp.min(jnp.where(m, pos, cap), axis=ax, keepdims=True)
+        else:
+            at = jnp.max(jnp.where(m, pos, -1), axis=ax, keepdims=True)
+        at = jnp.clip(at, 0, max(cap - 1, 0))
+        if cap == 0:
+            return jnp.full(n.shape, jnp.nan, y.dtype)
+        clean = ~self._nan()
+        val = jnp.take_along_axis(jnp.where(clean, y, 0), at, axis=ax).squeeze(ax)
+        ok = jnp.take_along_axis(clean, at, axis=ax).squeeze(ax) & (n > 0)
+        return jnp.where(ok, val, jnp.nan)
+
+    def first(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
+        """The first reading of each subset (in x order); NaN for an empty subset.
+
+        With ``nan_policy="omit"`` the first non-NaN reading (pandas' groupby ``first()``);
+        with ``"propagate"`` the first point, NaN if it is NaN (pandas' ``skipna=False``).
+
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
+        Returns:
+            ``(*batch, *channels)`` float; the gradient reaches the point read.
+        """
+        return self._end("first", nan_policy)
+
+    def last(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
+        """The last reading of each subset (in x order); NaN for an empty subset.
+
+        With ``nan_policy="omit"`` the last non-NaN reading (pandas' groupby ``last()``); with
+        ``"propagate"`` the last point, NaN if it is NaN.
+
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
+        Returns:
+            ``(*batch, *channels)`` float; the gradient reaches the point read.
+        """
+        return self._end("last", nan_policy)
+
     def _extreme(self, which: str, nan_policy: str) -> Array:
         m, n = self._values_mask(nan_policy, f"Subsets.{which}")
         clean, poisoned = self._clean(m)

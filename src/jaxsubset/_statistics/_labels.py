@@ -6,7 +6,8 @@ Roads (``_registry.LABEL_ROADS``, chosen only by ``_registry.choose("labels", ..
   = sum / n, var/std in TWO passes about a per-bin shift that is one of the bin's own values
   (the mean of the shifted values first, then the scatter of squared deviations from it), so
   a constant or one-point bin has deviations of exactly zero and a variance of exactly 0;
-  min/max by scatter-min/max; the median by a radix select (``_median.segment_median``).
+  min/max by scatter-min/max; the median by a radix select (``_median.segment_median``);
+  sem from the variance. Statistics it has no formula for (first/last) take the sort road.
 - ``"sort"`` (backend-neutral, the GPU/TPU road): one stable sort by label makes every bin a
   contiguous index range, then the range dispatcher (``reduce_ranges``); the median by one
   sort of (label, value) pairs and the middle elements read by index.
@@ -116,14 +117,17 @@ def _scatter_road(
             vals = jnp.where(nan, ident, yw)  # NaN handled by the counts below
             ext = _per_bin(s, ident, lab, vals, nbins)
             out[s] = jnp.where((n > 0) & ~held_nan, ext, jnp.nan)
-    if "var" in stats or "std" in stats:
+    if {"var", "std", "sem"} & set(stats):
         var = _scatter_var(yw, lab, nbins, nan, n, ddof, omit)
         var = jnp.where(held_nan, jnp.nan, var)
         if "var" in stats:
             out["var"] = var
+        pos = var > 0
+        std = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
         if "std" in stats:
-            pos = var > 0
-            out["std"] = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
+            out["std"] = std
+        if "sem" in stats:  # std / sqrt(n), the same ddof
+            out["sem"] = std / jnp.sqrt(_safe(n, wdt))
     if "median" in stats:
         kdt = key_dtype(wdt)
         n_ext = jnp.concatenate([n, jnp.zeros((1, c), idt)])  # the no-bin segment: unused

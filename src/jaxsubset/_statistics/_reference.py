@@ -63,7 +63,7 @@ def reference_ranges(
         if s == "count":
             out[s] = counted(y, start, count, omit)
             continue
-        if s in ("var", "std"):
+        if s in ("var", "std", "sem"):
             v = getattr(sub, s)(ddof=ddof, nan_policy=policy)
         else:
             v = getattr(sub, s)(nan_policy=policy)

@@ -17,6 +17,11 @@ it and against NumPy/SciPy/pandas):
 - ``"var"``/``"std"`` divide by ``n - ddof`` (``ddof`` defaults to 0 everywhere, as NumPy and
   SciPy) and give NaN where ``n - ddof <= 0``; a constant or one-point subset gives exactly 0;
   a subset holding an infinite value gives NaN (``inf - inf``, as NumPy).
+- ``"sem"`` is ``std / sqrt(n)`` with the same ``ddof`` (the library's default 0; pandas'
+  ``sem()`` and SciPy's ``stats.sem`` default to ``ddof=1``: pass it for their numbers).
+- ``"first"``/``"last"``: with ``omit`` the first/last non-NaN reading of the subset (pandas'
+  groupby ``first()``/``last()``); without, the first/last point, NaN if that point is NaN
+  (pandas' ``skipna=False``). An empty subset gives NaN.
 - ``"median"`` is the mean of the two middle values (NaN with a NaN held, unless omitted).
 - A result depends only on the points of its subset (no value outside it can change it), and
   a finite result never gets a NaN gradient from elsewhere.
@@ -28,17 +33,29 @@ import jax
 import jax.numpy as jnp
 
 
-STATISTICS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
+STATISTICS = (
+    "count",
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "sem",
+    "min",
+    "max",
+    "first",
+    "last",
+    "median",
+)
 DEFAULT_DDOF = 0
 
 # roads over contiguous index ranges (sorted x) and over bin labels (unsorted x)
 RANGE_ROADS = {
     "reference": STATISTICS,
-    "tree": ("count", "sum", "mean", "var", "std", "min", "max"),
+    "tree": ("count", "sum", "mean", "var", "std", "sem", "min", "max", "first", "last"),
 }
 LABEL_ROADS = {
     "reference": STATISTICS,
-    "scatter": ("count", "sum", "mean", "var", "std", "min", "max", "median"),
+    "scatter": ("count", "sum", "mean", "var", "std", "sem", "min", "max", "median"),
     "sort": STATISTICS,
 }
 METHODS = ("auto", "reference", "tree", "scatter", "sort")
@@ -104,8 +121,10 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
         if kind == "ranges":
             return "tree" if statistic in RANGE_ROADS["tree"] else "reference"
         # scatters are fast on the CPU; on GPUs/TPUs scatter-adds serialise on collisions, so
-        # there one sort groups the points and the range road finishes
-        return "scatter" if backend() == "cpu" else "sort"
+        # there one sort groups the points and the range road finishes (as it does for the
+        # statistics the scatter road has no formula for)
+        fast = backend() == "cpu" and statistic in LABEL_ROADS["scatter"]
+        return "scatter" if fast else "sort"
     if statistic not in roads[method]:
         raise ValueError(
             f"{func}: method={method!r} cannot compute {statistic!r}; it computes "
