@@ -2,8 +2,9 @@
 
 ``.ci/run`` runs the suite twice: with x64 (float64 and int64 available) and with
 ``JAX_ENABLE_X64=0``, JAX's default 32-bit mode that most users run. Tests that need x64 (time
-axes, int64 data) skip in 32-bit mode with a reason; ``tests/references.py`` holds ``X64`` and
-the per-dtype tolerances ``tol(dtype)``.
+axes, int64 data) skip in 32-bit mode with a reason; modules marked ``one_mode`` (the
+command's, which switches 64-bit mode on itself, and lint/imports/dependency floors) run only in
+the 64-bit run. ``tests/references.py`` holds ``X64`` and the per-dtype tolerances ``tol(dtype)``.
 """
 
 import os
@@ -29,6 +30,18 @@ jax.config.update("jax_enable_x64", _X64)
 # JAX compiles on first use of every shape: keep property tests small and deadline-free.
 settings.register_profile("jaxsubset", max_examples=40, deadline=None, derandomize=True)
 settings.load_profile("jaxsubset")
+
+
+def pytest_collection_modifyitems(config, items):
+    """In the 32-bit run, skip the modules marked ``one_mode``: they run the same in either
+    mode (the command switches 64-bit mode on itself; lint, imports and dependency floors have
+    no mode), so the 64-bit run covers them."""
+    if _X64:
+        return
+    skip = pytest.mark.skip(reason="runs the same in either JAX mode: covered by the x64 run")
+    for item in items:
+        if item.get_closest_marker("one_mode") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,11 @@ from pathlib import Path
 import pytest
 
 
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
+
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 

@@ -16,6 +16,11 @@ from jaxsubset.cli import main
 from jaxsubset.cli._cache import command_cache
 
 
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
+
+
 DRIVER = textwrap.dedent(
     """
     import json, sys

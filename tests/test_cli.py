@@ -22,6 +22,11 @@ from jaxsubset.cli._progress import Progress
 from jaxsubset.cli._writer import format_table
 
 
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
+
+
 REF = {
     "count": len,
     "sum": np.sum,

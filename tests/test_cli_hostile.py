@@ -19,6 +19,11 @@ import jaxsubset
 from jaxsubset.cli import main
 
 
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
+
+
 def one_error(capsys, argv, status=2):
     """Run ``main(argv)``; return its single stderr line (asserting the status, no stdout)."""
     assert main(argv) == status

@@ -8,6 +8,11 @@ import jaxsubset
 from jaxsubset.cli import main
 
 
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
+
+
 @pytest.fixture(scope="module")
 def npy(tmp_path_factory):
     rng = np.random.default_rng(0)

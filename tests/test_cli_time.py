@@ -20,6 +20,11 @@ from jaxsubset.cli._options import bin_edges, parse_period
 from jaxsubset.cli._reader import XY, read_table, read_xy
 
 
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
+
+
 pd = pytest.importorskip("pandas")
 
 DAY = 86_400 * 10**9

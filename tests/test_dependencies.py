@@ -24,6 +24,11 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
+
+
 ROOT = pathlib.Path(__file__).parents[1]
 SRC = ROOT / "src" / "jaxsubset"
 NAMES_AT_FLOOR = pathlib.Path(__file__).with_name("jax_names_at_floor.txt")

@@ -18,9 +18,15 @@ import tempfile
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from jaxsubset.cli import main
+
+
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
 
 
 N_CHUNKS = 3

@@ -11,6 +11,11 @@ from jaxsubset.cli._reader import read_table, read_xy, to_numeric
 from jaxsubset.cli._writer import atomic_output, check_output_path, write_table
 
 
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
+
+
 def _write(path, text):
     path.write_text(text, encoding="utf-8")
     return path

@@ -9,6 +9,11 @@ import tempfile
 import pytest
 
 
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
+
+
 ROOT = pathlib.Path(__file__).parents[1]
 PATHS = ["src", "tests", "benchmarks", "examples"]
 

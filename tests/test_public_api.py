@@ -4,7 +4,14 @@ import ast
 import inspect
 import pathlib
 
+import pytest
+
 import jaxsubset
+
+
+# the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
+# dependencies have no mode): run once, in the 64-bit run (see conftest.py)
+pytestmark = pytest.mark.one_mode
 
 
 PUBLIC = sorted(n for n in dir(jaxsubset) if not n.startswith("_"))
