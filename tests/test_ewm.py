@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import jaxsubset
-from compilations import compilations
+from checks import check_against, compile_and_check, vmap_and_check
 from references import FLOAT, X64, needs_x64
 
 
@@ -76,23 +76,19 @@ def test_nan_policies():
 
 def test_channels_jit_without_recompiling_vmap_and_grad():
     y2 = np.stack([np.nan_to_num(Y, nan=50.0), np.arange(N, dtype=FLOAT)], axis=1)
-    f = jax.jit(lambda x, y, h: jaxsubset.ewm_statistic(x, y, h, ("mean", "std")))
-    f(X, y2, FLOAT(8.0))
-    with compilations() as seen:
-        outs = [f(X, y2, FLOAT(h)) for h in (1.0, 2.0, 4.0)]
-    assert len(seen) == 0, seen
-    for h, out in zip((1.0, 2.0, 4.0), outs, strict=True):
-        for j in range(2):
-            np.testing.assert_allclose(
-                np.asarray(out["mean"][:, j]), _pandas_mean(X, y2[:, j], h), **MEAN_TOL
-            )
-    batch = jax.vmap(lambda y: jaxsubset.ewm_statistic(X, y, 2.0, "std"))(y2.T)
     for j in range(2):
-        np.testing.assert_allclose(
-            np.asarray(batch[j]),
-            np.asarray(jaxsubset.ewm_statistic(X, y2[:, j], 2.0, "std")),
-            rtol=64 * np.finfo(FLOAT).eps,  # the batched scan may round differently
+        check_against(
+            lambda x, y, h: jaxsubset.ewm_statistic(x, y, h, "mean"),
+            lambda x, y, h: _pandas_mean(x, y, h),
+            (X, y2[:, j], 2.0),
+            **MEAN_TOL,
         )
+
+    def f(x, y, h):
+        return jaxsubset.ewm_statistic(x, y, h, ("mean", "std"))
+
+    compile_and_check(f, [(X, y2, FLOAT(h)) for h in (1.0, 2.0, 4.0)])
+    vmap_and_check(lambda y: jaxsubset.ewm_statistic(X, y, 2.0, "std"), (y2.T,))
     g = jax.grad(lambda y: jaxsubset.ewm_statistic(X, y, 2.0, "std")[-1])(jnp.asarray(Y))
     g = np.asarray(g)
     assert np.isfinite(g).all() and (g[[4, 60, 61]] == 0).all() and np.abs(g).sum() > 0
