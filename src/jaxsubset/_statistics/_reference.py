@@ -7,6 +7,7 @@ exact), never the statistic of a truncated range.
 """
 
 import jax.numpy as jnp
+from jax import lax
 
 from .._subsets import Subsets, _gather
 from .._typing import Array
@@ -28,6 +29,12 @@ def counted(y: Array, start: Array, count: Array, omit: bool) -> Array:
     """``(K, C)`` int: the points a statistic counts (the non-NaN ones with ``omit``)."""
     n = jnp.broadcast_to(count[:, None], (count.shape[0], y.shape[1])).astype(index_dtype())
     return n - nan_counts(y, start, count) if omit else n
+
+
+# padded slots read at once: more ranges than fit are reduced batch by batch (``lax.map``), so
+# memory stays ~``MAX_SLOTS`` values whatever K (each result the same up to the rounding of
+# its own sum)
+MAX_SLOTS = 1 << 24
 
 
 def reference_ranges(
@@ -55,14 +62,47 @@ def reference_ranges(
         dict of ``(K, C)`` arrays by statistic name (see the registry's conventions).
     """
     out: dict[str, Array] = {}
+    if "count" in stats:
+        out["count"] = counted(y, start, count, omit)
+    padded = tuple(s for s in stats if s != "count")
+    if not padded:
+        return out
+    k = start.shape[0]
+    batch = max(1, MAX_SLOTS // (capacity * max(y.shape[1], 1)))
+    if k <= batch:
+        out.update(_padded(y, start, count, padded, ddof, omit, capacity))
+        return {s: out[s] for s in stats}
+    nb = -(-k // batch)
+    pad = nb * batch - k  # empty ranges fill the last batch
+
+    def one(sc: tuple[Array, Array]) -> dict[str, Array]:
+        return _padded(y, sc[0], sc[1], padded, ddof, omit, capacity)
+
+    parts = lax.map(
+        one,
+        (jnp.pad(start, (0, pad)).reshape(nb, batch), jnp.pad(count, (0, pad)).reshape(nb, batch)),
+    )
+    for s, v in parts.items():
+        out[s] = v.reshape((nb * batch,) + v.shape[2:])[:k]
+    return {s: out[s] for s in stats}
+
+
+def _padded(
+    y: Array,
+    start: Array,
+    count: Array,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    capacity: int,
+) -> dict[str, Array]:
+    """The padded reduction of one batch of ranges (every statistic but ``"count"``)."""
+    out: dict[str, Array] = {}
     fdt = float_dtype(y.dtype)
     sub: Subsets = _gather(jnp.zeros((y.shape[0],), fdt), y, start, count, capacity)
     policy = "omit" if omit else "propagate"
     fits = (count <= capacity)[:, None]
     for s in stats:
-        if s == "count":
-            out[s] = counted(y, start, count, omit)
-            continue
         if s in ("var", "std", "sem"):
             v = getattr(sub, s)(ddof=ddof, nan_policy=policy)
         else:
