@@ -997,21 +997,27 @@ def select(
 
 def rolling_ranges(
     x: ArrayLike,
-    width: ArrayLike,
+    width: ArrayLike | None = None,
     *,
     at: ArrayLike | None = None,
     closed: str = "right",
+    center: bool = False,
+    before: ArrayLike | None = None,
+    after: ArrayLike | None = None,
     length: ArrayLike | None = None,
     _func: str = "ranges.rolling",
     _time: str | None = None,
 ) -> Ranges:
-    """Index ranges of x-width windows ending at each anchor (see :func:`jaxsubset.rolling`).
+    """Index ranges of x-width windows at each anchor (see :func:`jaxsubset.rolling`).
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset
         >>> x = jnp.array([0.0, 1.0, 1.5, 4.0])
         >>> jaxsubset.ranges.rolling(x, 2.0).start.tolist()
         [0, 0, 0, 3]
+        >>> r = jaxsubset.ranges.rolling(x, 2.0, center=True)  # x[i] - 1 < x <= x[i] + 1
+        >>> r.start.tolist(), r.count.tolist()
+        ([0, 1, 1, 3], [2, 2, 2, 1])
     """
     closed = check_closed(closed, _func)
     tk = _time or time_kind(x)
@@ -1019,6 +1025,16 @@ def rolling_ranges(
     check_sorted_x(x, _func)
     n_real = _length(length, x.shape[0], _func)
     lo_side, hi_side = _sides(closed)
+    before, after, mode = _window_widths(width, before, after, center, closed, x, _func, tk)
+    if mode != "trailing":  # before/after already exact (durations as ns)
+        if at is None:
+            return _rolling_rows(x, before, closed, n_real, _func, None, after=after, mode=mode)
+        if not is_traced(at):
+            at = _concrete_bound(at, "at", x, _func, tk)
+        hi = _anchored_upper(x, at, after, hi_side, _func, None)
+        lo = _anchored_lower(x, at, before, lo_side, _func, None)
+        return _xrange(x, lo, hi, closed, n_real)
+    width = before
     if at is None:
         return _rolling_rows(x, width, closed, n_real, _func, tk)
     hi = _resolve_bound(at, "at", x, _func, tk, hi_side)
@@ -1027,22 +1043,42 @@ def rolling_ranges(
 
 
 def _rolling_rows(
-    x: Array, width: Any, closed: str, n_real: Array, func: str, time: str | None
+    x: Array,
+    width: Any,
+    closed: str,
+    n_real: Array,
+    func: str,
+    time: str | None,
+    *,
+    after: Any = None,
+    mode: str = "trailing",
 ) -> Ranges:
     """One window per row, pandas' rule for ties (``calculate_variable_window_bounds``).
 
-    Row ``i``'s window ends AT row ``i``: at ``i + 1`` for ``closed`` "right"/"both" (later
-    rows tied with it are not in it), at the first row tied with it for "left"/"neither" (no
-    row with ``x == x[i]``). It starts at ``searchsorted(x, x[i] - width, side)``, at most at
-    ``i``; rows at and past ``length`` are empty.
+    Trailing windows (``mode="trailing"``, and ``after == 0``): row ``i``'s window ends AT row
+    ``i``: at ``i + 1`` for ``closed`` "right"/"both" (later rows tied with it are not in it),
+    at the first row tied with it for "left"/"neither" (no row with ``x == x[i]``). Centred
+    windows and ``after > 0`` end by value, as pandas' centred windows: at
+    ``searchsorted(x, x[i] + after, side)``, so every row tied with ``x[i]`` (and with the
+    end) is in or out together. Every window starts at
+    ``searchsorted(x, x[i] - width, side)``, at most at ``i`` (pandas: a window never starts
+    past its own row) and at most at its end; rows at and past ``length`` are empty.
     """
     lo_side, hi_side = _sides(closed)
     idt = index_dtype()
     rows = jnp.arange(x.shape[0], dtype=idt)
-    if hi_side == "right":
-        end = rows + 1
+
+    def row_end() -> Array:
+        if hi_side == "right":
+            return rows + 1
+        return _count(x, (_keys(x), None, None), "left", n_real, sorted_keys=True)
+
+    if mode == "trailing":
+        end = row_end()
     else:
-        end = _count(x, (_keys(x), None, None), "left", n_real, sorted_keys=True)
+        end = _count(x, _upper_bounds(x, after, x, hi_side, func), hi_side, n_real, True)
+        if mode == "after" and (is_traced(after) or np.any(np.asarray(after) == 0)):
+            end = jnp.where(jnp.asarray(after == 0), row_end(), end)
     end = jnp.minimum(end, n_real)
     lower = _lower_bounds(x, width, x, lo_side, func, time)
     start = _count(x, lower, lo_side, n_real, sorted_keys=True)
@@ -1105,31 +1141,179 @@ def _canon_np(v: np.ndarray) -> np.dtype:
     return np.dtype(jax.dtypes.canonicalize_dtype(v.dtype))
 
 
+# ------------------------------------------------------------- centred and asymmetric windows
+def _upper_bounds(
+    a: Array, width: Any, x: Array, side: str, func: str, dtype: Any = None
+) -> tuple[Array, Any, Any]:
+    """The key of ``a + width`` for anchors ``a`` (saturating, exact): the mirror of
+    :func:`_lower_bounds`. ``width`` is traced or a concrete NumPy array already converted.
+
+    On integer x: ``x <= a + w`` iff ``x <= a + floor(w)`` and ``x < a + w`` iff
+    ``x < a + ceil(w)``, so the rounding of a fractional width is the lower bound's with the
+    other side; ``a + w`` is above x's dtype exactly where ``a > hi - w`` (``hi - w`` is the
+    bitwise NOT of ``lo + w`` in two's complement and unsigned alike), else the wrapping sum is
+    the true one. ``dtype``: the anchors' integer dtype when it is wider than x's (the sum is
+    then taken in it and clipped into x's key space).
+    """
+    xdt = np.dtype(x.dtype)
+    traced = is_traced(width)
+    adt = xdt if dtype is None else np.dtype(dtype)
+    if adt.kind in "iu":
+        wrap, t, big = _int_width(width, adt, "left" if side == "right" else "right", traced)
+        above = a > ~t
+        if big is not None:
+            above = above | big
+        key = jnp.where(above, adt.type(_int_limits(adt)[1]), a + wrap)
+        if adt == xdt:
+            return key, None, above
+        k2, below, above2 = _traced_key(key, xdt, side)
+        return k2, below, above | above2 if above2 is not None else above
+    wdt = np.dtype(jax.dtypes.canonicalize_dtype(width.dtype))
+    d = jnp.promote_types(jnp.promote_types(xdt, a.dtype), wdt)
+    if not jnp.issubdtype(d, jnp.floating):
+        d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
+    w = width.astype(d) if traced else jnp.asarray(width.astype(d))
+    return _traced_key(a.astype(d) + w, xdt, side)
+
+
+def _anchored_upper(
+    x: Array, at: Any, after: Any, side: str, func: str, time: str | None
+) -> tuple[Array, Any, Any]:
+    """The key of ``at + after`` for explicit anchors (exact integers, else the promoted float
+    dtype rounded toward ``side``); ``after`` already converted (:func:`_window_widths`)."""
+    xdt = np.dtype(x.dtype)
+    if not is_traced(at) and not is_traced(after):
+        a = _concrete_bound(at, "at", x, func, time)
+        w = np.asarray(after)
+        if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
+            hi = np.asarray(a.astype(object) + w.astype(object), object)
+        else:
+            d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(_canon_np(a), _canon_np(w))))
+            if d.kind != "f":
+                d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
+            hi = a.astype(d) + w.astype(d)
+        return tuple(None if e is None else jnp.asarray(e) for e in _host_key(hi, xdt, side))
+    a = at if is_traced(at) else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
+    if not is_traced(after):
+        after = _exact_array(np.asarray(after), "after", func)
+    if xdt.kind in "iu" and a.dtype.kind in "iu" and np.dtype(after.dtype).kind in "iu":
+        wide = None if np.can_cast(a.dtype, xdt) else a.dtype
+        if wide is None:
+            a = a.astype(xdt)
+        return _upper_bounds(a, after, x, side, func, dtype=wide)
+    d = jnp.promote_types(xdt, jnp.promote_types(a.dtype, after.dtype))
+    if not jnp.issubdtype(d, jnp.floating):
+        d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
+    return _traced_key(a.astype(d) + after.astype(d), xdt, side)
+
+
+def _window_width(value: Any, name: str, x: Array, func: str, time: str | None) -> Any:
+    """A concrete width-like argument as an exact NumPy array (durations as int64 ns), >= 0."""
+    if is_traced(value):
+        return value
+    v = _concrete_bound(value, name, x, func, time, width=True)
+    if np.any(v < 0):
+        raise ValueError(f"{func}: `{name}` must be >= 0, got {v.tolist()!r}")
+    return v
+
+
+def _window_widths(
+    width: Any,
+    before: Any,
+    after: Any,
+    center: Any,
+    closed: str,
+    x: Array,
+    func: str,
+    time: str | None,
+) -> tuple[Any, Any, str]:
+    """``(before, after, mode)``: the window ``a - before < x <= a + after`` (``closed="right"``).
+
+    ``mode`` is ``"trailing"`` (``width`` alone: ``before=width, after=0``), ``"center"``
+    (``before = after = width / 2``) or ``"after"`` (``before``/``after`` given). Centred on
+    integer x (time axes included) an odd width is halved exactly: a bound ``a +- w/2`` lies
+    between two integers, so each side becomes the integer that keeps the same points
+    (``x > a - w/2`` is ``x > a - ceil(w/2)``, ``x >= a - w/2`` is ``x >= a - floor(w/2)``).
+    """
+    if not isinstance(center, bool | np.bool_):
+        raise TypeError(f"{func}: `center` must be True or False, got {center!r}")
+    given = before is not None or after is not None
+    if width is not None and given:
+        raise ValueError(
+            f"{func}: give `width` or `before`/`after`, not both (`width=w` is `before=w, after=0`)"
+        )
+    if center and given:
+        raise ValueError(f"{func}: `center=True` centres `width`; it takes no `before`/`after`")
+    if width is None and not given:
+        raise TypeError(f"{func}: a window needs `width` (or `before`/`after`)")
+    if not center and not given:  # the resolver's trailing path converts and checks it
+        return width, None, "trailing"
+    if given:
+        zero = np.asarray(0)
+        b = zero if before is None else _window_width(before, "before", x, func, time)
+        f = zero if after is None else _window_width(after, "after", x, func, time)
+        return b, f, "after"
+    w = _window_width(width, "width", x, func, time)
+    lo_side, hi_side = _sides(closed)
+    if np.dtype(w.dtype).kind in "iuO" and np.dtype(x.dtype).kind in "iu":
+        if is_traced(w):
+            odd = w & 1
+            b = w // 2 + odd if lo_side == "right" else w // 2
+            return b, w // 2 + odd if hi_side == "left" else w // 2, "center"
+        wo = w.astype(object)
+        b = wo // 2 + (wo % 2) * (lo_side == "right")
+        f = wo // 2 + (wo % 2) * (hi_side == "left")
+        return np.asarray(b, object), np.asarray(f, object), "center"
+    if is_traced(w):
+        half = w / 2
+    else:
+        half = np.asarray(w, np.float64 if w.dtype.kind in "iuO" else w.dtype) / 2
+    return half, half, "center"
+
+
 def rolling(
     x: ArrayLike,
     y: ArrayLike,
-    width: ArrayLike,
+    width: ArrayLike | None = None,
     *,
     capacity: int,
     at: ArrayLike | None = None,
     closed: str = "right",
+    center: bool = False,
+    before: ArrayLike | None = None,
+    after: ArrayLike | None = None,
     length: ArrayLike | None = None,
 ) -> Subsets:
-    """x-width windows ending at each point (or at ``at``): pandas offset-window semantics.
+    """x-width windows at each point (or at ``at``): pandas offset-window semantics.
 
-    The window anchored at ``a`` holds the points with ``a - width < x <= a`` for the default
-    ``closed="right"`` (as ``pandas.Series.rolling("5s")``); ``"left"`` is
-    ``a - width <= x < a``, ``"both"`` ``a - width <= x <= a``, ``"neither"``
-    ``a - width < x < a``.
+    The window anchored at ``a`` holds the points with ``a - before < x <= a + after`` for the
+    default ``closed="right"``; ``"left"`` is ``a - before <= x < a + after``, ``"both"``
+    ``a - before <= x <= a + after``, ``"neither"`` ``a - before < x < a + after``. ``width``
+    alone is ``before=width, after=0`` (``a - width < x <= a``, as
+    ``pandas.Series.rolling("5s")``); ``center=True`` is ``before = after = width / 2``, as
+    ``pandas.Series.rolling("5s", center=True)`` (on integer x, time axes included, an odd
+    width is halved exactly: ``x > a - 2.5`` keeps ``x >= a - 2``). ``a - before`` and
+    ``a + after`` saturate at the ends of x's dtype (exact integer arithmetic on integer and
+    time axes, never a wrap).
+
+    One window per point (``at=None``) follows pandas' rules for tied x: a trailing window
+    (``after`` 0) ends AT its own row (later rows tied with it are not in it); a centred
+    window or one with ``after > 0`` ends by value (every row tied with ``x[i] + after`` is in
+    or out together, as pandas' centred windows), and every window starts at most at its own
+    row. With ``at``, every window is exactly the interval above.
 
     Args:
         x: ``(N,)`` sorted sample positions.
         y: ``(N, *channels)`` values.
         width: scalar or array broadcastable against the anchors, window width in x units
-            (traced is fine).
+            (traced is fine); on a datetime64 axis a duration (``"7D"``, ``timedelta64``).
         capacity: static Python int, the padded length of every window.
         at: ``(*batch)`` anchor positions; default ``x`` itself (one window per point).
         closed: which ends are included (see above).
+        center: static bool, centre ``width`` on the anchor (pandas' ``center=True``).
+        before: instead of ``width``: the extent below the anchor (>= 0, traced is fine;
+            default 0 when ``after`` is given).
+        after: the extent above the anchor (>= 0, traced is fine; default 0).
         length: optional traced number of real points (see :func:`jaxsubset.pack`).
 
     Returns:
@@ -1143,11 +1327,24 @@ def rolling(
         >>> x = jnp.array([0.0, 1.0, 1.5, 4.0])
         >>> jaxsubset.rolling(x, x, 2.0, capacity=4).count.tolist()
         [1, 2, 3, 1]
+        >>> jaxsubset.rolling(x, x, before=1.0, after=0.5, capacity=4).count.tolist()
+        [1, 2, 2, 1]
     """
     capacity = static_int(capacity, "capacity", "rolling")
     tk = time_kind(x)
     x, y = as_xy(x, y, "rolling")
-    r = rolling_ranges(x, width, at=at, closed=closed, length=length, _func="rolling", _time=tk)
+    r = rolling_ranges(
+        x,
+        width,
+        at=at,
+        closed=closed,
+        center=center,
+        before=before,
+        after=after,
+        length=length,
+        _func="rolling",
+        _time=tk,
+    )
     return _to_subsets(x, y, r, capacity)
 
 

@@ -1,11 +1,12 @@
 """Rolling x-width window statistics with pandas offset-window semantics."""
 
 from collections.abc import Sequence
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 
-from ._ranges import _bound_array, rolling_ranges
+from ._ranges import _bound_array, _window_width, rolling_ranges
 from ._statistics._dispatch import median_capacity, reduce_ranges
 from ._statistics._registry import (
     DEFAULT_DDOF,
@@ -23,11 +24,14 @@ from ._validate import as_x, check_closed, check_nan_policy, is_traced, static_i
 def rolling_statistic(
     x: ArrayLike,
     y: ArrayLike,
-    width: ArrayLike,
+    width: ArrayLike | None = None,
     statistic: str | Sequence[str] = "mean",
     *,
     at: ArrayLike | None = None,
     closed: str = "right",
+    center: bool = False,
+    before: ArrayLike | None = None,
+    after: ArrayLike | None = None,
     min_periods: int = 1,
     ddof: int = DEFAULT_DDOF,
     capacity: int | None = None,
@@ -43,6 +47,12 @@ def rolling_statistic(
     (the default ``nan_policy="omit"``, pandas' behaviour) and ``count`` counts the others;
     fewer than ``min_periods`` of them gives NaN. With ``at``, one window ends at each anchor
     instead (every point at the anchor included).
+
+    Centred and asymmetric windows: ``center=True`` is pandas'
+    ``rolling(width, center=True)`` (``x[i] - width/2 < x <= x[i] + width/2``, every row tied
+    with ``x[i]`` in the window); ``before=b, after=f`` (instead of ``width``) is the window
+    ``x[i] - b < x <= x[i] + f`` with ``closed`` deciding each end, its tied rows ruled as in
+    :func:`jaxsubset.rolling` (``after=0`` is the trailing window ``width=b``).
 
     Args:
         x: ``(N,)`` sorted sample positions: numbers, or a time axis as ``numpy.datetime64``
@@ -60,6 +70,10 @@ def rolling_statistic(
         at: optional ``(*batch)`` window end positions (dates on a datetime64 axis); default
             ``x`` (one window per point).
         closed: ``"right"`` (default), ``"left"``, ``"both"`` or ``"neither"``, as pandas.
+        center: static bool: centre ``width`` on each anchor (pandas' ``center=True``).
+        before: instead of ``width``: scalar extent below each anchor (>= 0, may be traced; a
+            duration on a datetime64 axis; default 0 when ``after`` is given).
+        after: scalar extent above each anchor (>= 0, may be traced; default 0).
         min_periods: static int >= 0, the fewest non-NaN points that give a result.
         ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"``: 0 as
             everywhere in the library (NumPy/SciPy); pass ``ddof=1`` for pandas'
@@ -83,6 +97,10 @@ def rolling_statistic(
         [1.0, 3.0, 5.0, 4.0, 9.0]
         >>> jaxsubset.rolling_statistic(x, y, 2.0, "std", min_periods=2, ddof=1).tolist()
         [nan, 0.707..., 0.707..., nan, 0.707...]
+        >>> jaxsubset.rolling_statistic(x, y, 2.0, "sum", center=True).tolist()
+        [3.0, 5.0, 3.0, 9.0, 5.0]
+        >>> jaxsubset.rolling_statistic(x, y, statistic="sum", before=2.0, after=1.0).tolist()
+        [3.0, 6.0, 5.0, 9.0, 9.0]
     """
     func = "rolling_statistic"
     stats, single = check_statistics(statistic, func)
@@ -101,22 +119,28 @@ def rolling_statistic(
         )
     if nan_policy == "raise":
         y = _raise_on_nan(y, func, "y")
-    if not is_traced(width) and not isinstance(width, str) and np.ndim(width) != 0:
-        raise ValueError(f"{func}: `width` must be a scalar, got shape {np.shape(width)}")
-    # a time axis: "7D" / timedelta64 widths and datetime64 anchors as int64 nanoseconds
-    if tk is not None and not is_traced(width) and not isinstance(width, str):
-        if time_kind(width) is None:  # NumPy would take a bare number as a generic duration
-            raise TypeError(
-                f"{func}: `width` must be a duration on a time axis (numpy.timedelta64 or a "
-                f"string such as '7D'), got {width!r}; a plain number would be read as "
-                "nanoseconds"
-            )
-    width = _bound_array(width, "width", x, func, tk, width=True)
+    widths: dict[str, Any] = {"width": width, "before": before, "after": after}
+    for name, w in widths.items():
+        if w is None:
+            continue
+        if not is_traced(w) and not isinstance(w, str) and np.ndim(w) != 0:
+            raise ValueError(f"{func}: `{name}` must be a scalar, got shape {np.shape(w)}")
+        # a time axis: "7D" / timedelta64 widths and datetime64 anchors as int64 nanoseconds
+        if tk is not None and not is_traced(w) and not isinstance(w, str):
+            if time_kind(w) is None:  # NumPy would take a bare number as a generic duration
+                raise TypeError(
+                    f"{func}: `{name}` must be a duration on a time axis (numpy.timedelta64 or "
+                    f"a string such as '7D'), got {w!r}; a plain number would be read as "
+                    "nanoseconds"
+                )
+        if not is_traced(w):
+            _window_width(w, name, x, func, tk)  # the resolver's own check: >= 0
+        widths[name] = _bound_array(w, name, x, func, tk, width=True)
     if at is not None:
         at = _bound_array(at, "at", x, func, tk)
     # the one resolver: pandas' rule for one window per point (the window of row i ends at
     # row i, also with ties in x), the closed interval for explicit anchors
-    r = rolling_ranges(x, width, at=at, closed=closed, _func=func)
+    r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
     start, count = jnp.broadcast_arrays(r.start, r.count)
     batch = tuple(count.shape)
     start, count = start.reshape(-1), count.reshape(-1)
