@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from . import _bucket
 from ._ranges import _bound_array
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
@@ -595,12 +596,40 @@ def _binned_run(
     else:
         capacity = None  # only the padded roads read it
     ch = tuple(values.shape[:-1])
+    fill = None
+    if _bucket.enabled() and n_pts > 0 and not is_traced((x, values, edges, dec)):
+        fill = _outside(x, edges)
+    if fill is not None:
+        # eagerly, one program per bucket of lengths: padding points lie outside every bin
+        c, size = int(np.prod(ch)), _bucket.bucket(n_pts)
+        on_host = _bucket._on_host(values)
+        vh = np.asarray(values) if on_host else values
+        v = vh.reshape((c, n_pts)).T if on_host else jnp.moveaxis(vh.reshape((c, n_pts)), 0, 1)
+        xp, vp = _bucket.pad(x, size, fill), _bucket.pad(v, size)
+        st, dp = _binned_core(
+            xp, vp, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method
+        )
+        stat = np.asarray(st).T.reshape(ch + (nbins,))
+        return BinnedStatisticResult(stat, edges, np.asarray(dp)[:n_pts])
     v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
     stat, d = _binned_core(
         x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method
     )
     stat = jnp.moveaxis(stat, 1, 0).reshape(ch + (nbins,))
     return BinnedStatisticResult(stat, edges, d)
+
+
+def _outside(x: Array, edges: Array) -> Any:
+    """A padding value of ``x`` outside every bin (bin number ``nbins + 1``), or None.
+
+    NaN for float ``x`` (binned above the range, after every value in sorted order); the
+    largest integer for integer ``x`` while the last edge lies well below it.
+    """
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        return np.nan
+    top = np.iinfo(np.dtype(x.dtype)).max
+    last = np.asarray(edges)[-1]
+    return top if float(last) < float(top // 4) else None
 
 
 def _binned_time(

@@ -1,12 +1,15 @@
 """Rolling x-width window statistics with pandas offset-window semantics."""
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._ranges import _bound_array, _window_width, rolling_ranges
+from . import _bucket
+from ._ranges import Ranges, _bound_array, _window_width, rolling_ranges
 from ._statistics._dispatch import median_capacity, reduce_ranges
 from ._statistics._registry import (
     DEFAULT_DDOF,
@@ -15,10 +18,18 @@ from ._statistics._registry import (
     check_statistics,
     float_dtype,
 )
-from ._stats import _as_y, _needs_capacity, _raise_on_nan
+from ._stats import _as_y, _bucketed, _needs_capacity, _raise_on_nan
 from ._time import time_kind
 from ._typing import Array, ArrayLike
-from ._validate import as_x, check_closed, check_nan_policy, is_traced, static_int
+from ._validate import (
+    as_x,
+    check_closed,
+    check_nan_policy,
+    check_sorted_x,
+    index_dtype,
+    is_traced,
+    static_int,
+)
 
 
 def rolling_statistic(
@@ -140,7 +151,19 @@ def rolling_statistic(
         at = _bound_array(at, "at", x, func, tk)
     # the one resolver: pandas' rule for one window per point (the window of row i ends at
     # row i, also with ties in x), the closed interval for explicit anchors
-    r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
+    if _bucket.enabled() and not is_traced((x, y, widths, at)) and x.shape[0] > 0:
+        r = _bucketed_ranges(x, widths, at, closed, center, func)
+    else:
+        r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
+    want = tuple(dict.fromkeys((*stats, "count")))
+    fdt = float_dtype(y.dtype)
+    if _bucket.enabled() and not is_traced((y, r)):
+        cap = None
+        if _needs_capacity(stats, method, func):
+            cap = median_capacity(r.count, capacity, None, func)
+        omit = nan_policy == "omit"
+        args = (stats, min_periods, np.dtype(fdt))
+        return _bucketed(y, r, stats, single, ddof, omit, method, cap, func, want, _finish, args)
     start, count = jnp.broadcast_arrays(r.start, r.count)
     batch = tuple(count.shape)
     start, count = start.reshape(-1), count.reshape(-1)
@@ -148,7 +171,6 @@ def rolling_statistic(
     cap = None
     if _needs_capacity(stats, method, func):
         cap = median_capacity(count, capacity, None, func)
-    want = tuple(dict.fromkeys((*stats, "count")))
     out = reduce_ranges(
         y2,
         start,
@@ -160,13 +182,57 @@ def rolling_statistic(
         capacity=cap,
         func=func,
     )
+    ch = tuple(y.shape[1:])
+    res = {
+        s: v.reshape(batch + ch) for s, v in _finish(out, count, stats, min_periods, fdt).items()
+    }
+    return res[stats[0]] if single else res
+
+
+def _bucketed_ranges(
+    x: Array, widths: dict, at: Any, closed: str, center: bool, func: str
+) -> Ranges:
+    """The eager windows as one jitted resolver program per bucket of shapes (host results).
+
+    ``x`` is padded with its last value to ``bucket(N)`` (still sorted) and resolved with
+    ``length=N``, so no padding point is inside a window; anchors are padded to
+    ``bucket(K)``. ``x`` is checked here, as the resolver does eagerly.
+    """
+    check_sorted_x(x, func)
+    n = x.shape[0]
+    last = np.asarray(x)[-1] if _bucket._on_host(x) else x[-1]
+    xp = _bucket.pad(x, _bucket.bucket(n), fill=last)
+    batch: tuple[int, ...] = (n,)
+    if at is not None:
+        batch = tuple(np.shape(at))
+        flat = np.asarray(at).reshape(-1) if _bucket._on_host(at) else at.reshape(-1)
+        if flat.shape[0] == 0:
+            return rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
+        at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
+    start, count = _padded_ranges(
+        xp, widths, at, jnp.asarray(n, index_dtype()), closed=closed, center=center, func=func
+    )
+    k = int(np.prod(batch))
+    start, count = np.asarray(start)[:k].reshape(batch), np.asarray(count)[:k].reshape(batch)
+    return Ranges(jax.device_put(start), jax.device_put(count))  # no program per shape
+
+
+@functools.partial(jax.jit, static_argnames=("closed", "center", "func"))
+def _padded_ranges(
+    x: Array, widths: dict, at: Any, n: Array, *, closed: str, center: bool, func: str
+) -> tuple[Array, Array]:
+    r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, length=n, _func=func)
+    start, count = jnp.broadcast_arrays(r.start, r.count)
+    return start.reshape(-1), count.reshape(-1)
+
+
+def _finish(
+    out: dict[str, Array], count: Array, stats: tuple[str, ...], min_periods: int, fdt: Any
+) -> dict[str, Array]:
+    """``min_periods``: NaN where a window has too few non-NaN points (``count``: rows)."""
     ok = out["count"] >= min_periods
     # pandas' count compares min_periods with the rows of the window, NaN rows included
     ok_rows = (count >= min_periods)[:, None]
-    fdt = float_dtype(y.dtype)
-    ch = tuple(y.shape[1:])
-    res = {}
-    for s in stats:
-        v = out[s].astype(fdt)
-        res[s] = jnp.where(ok_rows if s == "count" else ok, v, jnp.nan).reshape(batch + ch)
-    return res[stats[0]] if single else res
+    return {
+        s: jnp.where(ok_rows if s == "count" else ok, out[s].astype(fdt), jnp.nan) for s in stats
+    }

@@ -1,14 +1,17 @@
 """Statistics over index ranges: :func:`range_statistic`, on the one dispatcher."""
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _bucket
 from ._checks import nan_guard
 from ._ranges import Ranges
-from ._statistics._dispatch import median_capacity, reduce_ranges
+from ._statistics._dispatch import clip_ranges, median_capacity, reduce_ranges
 from ._statistics._registry import (
     DEFAULT_DDOF,
     RANGE_ROADS,
@@ -17,7 +20,7 @@ from ._statistics._registry import (
     choose,
 )
 from ._typing import Array, ArrayLike
-from ._validate import check_nan_policy, is_traced, static_int
+from ._validate import check_nan_policy, index_dtype, is_traced, static_int
 
 
 def _check_statistic(statistic: Any, func: str) -> str:
@@ -116,6 +119,10 @@ def range_statistic(
     cap = None
     if _needs_capacity(stats, method, func):
         cap = median_capacity(ranges.count, capacity, ranges.max_count, func)
+    if _bucket.enabled() and not is_traced((y, ranges)):
+        if cap is not None and capacity is None:  # few distinct capacities: few programs
+            cap = 1 << (cap - 1).bit_length()
+        return _bucketed(y, ranges, stats, single, ddof, nan_policy == "omit", method, cap, func)
     batch = ranges.batch_shape
     ch = tuple(y.shape[1:])
     start, count = jnp.broadcast_arrays(ranges.start, ranges.count)
@@ -134,6 +141,91 @@ def range_statistic(
     )
     res = {s: out[s].reshape(batch + ch) for s in stats}
     return res[stats[0]] if single else res
+
+
+def _bucketed(
+    y: Array,
+    ranges: Ranges,
+    stats: tuple[str, ...],
+    single: bool,
+    ddof: int,
+    omit: bool,
+    method: str,
+    cap: int | None,
+    func: str,
+    want: tuple[str, ...] | None = None,
+    finish: Callable | None = None,
+    finish_args: tuple = (),
+) -> Array | dict[str, Array]:
+    """An eager :func:`range_statistic` as one jitted program per bucket of shapes.
+
+    ``y`` is padded with zero rows to ``bucket(N)`` and the ranges, first clipped to the real
+    ``[0, N)`` (so no padding row is inside any range), with empty ranges to ``bucket(K)``;
+    the results are sliced back. The default capacity is rounded up to a power of two.
+    ``want`` (default ``stats``) are reduced, then ``finish(out, count, *finish_args)`` (a
+    module-level function: it is a static argument) turns them into ``stats`` in the same
+    program (:func:`jaxsubset.rolling_statistic`'s ``min_periods``).
+    """
+    n, ch = y.shape[0], tuple(y.shape[1:])
+    start, count = np.broadcast_arrays(np.asarray(ranges.start), np.asarray(ranges.count))
+    batch = tuple(count.shape)
+    start, count = start.reshape(-1), count.reshape(-1)
+    k = count.shape[0]
+    c = int(np.prod(ch))
+    y2 = np.asarray(y).reshape(n, c) if _bucket._on_host(y) else y.reshape(n, c)
+    kb = _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)  # K = N: one per point
+    out = _padded_reduce(
+        _bucket.pad(y2, _bucket.bucket(n)),
+        _bucket.pad(start, kb),
+        _bucket.pad(count, kb),
+        jnp.asarray(n, index_dtype()),
+        stats=want or stats,
+        ddof=ddof,
+        omit=omit,
+        method=method,
+        capacity=cap,
+        func=func,
+        finish=finish,
+        finish_args=finish_args,
+    )
+    res = {s: _bucket.unpad(out[s], k, batch + ch) for s in stats}
+    return res[stats[0]] if single else res
+
+
+@functools.partial(
+    jax.jit,
+    static_argnames=(
+        "stats",
+        "ddof",
+        "omit",
+        "method",
+        "capacity",
+        "func",
+        "finish",
+        "finish_args",
+    ),
+)
+def _padded_reduce(
+    y: Array,
+    start: Array,
+    count: Array,
+    n: Array,
+    *,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    method: str,
+    capacity: int | None,
+    func: str,
+    finish: Callable | None = None,
+    finish_args: tuple = (),
+) -> dict[str, Array]:
+    """:func:`reduce_ranges` over ``y`` padded past its ``n`` real rows (see :func:`_bucketed`)."""
+    start, count = clip_ranges(start, count, n)
+    out = reduce_ranges(
+        y, start, count, stats, ddof=ddof, omit=omit, method=method, capacity=capacity, func=func
+    )
+    return out if finish is None else finish(out, count, *finish_args)
 
 
 def _raise_on_nan(values: Array, func: str, name: str) -> Array:

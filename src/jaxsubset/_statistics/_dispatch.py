@@ -12,7 +12,7 @@ from ._registry import RANGE_ROADS, choose
 from ._tree import tree_ranges
 
 
-def clip_ranges(start: Array, count: Array, n: int) -> tuple[Array, Array]:
+def clip_ranges(start: Array, count: Array, n: int | Array) -> tuple[Array, Array]:
     """``[start, start + count)`` intersected with ``[0, n)``: clipped, never shifted."""
     idt = index_dtype()
     start = jnp.asarray(start).astype(idt)

@@ -1,0 +1,80 @@
+"""Shape buckets for eager calls: one compiled program serves many data lengths.
+
+Called outside ``jit`` (every argument concrete), the statistics pad the data length N and
+the number of ranges K up to a bucket size, run one jitted program per bucket (padding rows
+are never inside a range, so they never enter a statistic), and slice the results back. Under
+the user's own ``jit`` nothing changes: the shapes are the user's.
+
+Buckets: every size up to ``2**13`` (8192) shares the bucket 8192 (N), every number of
+ranges up to 64 the bucket 64 (K; N's buckets when there is one range per point); above, the
+next of ``2**k * (1, 1.25, 1.5, 1.75)``: at most 25% padding, four buckets per doubling.
+``JAXSUBSET_BUCKETS=off`` (read at every call) turns bucketing off.
+"""
+
+import os
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._typing import Array
+
+
+MIN_N = 1 << 13
+MIN_K = 64
+
+
+def enabled() -> bool:
+    """Whether eager calls are bucketed (``JAXSUBSET_BUCKETS=off`` turns it off)."""
+    return os.environ.get("JAXSUBSET_BUCKETS", "on").strip().lower() not in ("off", "0", "no")
+
+
+def bucket(n: int, minimum: int = MIN_N) -> int:
+    """The bucket size of ``n``: ``minimum`` or the next ``2**k * (1, 1.25, 1.5, 1.75)``.
+
+    Example:
+        >>> [bucket(n) for n in (1, 1000, 8192, 8193, 10_000, 10**6)]
+        [8192, 8192, 8192, 10240, 10240, 1048576]
+    """
+    if n <= minimum:
+        return minimum
+    k = (n - 1).bit_length() - 1  # 2**k < n <= 2**(k+1)
+    for q in (5, 6, 7, 8):
+        size = (q << k) // 4
+        if size >= n:
+            return size
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _on_host(a: Any) -> bool:
+    """Whether ``a`` is host data (NumPy, a Python sequence) or a CPU JAX array."""
+    if not isinstance(a, jax.Array):
+        return True
+    return all(d.platform == "cpu" for d in a.devices())
+
+
+def pad(a: Any, size: int, fill: Any = 0) -> Array:
+    """``a`` (``(n, ...)``) padded with ``fill`` along its leading axis to ``size`` rows.
+
+    On the host with NumPy (no compilation for a new ``n``); on an accelerator with
+    ``jnp.pad`` (one small program per new ``n``, never a copy through the host).
+    """
+    n = a.shape[0]
+    if _on_host(a):  # jax.device_put, as jnp.asarray compiles a program per shape
+        h = np.asarray(a)
+        if n == size:
+            return jax.device_put(h)
+        tail = np.full((size - n,) + h.shape[1:], fill, dtype=h.dtype)
+        return jax.device_put(np.concatenate([h, tail]))
+    if n == size:
+        return a
+    widths = [(0, size - n)] + [(0, 0)] * (a.ndim - 1)
+    return jnp.pad(a, widths, constant_values=fill)
+
+
+def unpad(a: Array, n: int, shape: tuple[int, ...]) -> Array:
+    """The first ``n`` rows of ``a``, reshaped to ``shape`` (on the host for CPU arrays)."""
+    if _on_host(a):
+        return jax.device_put(np.asarray(a)[:n].reshape(shape))
+    return a[:n].reshape(shape)
