@@ -397,6 +397,10 @@ def binned_statistic(
     bin is closed exactly at its edge (no rounding), and ``bin_edges`` come back as
     ``datetime64[ns]``.
 
+    Eager calls pad ``N`` to a bucket size with points outside every bin, so data of similar
+    lengths reuse one compiled program (README, "Compile once"); the number of bins is not
+    bucketed. Results are those of the unpadded call.
+
     Gradients: with respect to ``values``, for every statistic: sum/mean/std as their
     formulas, min/max and the median at the point(s) holding the selected value(s) (a
     median of an even count: one half to each middle point).

@@ -57,7 +57,9 @@ def rolling_statistic(
     with ties in ``x`` only the points up to ``i`` itself (as pandas); NaN values are skipped
     (the default ``nan_policy="omit"``, pandas' behaviour) and ``count`` counts the others;
     fewer than ``min_periods`` of them gives NaN. With ``at``, one window ends at each anchor
-    instead (every point at the anchor included).
+    instead (every point at the anchor included). Eager calls pad ``N`` (and the anchors) to a
+    bucket size, so data of similar lengths reuse one compiled program (README, "Compile
+    once"); results are those of the unpadded call.
 
     Centred and asymmetric windows: ``center=True`` is pandas'
     ``rolling(width, center=True)`` (``x[i] - width/2 < x <= x[i] + width/2``, every row tied

@@ -67,6 +67,10 @@ def range_statistic(
     ``"sum"`` and ``"count"``), a range holding a NaN gives NaN unless ``nan_policy="omit"``,
     a range holding an infinite value has NaN ``"var"``/``"std"`` (``inf - inf``, as NumPy).
 
+    Eager calls reuse compiled programs: ``N`` and the number of ranges are padded to a bucket
+    size (padding never enters a statistic; README, "Compile once"); under ``jit`` the
+    shapes are yours.
+
     Args:
         y: ``(N, *channels)`` values, in the order of the sorted ``x`` the ranges index.
         ranges: :class:`jaxsubset.Ranges` with batch shape ``(*batch)`` (from

@@ -5,6 +5,7 @@ and returns a :class:`jaxsubset.Ranges`: the O(N) statistics consume ranges dire
 :func:`jaxsubset.gather` turns them into padded :class:`jaxsubset.Subsets`.
 """
 
+from ._dynamic import dynamic_ranges as dynamic
 from ._ranges import (
     bin_ranges as bins,
     chunk_ranges as chunks,
@@ -15,4 +16,4 @@ from ._ranges import (
 )
 
 
-__all__ = ["bins", "chunks", "isolate", "rolling", "select", "sliding"]
+__all__ = ["bins", "chunks", "dynamic", "isolate", "rolling", "select", "sliding"]

@@ -1,0 +1,145 @@
+"""Hopping/tumbling windows (issue 15, item 3) against polars ``group_by_dynamic``."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import polars as pl
+import pytest
+
+import jaxsubset
+from compilations import compilations
+from references import FLOAT, needs_x64, tol
+
+
+CLOSED = {"left": "left", "right": "right", "both": "both", "neither": "none"}
+RNG = np.random.default_rng(15)
+T = np.sort(RNG.integers(-40, 60, 80))  # ties and negative positions
+Y = RNG.normal(size=T.size)
+CASES = [  # every, period, offset
+    (5, None, 0),
+    (5, None, 2),
+    (5, None, 7),
+    (5, None, -2),
+    (3, 7, 0),
+    (7, 3, -9),
+    (10, 25, 4),
+    (1, None, 0),
+]
+
+
+def _polars(t, y, every, period, offset, closed, unit="i"):
+    df = pl.DataFrame({"t": t, "y": y})
+    out = df.group_by_dynamic(
+        "t",
+        every=f"{every}{unit}",
+        period=None if period is None else f"{period}{unit}",
+        offset=f"{offset}{unit}",
+        closed=CLOSED[closed],
+        include_boundaries=True,
+    ).agg(pl.col("y").sum().alias("sum"), pl.col("y").mean().alias("mean"), pl.len())
+    return out
+
+
+def _check(got_r, out, y, every):
+    stats = jaxsubset.range_statistic(jnp.asarray(y, FLOAT), got_r, ("sum", "mean", "count"))
+    count = np.asarray(got_r.count)
+    ks = np.flatnonzero(count > 0)  # polars keeps only the windows that hold points
+    assert ks.size == out.height
+    if not ks.size:
+        return
+    np.testing.assert_array_equal(count[ks], out["len"].to_numpy())
+    np.testing.assert_allclose(np.asarray(stats["sum"])[ks], out["sum"].to_numpy(), **tol())
+    np.testing.assert_allclose(np.asarray(stats["mean"])[ks], out["mean"].to_numpy(), **tol())
+    lower = out["_lower_boundary"].to_numpy().astype(np.int64)
+    # window k starts at s_0 + k * every: polars' windows are ours, in order
+    np.testing.assert_array_equal(lower - lower[0], (ks - ks[0]) * every)
+
+
+@pytest.mark.parametrize("closed", list(CLOSED))
+@pytest.mark.parametrize("every,period,offset", CASES)
+def test_dynamic_matches_polars_integer_axis(closed, every, period, offset):
+    out = _polars(T, Y, every, period, offset, closed)
+    r = jaxsubset.ranges.dynamic(T, every, period=period, offset=offset, closed=closed)
+    _check(r, out, Y, every)
+    # polars' integer strings are accepted too, and the Subsets are the same windows
+    s = jaxsubset.dynamic(
+        T, Y, f"{every}i", period=period, offset=f"{offset}i", closed=closed, capacity=64
+    )
+    np.testing.assert_array_equal(s.count, r.count)
+    np.testing.assert_allclose(s.sum(), jaxsubset.range_statistic(Y, r, "sum"), **tol())
+
+
+@needs_x64
+@pytest.mark.parametrize("closed", list(CLOSED))
+@pytest.mark.parametrize(
+    "every,period,offset",
+    [("1d", None, "0h"), ("6h", "1d", "2h"), ("7d", None, "0d"), ("1d", "2h", "-3h")],
+)
+def test_dynamic_matches_polars_time_axis(closed, every, period, offset):
+    minutes = np.sort(RNG.integers(0, 60 * 24 * 20, 300))
+    t = (np.datetime64("2021-03-04T05:00", "ns") + minutes.astype("timedelta64[m]")).astype(
+        "datetime64[ns]"
+    )
+    y = RNG.normal(size=t.size)
+    out = _polars(t, y, every, period, offset, closed, unit="")
+    r = jaxsubset.ranges.dynamic(
+        t,
+        every.upper(),
+        period=None if period is None else period.upper(),
+        offset=offset.upper(),
+        closed=closed,
+    )
+    step = np.timedelta64(int(every[:-1]), every[-1].upper() if every[-1] == "d" else every[-1])
+    stats = jaxsubset.range_statistic(y, r, ("sum", "count"))
+    count = np.asarray(r.count)
+    ks = np.flatnonzero(count > 0)
+    np.testing.assert_array_equal(count[ks], out["len"].to_numpy())
+    np.testing.assert_allclose(np.asarray(stats["sum"])[ks], out["sum"].to_numpy(), **tol())
+    lower = out["_lower_boundary"].to_numpy().astype("datetime64[ns]")
+    np.testing.assert_array_equal(lower - lower[0], (ks - ks[0]) * step)
+
+
+def test_dynamic_under_jit_needs_num_windows_and_compiles_once():
+    x = jnp.asarray(T)
+    k = int(jaxsubset.ranges.dynamic(T, 5).count.shape[0])
+
+    @jax.jit
+    def f(x, every, offset):
+        r = jaxsubset.ranges.dynamic(x, every, offset=offset, num_windows=k)
+        return r.start, r.count
+
+    with compilations() as seen:
+        for every, offset in [(5, 0), (5, 2), (5, -2)]:
+            want = jaxsubset.ranges.dynamic(T, every, offset=offset, num_windows=k)
+            start, count = f(x, jnp.asarray(every), jnp.asarray(offset))
+            np.testing.assert_array_equal(count, want.count)
+            np.testing.assert_array_equal(start, want.start)
+    assert seen.of("f") == 1
+    # the eager count of windows is polars' span (with the empty windows kept)
+    out = _polars(T, Y, 5, None, 0, "left")
+    assert k == (out["_lower_boundary"][-1] - out["_lower_boundary"][0]) // 5 + 1
+    with pytest.raises(TypeError, match=re.escape("pass `num_windows`")):
+        jax.jit(lambda x: jaxsubset.ranges.dynamic(x, 5).count)(x)
+
+
+def test_dynamic_float_axis_and_empty_windows():
+    x = jnp.asarray([0.25, 0.5, 2.75, 3.0], FLOAT)
+    s = jaxsubset.dynamic(x, x, 1.0, capacity=4)  # [0, 1), [1, 2), [2, 3), [3, 4)
+    assert s.count.tolist() == [2, 0, 1, 1]
+    assert np.isnan(np.asarray(s.mean())[1])
+    r = jaxsubset.ranges.dynamic(x, 1.0, period=0.5, offset=0.25, closed="both")
+    assert r.count.tolist() == [2, 0, 1]  # [0.25, 0.75], [1.25, 1.75], [2.25, 2.75]
+    assert jaxsubset.ranges.dynamic(jnp.zeros(0, FLOAT), 1.0).count.shape == (0,)
+
+
+def test_dynamic_argument_errors():
+    with pytest.raises(ValueError, match=re.escape("ranges.dynamic: `every` must be > 0, got 0")):
+        jaxsubset.ranges.dynamic(T, 0)
+    with pytest.raises(ValueError, match=re.escape("dynamic: `period` must be > 0, got -1")):
+        jaxsubset.dynamic(T, Y, 5, period=-1, capacity=4)
+    with pytest.raises(ValueError, match=re.escape("`closed` must be one of")):
+        jaxsubset.ranges.dynamic(T, 5, closed="none")
+    with pytest.raises(ValueError, match=re.escape("`num_windows` must be a >= 0 int, got -1")):
+        jaxsubset.ranges.dynamic(T, 5, num_windows=-1)
