@@ -20,7 +20,21 @@ from jaxsubset import Ranges, range_statistic, rolling_statistic
 
 X64 = jax.config.jax_enable_x64
 FLOAT = np.float64 if X64 else np.float32
-STATS = ("count", "sum", "mean", "var", "std", "sem", "min", "max", "first", "last", "median")
+STATS = (
+    "count",
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "sem",
+    "min",
+    "max",
+    "first",
+    "last",
+    "skew",
+    "kurt",
+    "median",
+)
 ROADS = {"tree": STATS[:-1], "reference": STATS}
 EPS = np.finfo(FLOAT).eps
 RNG = np.random.default_rng(20261201)
@@ -93,10 +107,31 @@ def _oracle(y: np.ndarray, start, count, statistic: str, ddof: int, omit: bool) 
                     row.append(np.std(v, ddof=ddof) / np.sqrt(n))
                 elif statistic in ("first", "last"):  # with propagate: the point, NaN or not
                     row.append(v[0] if statistic == "first" else v[-1])
+                elif statistic in ("skew", "kurt"):
+                    row.append(_shape_oracle(v, statistic, y.dtype))
                 else:
                     row.append(getattr(np, statistic)(v))
             out.append(row)
     return np.asarray(out, float)
+
+
+def _shape_oracle(v: np.ndarray, statistic: str, dtype) -> float:
+    """pandas' rules (bias-corrected G1/G2 by SciPy) for one subset's values, in float64."""
+    import scipy.stats
+
+    need = 3 if statistic == "skew" else 4
+    if len(v) < need or not np.isfinite(v).all() or np.ptp(v) == 0:
+        return np.nan
+    v = v - v[0]  # exact for nearby values: SciPy's rounded mean of 1e9 + noise would cost
+    # ~1e-7 of the skewness (both statistics are shift-invariant)
+    # where the moments overflow the data's float dtype the library says NaN
+    big = np.finfo(dtype if np.dtype(dtype).kind == "f" else FLOAT).max / 4
+    m2 = np.sum((v - v.mean()) ** 2)
+    if m2 ** (1.5 if statistic == "skew" else 2.0) > big:  # M3 <= M2**1.5, M4 <= M2**2
+        return np.nan
+    if statistic == "skew":
+        return float(scipy.stats.skew(v, bias=False))
+    return float(scipy.stats.kurtosis(v, bias=False))
 
 
 def _tol(statistic: str, y: np.ndarray, start, count) -> tuple[float, np.ndarray]:
@@ -113,6 +148,8 @@ def _tol(statistic: str, y: np.ndarray, start, count) -> tuple[float, np.ndarray
         return 0.0, np.zeros_like(scale)
     if statistic in ("first", "last"):  # read, never computed
         return 0.0, np.zeros_like(scale)
+    if statistic in ("skew", "kurt"):  # dimensionless: a few ulps per term of the moments
+        return 64 * eps * n.max(), 64 * eps * n * np.ones_like(scale)
     if statistic in ("var", "std", "sem"):
         # relative to the spread itself, never to the offset; a two-pass oracle's rounded mean
         # adds (eps * |mean|)**2 per point to the squared deviations
@@ -246,11 +283,12 @@ def test_roads_under_jit_and_vmap_without_recompiling():
             for s in ROADS[road]:
                 # equal up to rounding: the batched program may fuse (and contract to FMA)
                 # differently, never mix batch elements
+                # (skew/kurt: dimensionless, a few ulps of their moments near 0 too)
                 np.testing.assert_allclose(
                     np.asarray(batched[road][s][i]),
                     np.asarray(one[road][s]),
                     rtol=8 * np.finfo(FLOAT).eps,
-                    atol=0,
+                    atol=64 * np.finfo(FLOAT).eps if s in ("skew", "kurt") else 0,
                     err_msg=s,
                 )
 
@@ -258,7 +296,7 @@ def test_roads_under_jit_and_vmap_without_recompiling():
 def test_roads_have_the_same_gradients():
     y = RNG.normal(0.0, 1.0, (N, 1)).astype(FLOAT)  # no ties: one gradient per extreme
     ranges = KINDS["arbitrary"]
-    stats = ("sum", "std", "sem", "max", "first", "last")
+    stats = ("sum", "std", "sem", "max", "first", "last", "skew", "kurt")
 
     def total(y, road):
         out = range_statistic(y, ranges, stats, method=road, capacity=128)
@@ -275,7 +313,7 @@ def test_nan_gradient_never_leaks_into_other_subsets():
     # another subset's statistic, on every road (one Jacobian row per statistic)
     y = np.r_[RNG.normal(size=8), np.full(8, 5.0), RNG.normal(size=7), np.nan].astype(FLOAT)
     r = jaxsubset.ranges.chunks(np.arange(32.0), 4)
-    names = ("std", "var", "sem", "max", "min", "mean", "first", "last")
+    names = ("std", "var", "sem", "max", "min", "mean", "first", "last", "skew", "kurt")
     for road in ROADS:
 
         def first(y, road=road):
@@ -391,28 +429,36 @@ def test_half_floats_compute_in_float32_and_come_back_in_their_dtype(dtype):
     )
 
 
-def test_sem_first_last_equal_pandas_rolling_and_groupby():
+def test_new_statistics_equal_pandas_rolling_and_groupby():
     import pandas as pd
 
-    y = RNG.normal(3.0, 2.0, N).astype(FLOAT)
+    rng = np.random.default_rng(7)  # its own draws: the same data whatever ran before
+    y = rng.normal(3.0, 2.0, N).astype(FLOAT)
     y[[5, 6, 7, 90, 91, 150]] = np.nan  # windows that start and end on NaN
-    y[100:130] = 2.5  # constant: sem exactly 0
+    y[100:130] = 2.5  # constant: sem exactly 0, skew/kurt NaN (pandas 3)
     s = pd.Series(y.astype(np.float64), index=pd.to_datetime(X.astype(np.float64), unit="s"))
     roll = s.rolling("12s")
-    want = {"sem": roll.sem(), "first": roll.first(), "last": roll.last()}
+    names = ("sem", "first", "last", "skew", "kurt")
+    want = {name: getattr(roll, name)() for name in names}
+    # pandas' running (add/remove) sums in float64 against moments of the window's own points
+    # (float32 in 32-bit mode): first/last exact, the moments to pandas' accuracy
+    tol = {s: (1e-3 if not X64 else 1e-9) for s in ("skew", "kurt")}
+    tol["sem"] = 1e-5 if not X64 else 1e-11
     for road in ROADS:
-        got = rolling_statistic(X, y, 12.0, ("sem", "first", "last"), ddof=1, method=road)
+        got = rolling_statistic(X, y, 12.0, names, ddof=1, method=road)
         for name, w in want.items():
+            t = tol.get(name, 0.0)
             np.testing.assert_allclose(
-                np.asarray(got[name], float), w.to_numpy(), rtol=64 * EPS, atol=0, err_msg=name
+                np.asarray(got[name], float), w.to_numpy(), rtol=t, atol=t, err_msg=name
             )
     # bins: pandas' groupby first()/last() (input order, NaN skipped) and sem, on every
     # label road; x unsorted and sorted
     edges = np.linspace(-10.0, 420.0, 9)
-    perm = RNG.permutation(N)
+    perm = rng.permutation(N)
     for xs, ys in ((X[perm], y[perm]), (X, y)):
         g = pd.Series(ys.astype(np.float64)).groupby(np.digitize(xs, edges) - 1)
         want = {"sem": g.sem(ddof=0), "first": g.first(), "last": g.last()}
+        want |= {"skew": g.skew(), "kurt": g.kurt()}
         for road in ("auto", "reference", "tree", "scatter", "sort"):
             for name, w in want.items():
                 if road == "scatter" and name != "sem":
@@ -424,9 +470,11 @@ def test_sem_first_last_equal_pandas_rolling_and_groupby():
                 res = jaxsubset.binned_statistic(
                     xs, ys, name, edges, nan_policy="omit", method=road
                 )
+                t = tol.get(name, 0.0)
                 np.testing.assert_allclose(
                     np.asarray(res.statistic, float)[w.index],
                     w.to_numpy(),
-                    rtol=64 * EPS,
+                    rtol=t,
+                    atol=t,
                     err_msg=f"{road}/{name}",
                 )

@@ -8,6 +8,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from ._reduce import reduce_extreme
 from ._typing import Array, Bool, Int, Shaped
@@ -255,6 +256,62 @@ class Subsets:
         _, n = self._values_mask(nan_policy, "Subsets.sem")
         std = self.std(ddof=ddof, nan_policy=nan_policy)
         return std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(std.dtype))
+
+    def _shape(self, which: str, nan_policy: str) -> Array:
+        from ._statistics._moments import shape_statistic
+
+        m, n = self._values_mask(nan_policy, f"Subsets.{which}")
+        y = self._float_y()
+        if self.capacity == 0:
+            return jnp.full(n.shape, jnp.nan, y.dtype)
+        ax = self._axis
+        clean, poisoned = self._clean(m)
+        finite = clean & jnp.isfinite(y)
+        poisoned = poisoned | jnp.any(clean & ~finite, axis=ax)
+        # deviations about a shift that is one of the subset's own values (its first finite
+        # one; no gradient, the moments do not depend on it): a constant subset's deviations
+        # are exactly 0, and a large offset costs no digits
+        first = jnp.argmax(finite, axis=ax, keepdims=True)
+        shift = lax.stop_gradient(jnp.take_along_axis(jnp.where(finite, y, 0), first, axis=ax))
+        z = jnp.where(finite, y - shift, 0)
+        n_f = jnp.sum(finite, axis=ax)
+        mz = jnp.sum(z, axis=ax, keepdims=True) / jnp.expand_dims(
+            jnp.where(n_f > 0, n_f, 1).astype(y.dtype), ax
+        )
+        d = jnp.where(finite, z - mz, 0)
+        d2 = d * d
+        m2 = jnp.sum(d2, axis=ax)
+        m3 = jnp.sum(d2 * d, axis=ax)
+        m4 = jnp.sum(d2 * d2, axis=ax)
+        return shape_statistic(which, n, m2, m3, m4, poisoned)
+
+    def skew(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
+        """Sample skewness of each subset's ``y``, bias-corrected as pandas' ``skew()``.
+
+        The adjusted Fisher-Pearson ``G1`` (``scipy.stats.skew(bias=False)``); NaN below 3
+        points, for a constant subset, and where the subset holds an infinite value.
+
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
+        Returns:
+            ``(*batch, *channels)`` float.
+        """
+        return self._shape("skew", nan_policy)
+
+    def kurt(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
+        """Sample excess kurtosis of each subset's ``y``, bias-corrected as pandas' ``kurt()``.
+
+        ``G2`` (``scipy.stats.kurtosis(bias=False)``); NaN below 4 points, for a constant
+        subset, and where the subset holds an infinite value.
+
+        Args:
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
+        Returns:
+            ``(*batch, *channels)`` float.
+        """
+        return self._shape("kurt", nan_policy)
 
     def _end(self, which: str, nan_policy: str) -> Array:
         m, n = self._values_mask(nan_policy, f"Subsets.{which}")

@@ -22,6 +22,9 @@ it and against NumPy/SciPy/pandas):
 - ``"first"``/``"last"``: with ``omit`` the first/last non-NaN reading of the subset (pandas'
   groupby ``first()``/``last()``); without, the first/last point, NaN if that point is NaN
   (pandas' ``skipna=False``). An empty subset gives NaN.
+- ``"skew"``/``"kurt"``: pandas' bias-corrected sample skewness ``G1`` and excess kurtosis
+  ``G2`` (``scipy.stats.skew/kurtosis(bias=False)``), NaN below 3/4 points, for a constant
+  subset (as pandas 3), with an inf held, or where the moments overflow (``_moments``).
 - ``"median"`` is the mean of the two middle values (NaN with a NaN held, unless omitted).
 - A result depends only on the points of its subset (no value outside it can change it), and
   a finite result never gets a NaN gradient from elsewhere.
@@ -44,6 +47,8 @@ STATISTICS = (
     "max",
     "first",
     "last",
+    "skew",
+    "kurt",
     "median",
 )
 DEFAULT_DDOF = 0
@@ -51,7 +56,20 @@ DEFAULT_DDOF = 0
 # roads over contiguous index ranges (sorted x) and over bin labels (unsorted x)
 RANGE_ROADS = {
     "reference": STATISTICS,
-    "tree": ("count", "sum", "mean", "var", "std", "sem", "min", "max", "first", "last"),
+    "tree": (
+        "count",
+        "sum",
+        "mean",
+        "var",
+        "std",
+        "sem",
+        "min",
+        "max",
+        "first",
+        "last",
+        "skew",
+        "kurt",
+    ),
 }
 LABEL_ROADS = {
     "reference": STATISTICS,

@@ -23,10 +23,10 @@ block table's levels are one ``lax.scan`` (one compiled body, whatever N), the f
 static reshapes. Only elementwise folds, reshapes and gathers: no dot, no scatter, no serial
 loop over the data, the same program on every backend.
 
-Moments use Chan's combination of ``(n, c, m, M2)`` partials whose mean is ``c + m`` with the
-shift ``c`` one of the partial's own points; means are compared as ``(c_b - c_a) + (m_b -
-m_a)``, a difference of two data values first (exact for nearby values), so large offsets
-cancel as in a two-pass variance.
+Moments use Chan's combination of ``(n, c, m, M2)`` partials (Pébay's for ``M3``, ``M4``)
+whose mean is ``c + m`` with the shift ``c`` one of the partial's own points; means are
+compared as ``(c_b - c_a) + (m_b - m_a)``, a difference of two data values first (exact for
+nearby values), so large offsets cancel as in a two-pass variance.
 """
 
 import functools
@@ -64,6 +64,39 @@ def _chan(a: Moments, b: Moments) -> Moments:
     m = jnp.where(na > 0, ma + d * w, mb)
     q = qa + qb + d * d * na.astype(ma.dtype) * w
     return n, c, m, q
+
+
+Moments4 = tuple[Array, Array, Array, Array, Array, Array]  # (n, c, m, M2, M3, M4)
+
+
+def _pebay(a: Moments4, b: Moments4) -> Moments4:
+    """Pébay's pairwise combination of ``(n, c, m, M2, M3, M4)`` partials (either may be empty).
+
+    The mean and ``M2`` are Chan's (:func:`_chan`); with ``d`` the difference of the means
+    (as there: a difference of two data values first) and ``w = nb / n``, ``v = na / n``:
+    ``M3 = M3a + M3b + d**3 na w (v - w) + 3 d (v M2b - w M2a)`` and
+    ``M4 = M4a + M4b + d**4 na w (v**2 - v w + w**2) + 6 d**2 (v**2 M2b + w**2 M2a)
+    + 4 d (v M3b - w M3a)``. Every partial still holds only its own points.
+    """
+    na, ca, ma, qa, ra, sa = a
+    nb, cb, mb, qb, rb, sb = b
+    n, c, m, q = _chan((na, ca, ma, qa), (nb, cb, mb, qb))
+    dt = ma.dtype
+    both = (na > 0) & (nb > 0)
+    w = jnp.where(both, nb.astype(dt) / jnp.where(n > 0, n, 1).astype(dt), 0)
+    v = 1 - w
+    d = jnp.where(both, (cb - ca) + (mb - ma), 0)
+    d2 = d * d
+    naw = na.astype(dt) * w
+    r = ra + rb + d2 * d * naw * (v - w) + 3 * d * (v * qb - w * qa)
+    s = (
+        sa
+        + sb
+        + d2 * d2 * naw * (v * v - v * w + w * w)
+        + 6 * d2 * (v * v * qb + w * w * qa)
+        + 4 * d * (v * rb - w * ra)
+    )
+    return n, c, m, q, r, s
 
 
 # ---------------------------------------------------------------------------- the folds
@@ -104,6 +137,11 @@ class _Moments(_Fold):
 
     def identity_like(self, p):
         return jax.tree_util.tree_map(jnp.zeros_like, p)
+
+
+class _Moments4(_Moments):
+    def combine(self, a, b):
+        return _pebay(a, b)
 
 
 def _where(pred: Array, a, b):
@@ -304,13 +342,14 @@ def _first_last(
 def tree_ranges(
     y: Array, start: Array, count: Array, stats: tuple[str, ...], *, ddof: int, omit: bool
 ) -> dict[str, Array]:
-    """count/sum/mean/var/std/sem/min/max/first/last over index ranges on the block tree.
+    """count/sum/mean/var/std/sem/min/max/first/last/skew/kurt over ranges on the block tree.
 
     Args:
         y: ``(N, C)`` values.
         start: ``(K,)`` first index of each range, in ``[0, N]``.
         count: ``(K,)`` points per range, ``start + count <= N``.
-        stats: names among count, sum, mean, var, std, sem, min, max, first, last.
+        stats: names among count, sum, mean, var, std, sem, min, max, first, last, skew,
+            kurt.
         ddof: delta degrees of freedom of var/std.
         omit: leave NaN readings out (per channel).
 
@@ -374,6 +413,22 @@ def tree_ranges(
             out["std"] = std
         if "sem" in stats:  # std / sqrt(n), the same ddof (var is NaN where n == 0)
             out["sem"] = std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(fdt))
+    if {"skew", "kurt"} & set(stats):
+        from ._moments import shape_statistic
+
+        finite = jnp.isfinite(yf) if is_float else notnan
+        v = jnp.where(finite, yf, 0)
+        zero = jnp.zeros_like(v)
+        leaves4 = (finite.astype(idt), v, zero, zero, zero, zero)
+        _, _, _, q2, q3, q4 = _fold_ranges(_Moments4(), leaves4, start, stop)
+        bad = poisoned
+        if is_float:  # a range holding +-inf: NaN, as its variance
+            p = jnp.cumsum(jnp.isinf(yf).astype(idt), axis=0)
+            p = jnp.concatenate([jnp.zeros((1, c), idt), p])
+            bad = bad | (p[stop] - p[start] > 0)
+        for which in ("skew", "kurt"):
+            if which in stats:
+                out[which] = shape_statistic(which, n, q2, q3, q4, bad)
     if {"first", "last"} & set(stats):
         out.update(_first_last(clean, notnan, start, stop, stats, omit))
     for which in ("min", "max"):
