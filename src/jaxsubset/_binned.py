@@ -35,7 +35,10 @@ from ._validate import as_x, check_nan_policy, index_dtype, is_traced, static_in
 
 
 # ---------------------------------------------------------------------------- binned_statistic
-BINNED_STATISTICS = ("mean", "std", "median", "count", "sum", "min", "max", "sem", "first", "last")
+BINNED_STATISTICS = (
+    *("mean", "std", "median", "count", "sum", "min", "max"),  # SciPy's
+    *("sem", "first", "last", "skew", "kurt"),
+)
 _ROADS = {**RANGE_ROADS, **LABEL_ROADS}  # method= names: "reference", "tree", "scatter", "sort"
 
 
@@ -360,7 +363,8 @@ def binned_statistic(
             ``"max"`` (SciPy's names), ``"sem"`` (``std / sqrt(n)``, ddof 0 as SciPy's
             ``std``), ``"first"``, ``"last"`` (the first/last value of the bin in the input
             order, as pandas' groupby ``first()``/``last()``, which is x order for sorted
-            ``x``; the first/last non-NaN one with ``nan_policy="omit"``) or a callable
+            ``x``; the first/last non-NaN one with ``nan_policy="omit"``), ``"skew"``,
+            ``"kurt"`` (pandas' bias-corrected skewness and excess kurtosis) or a callable
             ``fn(values, mask) -> scalar`` applied to every bin's values padded to
             ``capacity`` (``mask`` marks the real ones).
         bins: static int, the number of equal-width bins, or ``(nbins + 1,)`` increasing edges

@@ -78,8 +78,9 @@ def rolling_statistic(
         statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``, ``"sem"``
             (``std / sqrt(n)``), ``"min"``, ``"max"``, ``"first"``, ``"last"`` (the
             window's first/last non-NaN reading; with ``nan_policy="propagate"`` its
-            first/last point), ``"median"``, or a tuple/list of them (then a dict is
-            returned).
+            first/last point), ``"skew"``, ``"kurt"`` (pandas' ``rolling().skew()``/
+            ``.kurt()``: bias-corrected, NaN below 3/4 points and for a constant window),
+            ``"median"``, or a tuple/list of them (then a dict is returned).
         at: optional ``(*batch)`` window end positions (dates on a datetime64 axis); default
             ``x`` (one window per point).
         closed: ``"right"`` (default), ``"left"``, ``"both"`` or ``"neither"``, as pandas.

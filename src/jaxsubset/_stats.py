@@ -78,8 +78,10 @@ def range_statistic(
         statistic: one of ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``,
             ``"sem"`` (``std / sqrt(n)``, the same ``ddof``), ``"min"``, ``"max"``,
             ``"first"``, ``"last"`` (the first/last non-NaN reading with
-            ``nan_policy="omit"``, the first/last point otherwise), ``"median"``, or a
-            tuple/list of them (computed together).
+            ``nan_policy="omit"``, the first/last point otherwise), ``"skew"``, ``"kurt"``
+            (pandas' bias-corrected skewness and excess kurtosis: NaN below 3/4 points and
+            for a constant range), ``"median"``, or a tuple/list of them (computed
+            together).
         ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"`` (divisor
             ``n - ddof``; NaN where ``n - ddof <= 0``); 0 as NumPy and SciPy (pandas'
             ``sem()`` and ``scipy.stats.sem`` use 1: pass ``ddof=1``).
