@@ -65,3 +65,20 @@ def test_stream_benchmark_runs_quick_into_a_new_folder(tmp_path):
     assert "np.load(mmap).sum() [floor]" in runs
     assert sum(r.startswith("stream ") for r in runs) == 3
     assert all(r["peak_rss_mb"] > 0 and r["wall_s"] > 0 for r in out["stream"])
+
+
+def test_compile_benchmark_reports_every_program():
+    # bench_compile's compile table (no fresh processes: those take tens of seconds)
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_compile
+
+        out = bench_compile.main(["--quick", "--no-fresh"])
+    finally:
+        sys.path.remove(str(BENCH))
+    rows = out["results"]["compile"]
+    names = {r["program"].split(" ")[0] for r in rows}
+    assert names >= {"range_statistic", "rolling_statistic", "binned_statistic"}
+    assert all(r["hlo_ops"] > 0 and r["compile_s"] > 0 for r in rows)
+    assert out["results"]["first"] == [] and out["targets"] == []
+    assert len(out["machine"]["load_avg_before"]) == 3
