@@ -329,6 +329,13 @@ def plan(
             f"{name}: `kind` must be one of {', '.join(map(repr, KINDS))}, got {kind!r}"
         )
     extra = set(kind_args) - KIND_ARGS[kind]
+    window_args = sorted(extra & {"center", "before", "after"})
+    if kind == "rolling" and window_args:  # issue 15: the block driver's windows end at a
+        raise TypeError(  # point (a halo of following points is not read yet)
+            f"{func}: `{window_args[0]}` is not supported by the block driver yet: its rolling "
+            "windows end at each anchor; compute centred or asymmetric windows in memory with "
+            "jaxsubset.rolling_statistic or jaxsubset.ranges.rolling"
+        )
     if extra:
         raise TypeError(
             f"{func}: unexpected argument(s) {sorted(extra)}; {kind} takes "

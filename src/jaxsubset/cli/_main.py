@@ -88,6 +88,7 @@ subsets (choose exactly one):
   --size 500             pieces of 500 points, the last one shorter
   --window 50 --step 10  sliding windows of 50 points, one every 10 points
   --width 2.5            at every point a, the points with a - 2.5 < x <= a (pandas rolling)
+  --width 2.5 --center   centred: a - 1.25 < x <= a + 1.25 (pandas rolling(center=True))
   --bins 20              20 equal-width bins over [min x, max x], as numpy.histogram
   --bins 0,1,2.5,10      bins with these edges: [0,1) [1,2.5) [2.5,10]
   --ranges cuts.csv      one subset per row lo,hi of the file: the points with lo <= x < hi
@@ -263,6 +264,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="T",
         default=None,
         help="with --window: points between window starts (default 1), e.g. --step 10",
+    )
+    st.add_argument(
+        "--center",
+        action="store_true",
+        help="with --width: centre each window on its point, a - W/2 < x <= a + W/2 (pandas "
+        "rolling(W, center=True)); reads the input whole",
     )
     st.add_argument(
         "--stat",

@@ -337,7 +337,12 @@ def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarra
 
 
 def x_request(
-    xy: XY, *, width: str | None = None, bins: str | None = None, x_format: str | None = None
+    xy: XY,
+    *,
+    width: str | None = None,
+    bins: str | None = None,
+    x_format: str | None = None,
+    center: bool = False,
 ) -> tuple[Any, str, dict[str, np.ndarray]]:
     """``--width`` or ``--bins`` in x units: the width or the edges, a description, and the
     x bounds of every subset (``lo``/``hi``), on a time axis in int64 nanoseconds.
@@ -347,8 +352,19 @@ def x_request(
         width: the ``--width`` text; when given, ``bins`` is not read.
         bins: the ``--bins`` text.
         x_format: the ``--x-format`` of date edges that are not ISO-8601.
+        center: ``--center``: windows ``(a - W/2, a + W/2]`` (on a time axis in whole
+            nanoseconds: ``lo = a - ceil(W/2)``, ``hi = a + floor(W/2)``, the same points).
     """
     x = xy.x
+    if width is not None and center:
+        value = width_value(str(width), xy)
+        if xy.x_time:
+            w = int(value)
+            what = f"centred time windows (a - {width}/2, a + {width}/2] at every point"
+            return value, what, {"lo": x - np.int64(w - w // 2), "hi": x + np.int64(w // 2)}
+        xf = x.astype(np.float64)
+        what = f"centred x-width windows (a - {value!r}/2, a + {value!r}/2] at every point"
+        return value, what, {"lo": xf - value / 2, "hi": xf + value / 2}
     if width is not None:
         value = width_value(str(width), xy)
         if xy.x_time:
@@ -383,8 +399,9 @@ def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, 
         r = jaxsubset.ranges.sliding(x, args.window, step=step)
         return r, f"sliding windows of {args.window} points, step {step}", {}
     if args.width is not None:
-        width, what, bounds = x_request(xy, width=args.width)
-        return jaxsubset.ranges.rolling(x, width), what, bounds
+        center = bool(getattr(args, "center", False))
+        width, what, bounds = x_request(xy, width=args.width, center=center)
+        return jaxsubset.ranges.rolling(x, width, center=center), what, bounds
     if args.bins is not None:
         edges, what, bounds = x_request(xy, bins=args.bins, x_format=x_format)
         return jaxsubset.ranges.bins(x, edges), what, bounds

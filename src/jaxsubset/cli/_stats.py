@@ -231,6 +231,7 @@ def _streams(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
         or args.ranges is not None
         or bool(args.x_format)
         or len(args.y or []) > 1
+        or getattr(args, "center", False)  # the block driver's windows end at their point
     )
     return not whole and wants_stream(args.input, stats, stream_above_mb=args.stream_above)
 
@@ -251,6 +252,8 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     check_subset_count(args, stats)
     if args.step is not None and args.window is None:  # on every road, before any reading
         raise InputError("--step goes with --window only (the step between sliding windows)")
+    if getattr(args, "center", False) and args.width is None:
+        raise InputError("--center goes with --width only (it centres the x-width windows)")
     if args.bins is not None:
         check_bins(args.bins)  # fail on a bad spec before reading the data
     if args.width is not None:
