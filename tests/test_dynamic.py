@@ -143,3 +143,35 @@ def test_dynamic_argument_errors():
         jaxsubset.ranges.dynamic(T, 5, closed="none")
     with pytest.raises(ValueError, match=re.escape("`num_windows` must be a >= 0 int, got -1")):
         jaxsubset.ranges.dynamic(T, 5, num_windows=-1)
+
+
+@needs_x64
+@pytest.mark.parametrize("closed", list(CLOSED))
+@pytest.mark.parametrize(
+    "every,period,offset",
+    [
+        ("1mo", None, "0d"),
+        ("3mo", None, "0d"),
+        ("1mo", "2mo", "5d"),
+        ("1y", None, "0d"),
+        ("2mo", None, "12h"),
+        ("1q", "1mo", "0d"),
+    ],
+)
+def test_dynamic_calendar_windows_match_polars(closed, every, period, offset):
+    hours = np.sort(RNG.integers(0, 400 * 24, 500))
+    t = (np.datetime64("2021-01-01", "ns") + hours.astype("timedelta64[h]")).astype(
+        "datetime64[ns]"
+    )
+    y = RNG.normal(size=t.size)
+    out = _polars(t, y, every, period, offset, closed, unit="")
+    r = jaxsubset.ranges.dynamic(t, every, period=period, offset=offset.upper(), closed=closed)
+    stats = jaxsubset.range_statistic(y, r, ("sum", "count"))
+    count = np.asarray(r.count)
+    ks = np.flatnonzero(count > 0)
+    np.testing.assert_array_equal(count[ks], out["len"].to_numpy())
+    np.testing.assert_allclose(np.asarray(stats["sum"])[ks], out["sum"].to_numpy(), **tol())
+    with pytest.raises(ValueError, match=re.escape("`period` must be calendar too")):
+        jaxsubset.ranges.dynamic(t, every, period="7D")
+    with pytest.raises(ValueError, match=re.escape("`offset` must be in [0, 28D)")):
+        jaxsubset.ranges.dynamic(t, every, offset="-3D")

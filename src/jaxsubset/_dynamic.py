@@ -1,6 +1,7 @@
 """Hopping and tumbling windows on x: polars' ``group_by_dynamic`` (``every``, ``period``,
 ``offset``), resolved to index ranges by the one resolver (:func:`select_ranges`)."""
 
+import re
 from typing import Any
 
 import jax.numpy as jnp
@@ -11,6 +12,53 @@ from ._subsets import Subsets
 from ._time import time_kind
 from ._typing import ArrayLike
 from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
+
+
+_CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")
+_MONTHS = {"mo": 1, "q": 3, "y": 12}
+
+
+def _months(value: Any, time: str | None) -> int | None:
+    """Calendar ``every``/``period`` on a time axis (polars' ``"1mo"``, ``"1q"``, ``"1y"``)."""
+    m = _CALENDAR.match(value) if time is not None and isinstance(value, str) else None
+    return None if m is None else int(m.group(1)) * _MONTHS[m.group(2)]
+
+
+def _calendar_ranges(
+    x: Any, every: int, period: int, offset: Any, closed: str, length: Any, func: str
+) -> Ranges:
+    """Windows of whole months: starts at the first point's month, truncated to a multiple of
+    ``every`` months since 1970-01 (polars), plus a fixed ``offset``; each ``period`` months."""
+    if is_traced((x, offset, length)):
+        raise TypeError(f"{func}: calendar windows (months, years) need concrete `x` and `offset`")
+    if period < 1 or every < 1:
+        raise ValueError(f"{func}: calendar `every`/`period` must be >= 1 month")
+    xc = np.asarray(x)
+    if length is not None:
+        xc = xc[: int(np.asarray(length))]
+    if xc.size == 0:
+        return select_ranges(x, np.zeros(0, np.int64), np.zeros(0, np.int64), closed=closed)
+    off = int(offset)
+    if not 0 <= off < 28 * 86400 * 10**9:  # polars adds months to the shifted date
+        raise ValueError(
+            f"{func}: with calendar windows `offset` must be in [0, 28D) (a shift of the month "
+            f"starts), got {off} ns"
+        )
+    month = xc[[0, -1]].astype("datetime64[ns]").astype("datetime64[M]").astype(np.int64)
+    m0 = (int(month[0]) // every) * every
+
+    def ns(m: int) -> int:
+        return int(np.datetime64(m, "M").astype("datetime64[ns]").astype(np.int64)) + off
+
+    first = int(xc[0])
+    while ns(m0) > first or (closed in ("right", "neither") and ns(m0) == first):
+        m0 -= every
+    k = 0
+    while ns(m0 + k * every) <= int(xc[-1]):
+        k += 1
+    lo = np.asarray([ns(m0 + i * every) for i in range(k)], object)
+    hi = np.asarray([ns(m0 + i * every + period) for i in range(k)], object)
+    return select_ranges(x, lo, hi, closed=closed, length=length, _func=func)
 
 
 def _step(value: Any, name: str, x: Any, func: str, time: str | None, positive: bool) -> Any:
@@ -82,6 +130,16 @@ def dynamic_ranges(
         num_windows = static_int(num_windows, "num_windows", _func, minimum=0)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
+    cal = _months(every, tk)
+    if cal is not None:
+        pm = cal if period is None else _months(period, tk)
+        if pm is None:
+            raise ValueError(
+                f"{_func}: with a calendar `every` ({every!r}), `period` must be calendar too "
+                f"(e.g. '2mo'), got {period!r}"
+            )
+        off_ns = _step(offset, "offset", x, _func, tk, positive=False)
+        return _calendar_ranges(x, cal, pm, off_ns, closed, length, _func)
     ev: Any = _step(every, "every", x, _func, tk, positive=True)
     per: Any = ev if period is None else _step(period, "period", x, _func, tk, positive=True)
     off: Any = _step(offset, "offset", x, _func, tk, positive=False)
@@ -151,9 +209,11 @@ def dynamic(
 
     On a datetime64 axis ``every``/``period``/``offset`` are fixed durations (``"1D"``,
     ``"6h"``, ``timedelta64``) and multiples of ``every`` are counted from the Unix epoch
-    (polars' ``"1w"`` starts weeks on Monday: ``every="7D", offset="4D"``). Calendar periods
-    (months, years) are not supported here. polars' integer strings (``"5i"``) are accepted on
-    numeric axes.
+    (polars' ``"1w"`` starts weeks on Monday: ``every="7D", offset="4D"``). Calendar windows,
+    polars' ``"1mo"``, ``"1q"``, ``"1y"`` (``"3mo"``...) for ``every`` and then ``period``, start
+    on the first of a month (a multiple of ``every`` months since 1970-01) plus a fixed
+    ``offset`` in ``[0, 28D)`` (concrete ``x`` only). polars' integer strings (``"5i"``)
+    are accepted on numeric axes.
 
     Args:
         x: ``(N,)`` sorted sample positions (numbers or datetime64).
