@@ -211,3 +211,22 @@ def test_under_jit_nothing_is_padded():
         .as_text()
     )
     assert f"{MIN_N}x" not in text and "1000x" in text
+
+
+def test_every_registered_statistic_equals_unbucketed(monkeypatch):
+    # every statistic of the registry (sem, first, last, skew, kurt, ... as they are added)
+    from jaxsubset._statistics._registry import STATISTICS
+
+    names = tuple(s for s in STATISTICS if s != "quantile")  # quantile needs q=
+    x, y = _data(1000, seed=7, channels=(2,))
+    r = jaxsubset.ranges.chunks(x, 7)
+    got = jaxsubset.range_statistic(y, r, names, nan_policy="omit")
+    want = jax.jit(
+        lambda y, r: jaxsubset.range_statistic(y, r, names, nan_policy="omit", capacity=256)
+    )(y, r)
+    roll = jaxsubset.rolling_statistic(x, y, 6.0, names)
+    monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")
+    roll_off = jaxsubset.rolling_statistic(x, y, 6.0, names)
+    for s in names:
+        same(got[s], want[s])
+        same(roll[s], roll_off[s])
