@@ -478,3 +478,79 @@ def test_new_statistics_equal_pandas_rolling_and_groupby():
                     atol=t,
                     err_msg=f"{road}/{name}",
                 )
+
+
+def _quantile_oracle(y, start, count, q, omit):
+    """NumPy's ``quantile``/``nanquantile`` (linear) of every range, in float64."""
+    raw = np.asarray(start)
+    start = np.clip(raw, 0, len(y))
+    stop = np.clip(raw + np.maximum(np.asarray(count), 0), start, len(y))
+    f = np.nanquantile if omit else np.quantile
+    out = np.full((len(start), y.shape[1]), np.nan)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for k, (a, b) in enumerate(zip(start, stop, strict=True)):
+            for c in range(y.shape[1]):
+                v = y[a:b, c].astype(np.float64)
+                if (~np.isnan(v)).sum() if omit else len(v):
+                    out[k, c] = f(v, q)
+    return out
+
+
+@pytest.mark.parametrize("omit", [False, True], ids=["propagate", "omit"])
+def test_quantile_equals_numpy_on_every_kind(omit):
+    policy = "omit" if omit else "propagate"
+    kinds = np.asarray(LABELS)
+    for q in (0.9, 0.37):
+        got = range_statistic(Y, ALL, ("quantile", "median"), q=q, nan_policy=policy, capacity=512)
+        want = _quantile_oracle(Y, ALL.start, ALL.count, q, omit)
+        for kind in KINDS:
+            sel = kinds == kind
+            sub = Ranges(ALL.start[sel], ALL.count[sel])
+            g = np.asarray(got["quantile"])[sel]
+            _assert_matches(g, want[sel], "quantile", Y, sub, f"{kind}/quantile({q})")
+    # q = 0.5 is the median (up to rounding), where no infinite value is read (there NumPy's
+    # quantile is NaN, inf - inf, and its median inf)
+    med = range_statistic(Y, ALL, ("quantile", "median"), q=0.5, nan_policy=policy, capacity=512)
+    mq, mm = np.asarray(med["quantile"]), np.asarray(med["median"])
+    fin = np.isfinite(mm)
+    np.testing.assert_allclose(mq[fin], mm[fin], rtol=2 * EPS)  # (a + b) / 2 vs a lerp
+    assert np.isfinite(mq[fin]).all() and fin.sum() > 100
+
+
+def test_quantile_rolling_jit_vmap_gradient_and_errors():
+    import pandas as pd
+
+    y = np.random.default_rng(3).normal(size=N).astype(FLOAT)
+    y[[4, 40, 41]] = np.nan
+    s = pd.Series(y.astype(np.float64), index=pd.to_datetime(X.astype(np.float64), unit="s"))
+    got = rolling_statistic(X, y, 12.0, "quantile", q=0.9)
+    want = s.rolling("12s").quantile(0.9).to_numpy()
+    np.testing.assert_allclose(np.asarray(got, float), want, rtol=64 * EPS, atol=64 * EPS)
+    # under jit (q static) and vmap over datasets: each element equals its eager call
+    r = KINDS["arbitrary"]
+
+    @jax.jit
+    def f(y):
+        return range_statistic(y, r, "quantile", q=0.25, capacity=128, nan_policy="omit")
+
+    ys = np.stack([y, y[::-1] * 3]).astype(FLOAT)[..., None]
+    batched = jax.vmap(f)(ys)
+    for i in range(2):
+        eager = range_statistic(ys[i], r, "quantile", q=0.25, capacity=128, nan_policy="omit")
+        np.testing.assert_allclose(np.asarray(batched[i]), np.asarray(eager), rtol=4 * EPS)
+    # the gradient: the interpolation weights (1 - t, t) of the two values read, summing to 1
+    # per non-empty chunk, and nowhere NaN
+    yc = np.random.default_rng(4).normal(size=30).astype(FLOAT)
+    rc = jaxsubset.ranges.chunks(np.arange(30.0), 7)
+    g = jax.grad(lambda v: jnp.sum(range_statistic(v, rc, "quantile", q=0.3)))(yc)
+    assert np.isfinite(np.asarray(g)).all()
+    np.testing.assert_allclose(float(jnp.sum(g)), 7.0, rtol=1e-5)
+    with pytest.raises(ValueError, match="method='tree' cannot compute 'quantile'"):
+        range_statistic(Y, r, "quantile", q=0.5, method="tree")
+    with pytest.raises(TypeError, match="needs `q=`"):
+        range_statistic(Y, r, "quantile")
+    with pytest.raises(ValueError, match=r"`q` must be in \[0, 1\]"):
+        rolling_statistic(X, y, 12.0, "quantile", q=1.5)
+    with pytest.raises(ValueError, match="`q` is given but statistic 'quantile'"):
+        range_statistic(Y, r, "mean", q=0.5)

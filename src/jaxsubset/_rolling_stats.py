@@ -17,8 +17,9 @@ from ._statistics._registry import (
     check_method,
     check_statistics,
     float_dtype,
+    with_quantile,
 )
-from ._stats import _as_y, _bucketed, _needs_capacity, _raise_on_nan
+from ._stats import _as_y, _bucketed, _needs_capacity, _raise_on_nan, public_names
 from ._time import time_kind
 from ._typing import Array, ArrayLike
 from ._validate import (
@@ -48,6 +49,7 @@ def rolling_statistic(
     capacity: int | None = None,
     nan_policy: str = "omit",
     method: str = "auto",
+    q: float | None = None,
 ) -> Array | dict[str, Array]:
     """Rolling x-width window statistics with pandas offset-window semantics, in O(N log N).
 
@@ -80,7 +82,8 @@ def rolling_statistic(
             window's first/last non-NaN reading; with ``nan_policy="propagate"`` its
             first/last point), ``"skew"``, ``"kurt"`` (pandas' ``rolling().skew()``/
             ``.kurt()``: bias-corrected, NaN below 3/4 points and for a constant window),
-            ``"median"``, or a tuple/list of them (then a dict is returned).
+            ``"median"``, ``"quantile"`` (with ``q=``: pandas' ``rolling().quantile(q)``,
+            linear interpolation), or a tuple/list of them (then a dict is returned).
         at: optional ``(*batch)`` window end positions (dates on a datetime64 axis); default
             ``x`` (one window per point).
         closed: ``"right"`` (default), ``"left"``, ``"both"`` or ``"neither"``, as pandas.
@@ -99,6 +102,8 @@ def rolling_statistic(
             ``min_periods``) count every point of the window. ``"raise"``: ValueError if ``y``
             holds NaN (at run time under ``jit``).
         method: ``"auto"``, ``"tree"`` or ``"reference"`` (see :func:`range_statistic`).
+        q: static float in ``[0, 1]`` for ``statistic="quantile"`` (see
+            :func:`range_statistic`); padded, as the median (``capacity=``).
 
     Returns:
         ``(N, *channels)`` (or ``(*batch, *channels)`` with ``at``) float, or a dict of them.
@@ -117,7 +122,8 @@ def rolling_statistic(
         [3.0, 6.0, 5.0, 9.0, 9.0]
     """
     func = "rolling_statistic"
-    stats, single = check_statistics(statistic, func)
+    names, single = check_statistics(statistic, func)
+    stats = with_quantile(names, q, func)  # "quantile" -> "quantile(<q>)", q static
     closed = check_closed(closed, func)
     min_periods = static_int(min_periods, "min_periods", func, minimum=0)
     ddof = static_int(ddof, "ddof", func, minimum=0)
@@ -166,7 +172,8 @@ def rolling_statistic(
             cap = median_capacity(r.count, capacity, None, func)
         omit = nan_policy == "omit"
         args = (stats, min_periods, np.dtype(fdt))
-        return _bucketed(y, r, stats, single, ddof, omit, method, cap, func, want, _finish, args)
+        res = _bucketed(y, r, stats, single, ddof, omit, method, cap, func, want, _finish, args)
+        return public_names(res, names, stats, single)
     start, count = jnp.broadcast_arrays(r.start, r.count)
     batch = tuple(count.shape)
     start, count = start.reshape(-1), count.reshape(-1)
@@ -189,7 +196,7 @@ def rolling_statistic(
     res = {
         s: v.reshape(batch + ch) for s, v in _finish(out, count, stats, min_periods, fdt).items()
     }
-    return res[stats[0]] if single else res
+    return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
 def _bucketed_ranges(

@@ -18,6 +18,7 @@ from ._statistics._registry import (
     check_method,
     check_statistics,
     choose,
+    with_quantile,
 )
 from ._typing import Array, ArrayLike
 from ._validate import check_nan_policy, index_dtype, is_traced, static_int
@@ -54,6 +55,7 @@ def range_statistic(
     capacity: int | None = None,
     nan_policy: str = "propagate",
     method: str = "auto",
+    q: float | None = None,
 ) -> Array | dict[str, Array]:
     """A statistic of ``y`` over every index range, without padded copies where possible.
 
@@ -80,8 +82,8 @@ def range_statistic(
             ``"first"``, ``"last"`` (the first/last non-NaN reading with
             ``nan_policy="omit"``, the first/last point otherwise), ``"skew"``, ``"kurt"``
             (pandas' bias-corrected skewness and excess kurtosis: NaN below 3/4 points and
-            for a constant range), ``"median"``, or a tuple/list of them (computed
-            together).
+            for a constant range), ``"median"``, ``"quantile"`` (with ``q=``), or a
+            tuple/list of them (computed together).
         ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"`` (divisor
             ``n - ddof``; NaN where ``n - ddof <= 0``); 0 as NumPy and SciPy (pandas'
             ``sem()`` and ``scipy.stats.sem`` use 1: pass ``ddof=1``).
@@ -97,6 +99,10 @@ def range_statistic(
         method: ``"auto"`` (default: the tree for every statistic but the median),
             ``"tree"`` or ``"reference"``, as ``jnp.searchsorted(method=)`` exposes its
             algorithms; every road gives the same results up to rounding.
+        q: static float in ``[0, 1]``, keyword-only, for ``statistic="quantile"`` (as
+            ``numpy.quantile(a, q)`` and pandas' ``quantile(q)``: linear interpolation
+            between the sorted values, NaN where it reads an infinite value, as NumPy;
+            ``q=0.5`` is the median). Padded, as the median (``capacity=``).
 
     Returns:
         ``(*batch, *channels)`` float (``"count"``: int), or a dict of them by statistic name
@@ -115,7 +121,8 @@ def range_statistic(
     func = "range_statistic"
     if not isinstance(ranges, Ranges):
         raise TypeError(f"{func}: `ranges` must be a jaxsubset.Ranges, got {type(ranges).__name__}")
-    stats, single = check_statistics(statistic, func)
+    names, single = check_statistics(statistic, func)
+    stats = with_quantile(names, q, func)  # "quantile" -> "quantile(<q>)", q static
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)
     method = check_method(method, func, RANGE_ROADS)
@@ -128,7 +135,8 @@ def range_statistic(
     if _bucket.enabled() and not is_traced((y, ranges)):
         if cap is not None and capacity is None:  # few distinct capacities: few programs
             cap = 1 << (cap - 1).bit_length()
-        return _bucketed(y, ranges, stats, single, ddof, nan_policy == "omit", method, cap, func)
+        res = _bucketed(y, ranges, stats, single, ddof, nan_policy == "omit", method, cap, func)
+        return public_names(res, names, stats, single)
     batch = ranges.batch_shape
     ch = tuple(y.shape[1:])
     start, count = jnp.broadcast_arrays(ranges.start, ranges.count)
@@ -146,7 +154,14 @@ def range_statistic(
         func=func,
     )
     res = {s: out[s].reshape(batch + ch) for s in stats}
-    return res[stats[0]] if single else res
+    return public_names(res[stats[0]] if single else res, names, stats, single)
+
+
+def public_names(res: Any, names: tuple[str, ...], keys: tuple[str, ...], single: bool) -> Any:
+    """Results keyed by the names the caller asked for (``"quantile"``, not its key)."""
+    if single or names == keys:
+        return res
+    return {n: res[k] for n, k in zip(names, keys, strict=True)}
 
 
 def _bucketed(

@@ -412,6 +412,47 @@ class Subsets:
         has_nan = jnp.any(m & jnp.isnan(y), axis=self._axis)
         return jnp.where((n > 0) & ~has_nan, med, jnp.nan)
 
+    def quantile(self, q: float, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
+        """The ``q``-quantile of each subset's ``y``, as ``numpy.quantile`` (linear method).
+
+        The value at rank ``h = (n - 1) q`` of the sorted values, interpolated linearly
+        between ranks ``floor(h)`` and ``floor(h) + 1`` (NumPy's default ``"linear"``, pandas'
+        ``quantile(interpolation="linear")``); ``q=0.5`` is :meth:`median`. NaN for an empty
+        subset, (with ``"propagate"``) where the subset holds a NaN, and, as NumPy, where the
+        interpolation reads an infinite value (``inf - inf``, also at ``t = 0``).
+
+        Args:
+            q: static float in ``[0, 1]``.
+            nan_policy: ``"propagate"``, ``"omit"`` or ``"raise"`` (see :meth:`sum`).
+
+        Returns:
+            ``(*batch, *channels)`` float; the gradient reaches the one or two values read.
+        """
+        if isinstance(q, bool) or not isinstance(q, int | float | np.floating | np.integer):
+            raise TypeError(f"Subsets.quantile: `q` must be a float in [0, 1], got {q!r}")
+        q = float(q)
+        if not 0.0 <= q <= 1.0:
+            raise ValueError(f"Subsets.quantile: `q` must be in [0, 1], got {q!r}")
+        m, n = self._values_mask(nan_policy, "Subsets.quantile")
+        y = self._float_y()
+        ax = self._axis
+        if self.capacity == 0:
+            return jnp.full(n.shape, jnp.nan, y.dtype)
+        clean, poisoned = self._clean(m)
+        ordered = jnp.sort(jnp.where(clean, y, jnp.inf), axis=ax)
+        # the rank in the float dtype of the values, as NumPy computes it in float64
+        h = jnp.maximum(n - 1, 0).astype(y.dtype) * jnp.asarray(q, y.dtype)
+        lo = jnp.floor(h)
+        t = h - lo
+        lo_i = lo.astype(n.dtype)
+        hi_i = jnp.minimum(lo_i + 1, jnp.maximum(n - 1, 0))
+        a = jnp.take_along_axis(ordered, jnp.expand_dims(lo_i, ax), axis=ax).squeeze(ax)
+        b = jnp.take_along_axis(ordered, jnp.expand_dims(hi_i, ax), axis=ax).squeeze(ax)
+        # NumPy's _lerp, from the nearer end (so also its NaN where an end is +-inf)
+        d = b - a
+        val = jnp.where(t >= 0.5, b - d * (1 - t), a + d * t)
+        return jnp.where(poisoned | (n <= 0), jnp.nan, val)
+
     def _arg(self, which: str, nan_policy: str) -> Array:
         m, n = self._values_mask(nan_policy, f"Subsets.arg{which}")
         fill = jnp.inf if which == "min" else -jnp.inf

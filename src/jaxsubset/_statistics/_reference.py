@@ -12,7 +12,7 @@ from jax import lax
 from .._subsets import Subsets, _gather
 from .._typing import Array
 from .._validate import index_dtype
-from ._registry import float_dtype
+from ._registry import float_dtype, quantile_q
 
 
 def nan_counts(y: Array, start: Array, count: Array) -> Array:
@@ -105,6 +105,8 @@ def _padded(
     for s in stats:
         if s in ("var", "std", "sem"):
             v = getattr(sub, s)(ddof=ddof, nan_policy=policy)
+        elif s.startswith("quantile("):
+            v = sub.quantile(quantile_q(s), nan_policy=policy)
         else:
             v = getattr(sub, s)(nan_policy=policy)
         out[s] = jnp.where(fits, v.astype(fdt), jnp.nan)

@@ -26,6 +26,9 @@ it and against NumPy/SciPy/pandas):
   ``G2`` (``scipy.stats.skew/kurtosis(bias=False)``), NaN below 3/4 points, for a constant
   subset (as pandas 3), with an inf held, or where the moments overflow (``_moments``).
 - ``"median"`` is the mean of the two middle values (NaN with a NaN held, unless omitted).
+- ``"quantile"`` takes ``q=`` (a static float in ``[0, 1]``) on the public functions, as
+  ``numpy.quantile``/pandas' ``quantile(q)`` (linear interpolation); inside the dispatcher it
+  is the name ``quantile_key(q)`` (``"quantile(0.9)"``), so q travels with the static names.
 - A result depends only on the points of its subset (no value outside it can change it), and
   a finite result never gets a NaN gradient from elsewhere.
 """
@@ -34,6 +37,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 STATISTICS = (
@@ -50,6 +54,7 @@ STATISTICS = (
     "skew",
     "kurt",
     "median",
+    "quantile",
 )
 DEFAULT_DDOF = 0
 
@@ -74,9 +79,40 @@ RANGE_ROADS = {
 LABEL_ROADS = {
     "reference": STATISTICS,
     "scatter": ("count", "sum", "mean", "var", "std", "sem", "min", "max", "median"),
-    "sort": STATISTICS,
+    "sort": STATISTICS[:-1],  # the quantile: only padded (the reference road)
 }
 METHODS = ("auto", "reference", "tree", "scatter", "sort")
+
+
+def quantile_key(q: Any, func: str) -> str:
+    """The dispatcher's name of the ``q``-quantile: ``"quantile(<q>)"``, q checked static."""
+    if isinstance(q, bool) or not isinstance(q, int | float | np.floating | np.integer):
+        raise TypeError(f"{func}: `q` must be a static float in [0, 1], got {q!r}")
+    if not 0.0 <= float(q) <= 1.0:
+        raise ValueError(f"{func}: `q` must be in [0, 1], got {q!r}")
+    return f"quantile({float(q)!r})"
+
+
+def base_name(statistic: str) -> str:
+    """The registry name of a dispatcher name (``"quantile(0.9)"`` -> ``"quantile"``)."""
+    return "quantile" if statistic.startswith("quantile(") else statistic
+
+
+def quantile_q(statistic: str) -> float:
+    """``q`` of a dispatcher quantile name."""
+    return float(statistic[len("quantile(") : -1])
+
+
+def with_quantile(stats: tuple[str, ...], q: Any, func: str) -> tuple[str, ...]:
+    """``stats`` with ``"quantile"`` replaced by its dispatcher name; ``q`` needs it."""
+    if "quantile" not in stats:
+        if q is not None:
+            raise ValueError(f"{func}: `q` is given but statistic 'quantile' is not asked for")
+        return stats
+    if q is None:
+        raise TypeError(f"{func}: statistic 'quantile' needs `q=` (a float in [0, 1])")
+    key = quantile_key(q, func)
+    return tuple(key if s == "quantile" else s for s in stats)
 
 
 def float_dtype(dtype: Any) -> Any:
@@ -135,6 +171,7 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
         that cannot compute ``statistic`` is an error naming both.
     """
     roads = RANGE_ROADS if kind == "ranges" else LABEL_ROADS
+    statistic = base_name(statistic)
     if method == "auto":
         if kind == "ranges":
             return "tree" if statistic in RANGE_ROADS["tree"] else "reference"
