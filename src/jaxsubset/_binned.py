@@ -87,7 +87,7 @@ def _bucketize(x: Array, edges: Array) -> Array:
     guess, five gathers from small tables per point). Every answer is then verified against its
     two edges; a miss (clustered edges, or rounding at a cell boundary) sends the call to
     ``jnp.searchsorted`` under ``lax.cond``. ``jnp.searchsorted`` alone is log2(len(edges))
-    dependent gathers per point: ~500 ms for 1e7 points and 1001 edges on CPU.
+    dependent gathers per point.
     """
     k1 = edges.shape[0]
     m = min(64 * k1, 1 << 20)

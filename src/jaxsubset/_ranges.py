@@ -796,8 +796,8 @@ def chunks(
     if length is None and big_n > 0:
         # Without a traced `length` the pieces are consecutive with static sizes: n1 pieces
         # of s1 points, then n2 of s2 < s1. Reshaping is a free view under jit and its all-True
-        # mask folds away, where the gather costs a copy and masked reductions: 6x faster
-        # for per-chunk mean/std/max at N = 1e7 on CPU (BENCHMARKS.md, issue 6).
+        # mask folds away, where the gather costs a copy and masked reductions (the same
+        # Subsets, bit for bit; the speed-up is in BENCHMARKS.md).
         if n is not None:
             q, rem = divmod(big_n, n)
             layout = (rem, q + 1, n - rem, q) if rem else (n, q, 0, q)
@@ -902,8 +902,7 @@ def _full_windows(x: Array, y: Array, start: Array, count: Array, size: int) -> 
 
     Every window holds ``size`` points from ``start <= N - size``, so the mask is a constant
     all-True that XLA folds out of the reductions and of a user's ``where(mask, ...)``, and
-    no slot needs zeroing: a per-window linear fit at N = 1e6 ran 1.6x faster on CPU than
-    through the masked gather (BENCHMARKS.md, issue 6).
+    no slot needs zeroing (BENCHMARKS.md measures it against the masked gather).
     """
     idx = start[:, None] + jnp.arange(size, dtype=start.dtype)
     xs = jnp.take(x, idx, axis=0, mode="clip")
