@@ -97,7 +97,7 @@ def test_rolling_statistic_equals_unbucketed(n, monkeypatch):
     np.testing.assert_allclose(got[: len(ref)], ref, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("n, x_sorted", [(5, True), (9000, True), (9000, False)])
+@pytest.mark.parametrize("n, x_sorted", [(5, True), (9000, False)])
 def test_binned_statistic_equals_unbucketed(n, x_sorted):
     x, y = _data(n, seed=2, channels=(2,))
     rng = np.random.default_rng(3)
@@ -112,17 +112,19 @@ def test_binned_statistic_equals_unbucketed(n, x_sorted):
         (edges, ("mean", "median", "min"), ("omit",)),
         (4, ("mean", "median"), ("propagate",)),
     ):
-        for s in names:
-            for policy in policies:
+        for policy in policies:
+            # the unbucketed reference: every statistic in one jitted program
+            want = jax.jit(
+                lambda x, v, b=bins, p=policy, names=names: {
+                    s: jaxsubset.binned_statistic(x, v, s, bins=b, nan_policy=p, x_sorted=x_sorted)
+                    for s in names
+                }
+            )(x, vals)
+            for s in names:
                 got = jaxsubset.binned_statistic(x, vals, s, bins=bins, nan_policy=policy)
-                want = jax.jit(
-                    lambda x, v, s=s, b=bins, p=policy: jaxsubset.binned_statistic(
-                        x, v, s, bins=b, nan_policy=p, x_sorted=x_sorted
-                    )
-                )(x, vals)
-                same(got.statistic, want.statistic)
-                same(got.binnumber, want.binnumber)
-                same(got.bin_edges, want.bin_edges)
+                same(got.statistic, want[s].statistic)
+                same(got.binnumber, want[s].binnumber)
+                same(got.bin_edges, want[s].bin_edges)
                 assert isinstance(got.statistic, np.ndarray)
 
 
