@@ -61,20 +61,8 @@ DEFAULT_DDOF = 0
 # roads over contiguous index ranges (sorted x) and over bin labels (unsorted x)
 RANGE_ROADS = {
     "reference": STATISTICS,
-    "tree": (
-        "count",
-        "sum",
-        "mean",
-        "var",
-        "std",
-        "sem",
-        "min",
-        "max",
-        "first",
-        "last",
-        "skew",
-        "kurt",
-    ),
+    # every statistic a fold of partials computes: all but the order statistics
+    "tree": tuple(s for s in STATISTICS if s not in ("median", "quantile")),
 }
 LABEL_ROADS = {
     "reference": STATISTICS,
