@@ -8,6 +8,12 @@ capacity into a padded :class:`Subsets` pytree with a validity mask and overflow
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version
 
 from . import ranges as ranges
+from ._axis import (
+    bin_edges as bin_edges,
+    parse_period as parse_period,
+    to_datetime64 as to_datetime64,
+    to_ns as to_ns,
+)
 from ._binned import (
     BinnedStatisticResult as BinnedStatisticResult,
     binned_statistic as binned_statistic,
@@ -37,11 +43,11 @@ from ._ranges import (
     sliding as sliding,
 )
 from ._rolling_stats import rolling_statistic as rolling_statistic
+from ._statistics._registry import STATISTICS as STATISTICS
 from ._stats import range_statistic as range_statistic
 from ._streaming.driver import stream as stream
 from ._streaming.shard import shard as shard
 from ._subsets import Subsets as Subsets
-from ._time import to_datetime64 as to_datetime64, to_ns as to_ns
 
 
 try:

@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 
 from . import _bucket
+from ._axis import period_edges, time_kind, to_datetime64
 from ._ranges import _bound_array
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
@@ -29,7 +30,6 @@ from ._statistics._registry import (
 )
 from ._stats import _raise_on_nan
 from ._subsets import _gather
-from ._time import time_kind, to_datetime64
 from ._typing import Array, ArrayLike
 from ._validate import as_x, check_nan_policy, index_dtype, is_traced, static_int
 
@@ -368,7 +368,10 @@ def binned_statistic(
             ``fn(values, mask) -> scalar`` applied to every bin's values padded to
             ``capacity`` (``mask`` marks the real ones).
         bins: static int, the number of equal-width bins, or ``(nbins + 1,)`` increasing edges
-            (values may be traced; ``nbins`` is static).
+            (values may be traced; ``nbins`` is static), or on a time axis a period:
+            ``"1M"``, ``"3M"``/``"1Q"``, ``"1Y"`` calendar bins or ``"7D"``, ``"12h"`` fixed
+            ones, with pandas ``resample``'s bins (see :func:`jaxsubset.bin_edges`; the
+            edges are computed on the host, so ``x`` must be concrete dates).
         range: ``(lo, hi)`` (or ``[(lo, hi)]``) for int ``bins``; default ``(min(x), max(x))``.
             May be traced. Ignored with explicit edges.
         capacity: static padded bin size of the padded roads (a callable ``statistic``,
@@ -399,7 +402,10 @@ def binned_statistic(
     ISO strings), int ``bins`` split the range in exact integer arithmetic
     (``lo + (k * (hi - lo)) // nbins``: float64 cannot hold nanoseconds near 1e18), the last
     bin is closed exactly at its edge (no rounding), and ``bin_edges`` come back as
-    ``datetime64[ns]``.
+    ``datetime64[ns]``. A period ``bins="1M"`` gives the bins of
+    ``pandas.Series(values, index=x).resample("MS")`` (``"1Q"``: ``"QS"``, ``"1Y"``: ``"YS"``,
+    ``"7D"``: ``"7D"``), empty bins included; its last edge lies past the last date, so
+    SciPy's closed last bin holds no date on its edge.
 
     Eager calls pad ``N`` to a bucket size with points outside every bin, so data of similar
     lengths reuse one compiled program (README, "Compile once"); the number of bins is not
@@ -451,6 +457,8 @@ def binned_statistic(
             f"method must be 'auto' or 'reference', got {method!r}"
         )
     tk = time_kind(x)
+    if isinstance(bins, str):
+        _check_period_axis(x, tk, bins, func)
     x = as_x(x, func)
     n_pts = x.shape[0]
     if values is None:
@@ -640,6 +648,25 @@ def _outside(x: Array, edges: Array) -> Any:
     return top if float(last) < float(top // 4) else None
 
 
+def _check_period_axis(x: Any, tk: str | None, bins: str, func: str) -> None:
+    """A period as ``bins`` (``"1M"``, ``"7D"``) needs concrete datetime64 ``x``."""
+    if tk == "M":
+        return
+    if is_traced(x):
+        raise TypeError(
+            f"{func}: `bins`={bins!r} is a period, whose edges are computed on the host from "
+            "concrete dates, but `x` is traced (inside jit/vmap): compute the edges outside "
+            f"first, `edges = jaxsubset.to_ns(jaxsubset.bin_edges(dates, {bins!r}))`, and pass "
+            "`bins=edges`"
+        )
+    if tk == "m":
+        raise TypeError(f"{func}: `bins`={bins!r} is a period, but `x` holds durations, not dates")
+    raise TypeError(
+        f"{func}: `bins`={bins!r} is a string, but `x` is not a time axis: periods such as "
+        "'1M', '1Y', '7D' need numpy.datetime64 x"
+    )
+
+
 def _binned_time(
     x: Array,
     values: Array,
@@ -661,9 +688,21 @@ def _binned_time(
     when they are concrete.
     """
     func = "binned_statistic"
-    nbins = _bin_count(bins, func)
+    nbins = None if isinstance(bins, str) else _bin_count(bins, func)
     uniform = nbins is not None
-    if uniform:
+    if isinstance(bins, str):  # a period: pandas resample's edges, from the concrete dates
+        if rng is not None:
+            raise ValueError(
+                f"{func}: `range` goes with an int `bins`; the bins of a period ({bins!r}) "
+                "cover the data"
+            )
+        if x.shape[0] == 0:
+            raise ValueError(f"{func}: `x` is empty; a period's bins need at least one date")
+        xc = np.asarray(x)
+        edges = jnp.asarray(
+            period_edges(int(xc.min()), int(xc.max()), bins, f"{func}: `bins`={bins!r}")
+        )
+    elif uniform:
         if rng is not None:
             if not is_traced(rng) and len(rng) == 1 and not isinstance(rng, str):
                 rng = rng[0]

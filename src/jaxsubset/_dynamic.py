@@ -7,9 +7,9 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from ._axis import time_kind
 from ._ranges import Ranges, _concrete_bound, _to_subsets, select_ranges
 from ._subsets import Subsets
-from ._time import time_kind
 from ._typing import ArrayLike
 from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
 

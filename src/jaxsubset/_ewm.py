@@ -20,10 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._axis import time_kind
 from ._ranges import _bound_array
 from ._statistics._registry import check_statistics, float_dtype
 from ._stats import _as_y, _raise_on_nan
-from ._time import time_kind
 from ._typing import Array, ArrayLike
 from ._validate import as_x, check_nan_policy, check_sorted_x, is_traced, static_int
 

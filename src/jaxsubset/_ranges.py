@@ -26,9 +26,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._axis import datetime_to_ns, period_edges, time_kind, timedelta_to_ns
 from ._statistics._registry import backend
 from ._subsets import Subsets, _gather
-from ._time import datetime_to_ns, time_kind, timedelta_to_ns
 from ._typing import Array, ArrayLike, Int
 from ._validate import (
     as_int_bounds,
@@ -1372,6 +1372,31 @@ def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
     return arr
 
 
+def _period_edges(x: Array, period: str, length: Any, tk: str | None, func: str) -> np.ndarray:
+    """The edges of a period (``"1M"``, ``"7D"``) over concrete dates ``x`` (int64 ns), as
+    ``datetime64[ns]``: :func:`jaxsubset.bin_edges` over the real points."""
+    if tk != "M":
+        if is_traced(x):
+            raise TypeError(
+                f"{func}: `edges`={period!r} is a period, whose edges are computed on the host "
+                "from concrete dates, but `x` is traced (inside jit/vmap): compute them outside "
+                f"first, `edges = jaxsubset.to_ns(jaxsubset.bin_edges(dates, {period!r}))`"
+            )
+        raise TypeError(
+            f"{func}: `edges`={period!r} is a string, but `x` is not a time axis: periods such "
+            "as '1M', '1Y', '7D' need numpy.datetime64 x"
+        )
+    if is_traced(length):
+        raise TypeError(f"{func}: a period's edges need a concrete `length`, got a traced one")
+    xc = np.asarray(x)
+    if length is not None:
+        xc = xc[: int(np.asarray(length))]
+    if xc.size == 0:
+        raise ValueError(f"{func}: `x` is empty; a period's bins need at least one date")
+    ns = period_edges(int(xc[0]), int(xc[-1]), period, f"{func}: `edges`={period!r}")
+    return ns.view("datetime64[ns]")
+
+
 def bin_ranges(
     x: ArrayLike,
     edges: ArrayLike,
@@ -1391,6 +1416,8 @@ def bin_ranges(
     tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
+    if isinstance(edges, str):
+        edges = _period_edges(x, edges, length, tk, _func)
     if not is_traced(edges):
         raw = _concrete_bound(edges, "edges", x, _func, tk)
         check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, _func)
@@ -1420,7 +1447,10 @@ def bins(
     Args:
         x: ``(N,)`` sorted sample positions.
         y: ``(N, *channels)`` values.
-        edges: ``(B + 1,)`` non-decreasing bin edges (values may be traced; B is static).
+        edges: ``(B + 1,)`` non-decreasing bin edges (values may be traced; B is static),
+            or on a time axis a period (``"1M"``, ``"1Q"``, ``"1Y"``, ``"7D"``, ``"12h"``):
+            pandas ``resample``'s bins, the edges of :func:`jaxsubset.bin_edges` computed
+            on the host from concrete dates.
         capacity: static Python int, the padded length of every bin.
         length: optional traced number of real points (see :func:`jaxsubset.pack`).
 

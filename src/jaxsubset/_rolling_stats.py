@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _bucket
+from ._axis import time_kind
 from ._ranges import Ranges, _bound_array, _window_width, rolling_ranges
 from ._statistics._dispatch import median_capacity, reduce_ranges
 from ._statistics._registry import (
@@ -20,7 +21,6 @@ from ._statistics._registry import (
     with_quantile,
 )
 from ._stats import _as_y, _bucketed, _needs_capacity, _raise_on_nan, public_names
-from ._time import time_kind
 from ._typing import Array, ArrayLike
 from ._validate import (
     as_x,

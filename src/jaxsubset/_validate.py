@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._time import x_to_ns
+from ._axis import x_to_ns
 
 
 CLOSED_VALUES = ("left", "right", "both", "neither")

@@ -24,63 +24,30 @@ STATS = ("count", "sum", "mean", "std", "var", "min", "max", "median")
 COUNTS = ("valid",)  # not a reduction: the number of real (non-missing) readings per subset
 DEFAULT_STATS = "mean,std,min,max"
 MAX_BINS = 10_000_000  # a period bin spec over a long time axis must stay a sane table
-_MAX_NS = 2**63 - 1  # the longest duration int64 nanoseconds hold
-_MAX_MONTHS = 12 * 585  # longer than 1677..2262: no two dates of the axis are that far apart
-_DAY_NS = 86_400 * 10**9
 
-
+# how a period is spelled (a number, if any, then letters): told apart from a number of bins
+# here, read by the library (jaxsubset.parse_period)
 PERIOD = re.compile(r"^\s*([0-9]*\.?[0-9]+)?\s*([A-Za-z]+)\s*$")
-_CALENDAR_MONTHS = {
-    **dict.fromkeys(("Y", "YS", "YE", "A", "AS", "y", "year", "years"), 12),
-    **dict.fromkeys(("Q", "QS", "QE", "q", "quarter", "quarters"), 3),
-    **dict.fromkeys(("M", "MS", "ME", "mo", "month", "months"), 1),
-}
+
+
+def _reason(error: ValueError) -> str:
+    """The library's message without its function prefix (its ``reason``, where it has one)."""
+    return str(getattr(error, "reason", error))
 
 
 def parse_period(text: str, option: str) -> tuple[str, int] | None:
     """A time period: ``("calendar", months)`` for ``1Y``/``3M``/``1Q``, ``("fixed", ns)`` for
     durations (``7D``, ``1h``, ``30min``, ``10s``, ``1W`` = ``7D``), None for other text.
 
-    A calendar period takes a whole multiple; lower-case ``m`` is refused as ambiguous
-    (``1M`` is a month, ``1min`` a minute).
+    Read by :func:`jaxsubset.parse_period` (a calendar period takes a whole multiple; lower-case
+    ``m`` is refused as ambiguous: ``1M`` is a month, ``1min`` a minute).
     """
-    m = PERIOD.match(text)
-    if m is None:
+    if PERIOD.match(text) is None:
         return None
-    amount, unit = m.group(1) or "1", m.group(2)
-    if unit == "m":
-        raise InputError(
-            f"{option} {text}: ambiguous unit 'm': use M for months or min for minutes"
-        )
-    if unit in _CALENDAR_MONTHS:
-        if not amount.isdigit() or int(amount) < 1:
-            raise InputError(f"{option} {text}: a calendar period takes a whole number, e.g. 3M")
-        months = int(amount) * _CALENDAR_MONTHS[unit]
-        if months > _MAX_MONTHS:
-            raise InputError(
-                f"{option} {text}: longer than the whole range of int64 nanosecond dates "
-                "(1677-09-22 .. 2262-04-10, about 584 years)"
-            )
-        return "calendar", months
     try:
-        ns = int(jaxsubset.to_ns(f"{amount}{unit}"))
-    except OverflowError:
-        ns = None
-    except (TypeError, ValueError):
-        raise InputError(
-            f"{option} {text}: unknown time unit {unit!r} (use Y or M for calendar years or "
-            "months, or W, D, h, min, s, ms, us, ns)"
-        ) from None
-    if ns is None or ns > _MAX_NS:
-        raise InputError(
-            f"{option} {text}: longer than the longest int64 nanosecond duration (about 292 years)"
-        )
-    if ns < 1:
-        raise InputError(
-            f"{option} {text}: shorter than 1 ns, the resolution of a time axis "
-            "(int64 nanoseconds); give a positive duration of at least 1ns"
-        )
-    return "fixed", ns
+        return jaxsubset.parse_period(text)
+    except ValueError as e:
+        raise InputError(f"{option} {text}: {_reason(e)}") from None
 
 
 def parse_bins(text: str) -> int | np.ndarray:
@@ -243,54 +210,12 @@ def width_value(text: str, xy: XY) -> float | int:
     return float(text)
 
 
-def _equal_time_edges(x: np.ndarray, n: int) -> np.ndarray:
-    """``n`` equal bins over ``[x[0], x[-1]]`` in exact integer nanoseconds."""
-    lo, hi = int(x[0]), int(x[-1])
-    if hi == lo:  # as numpy.histogram: a range of one unit (a second) around the point
-        lo, hi = lo - 5 * 10**8, hi + 5 * 10**8
-    span = hi - lo  # a Python int: no int64 overflow for spans of centuries
-    if n > 2**31:  # r * i below could overflow int64: exact Python ints instead
-        return np.array([lo + span * i // n for i in range(n + 1)], dtype=np.int64)
-    q, r = divmod(span, n)  # lo + span * i // n, exactly, without a product beyond int64
-    i = np.arange(n + 1, dtype=np.int64)
-    return lo + q * i + (r * i) // n
-
-
-def _too_many(k: int, text: str) -> None:
-    if k > MAX_BINS:
-        raise InputError(f"--bins {text} gives {k} bins over the data; choose a longer period")
-
-
-def _fixed_edges(x: np.ndarray, width: int, text: str) -> np.ndarray:
-    """Bins of ``width`` ns from the floor of the first point: multiples of the width from
-    midnight of the first day (pandas ``resample``'s edges), the last edge past the data."""
-    x0, x1 = int(x[0]), int(x[-1])
-    origin = x0 // _DAY_NS * _DAY_NS
-    first = origin + (x0 - origin) // width * width
-    k = (x1 - first) // width + 1
-    _too_many(k, text)
-    return first + width * np.arange(k + 1, dtype=np.int64)
-
-
-def _month_of(ns: Any) -> int:
-    """Months since 1970-01 of the date ``ns`` (int nanoseconds)."""
-    return int(np.datetime64(int(ns), "ns").astype("datetime64[M]").astype(np.int64))
-
-
-def _calendar_edges(x: np.ndarray, months: int, text: str) -> np.ndarray:
-    """Calendar bins of ``months`` months: edges on Jan 1 (years), the 1st of a quarter, or
-    the 1st of the first point's month, the last edge past the data."""
-    m0, m1 = _month_of(x[0]), _month_of(x[-1])
-    if months % 12 == 0:
-        m0 -= m0 % 12  # January
-    elif months % 3 == 0:
-        m0 -= m0 % 3  # the first month of a quarter
-    k = (m1 - m0) // months + 1
-    _too_many(k, text)
-    edges = np.datetime64("1970-01", "M") + (m0 + months * np.arange(k + 1))
-    if edges[-1] > np.datetime64("2262-04", "M"):
-        raise InputError(f"--bins {text}: the last bin ends after 2262-04-11 (int64 nanoseconds)")
-    return edges.astype("datetime64[ns]").view(np.int64)
+def _time_edges(x: np.ndarray, bins: int | str, text: str) -> np.ndarray:
+    """:func:`jaxsubset.bin_edges` on the int64 ns axis, its errors as the option's."""
+    try:
+        return jaxsubset.bin_edges(x, bins, max_bins=MAX_BINS)
+    except ValueError as e:
+        raise InputError(f"--bins {text}: {_reason(e)}") from None
 
 
 def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarray, str]:
@@ -323,17 +248,17 @@ def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarra
     period = parse_period(stripped, "--bins") if PERIOD.match(stripped) else None
     if period is None:
         n = parse_bins(text)
-        edges = _equal_time_edges(x, n) if xy.x_time else np.histogram_bin_edges(x, n)
+        edges = _time_edges(x, n, text.strip()) if xy.x_time else np.histogram_bin_edges(x, n)
         return edges, f"{n} bins"
     if not xy.x_time:
         raise InputError(
             f"--bins {stripped}: a time period needs a time axis, but x column {xy.x_name!r} "
             f"holds numbers {_NUMBERS_HINT}"
         )
-    kind, v = period
-    if kind == "calendar":
-        return _calendar_edges(x, v, stripped), f"calendar bins of {stripped}"
-    return _fixed_edges(x, v, stripped), f"bins of {stripped}"
+    edges = _time_edges(x, stripped, stripped)
+    if period[0] == "calendar":
+        return edges, f"calendar bins of {stripped}"
+    return edges, f"bins of {stripped}"
 
 
 def x_request(

@@ -1,0 +1,426 @@
+"""Time axes and bin edges: ``datetime64`` x as exact int64 nanoseconds, periods, calendar edges.
+
+JAX has no datetime dtype, so a time axis is converted ONCE to int64 nanoseconds since the epoch
+(no float rounding of large epochs: float64 seconds cannot hold nanoseconds near 2e9 s). Bounds
+given as dates and widths given as durations are converted the same way; results that report x
+positions go back to ``datetime64`` with :func:`to_datetime64`. int64 needs JAX's 64-bit mode.
+
+Periods (``"1M"``, ``"1Q"``, ``"1Y"``, ``"7D"``, ``"12h"``) are parsed here
+(:func:`parse_period`) and turned into bin edges on the host from concrete x
+(:func:`bin_edges`): the library's ``bins="1M"`` and the command's ``--bins 1M`` both come
+from this one place, with pandas ``resample``'s bins.
+"""
+
+import datetime as _dt
+import re
+from typing import Any
+
+import jax
+import numpy as np
+
+
+_UNIT_ALIASES = {
+    "w": "W", "week": "W", "weeks": "W",
+    "d": "D", "day": "D", "days": "D",
+    "h": "h", "hour": "h", "hours": "h",
+    "min": "m", "minute": "m", "minutes": "m", "t": "m",
+    "s": "s", "sec": "s", "second": "s", "seconds": "s",
+    "ms": "ms", "us": "us", "ns": "ns",
+}  # fmt: skip
+_CALENDAR = {"m", "mo", "month", "months", "y", "a", "year", "years", "q", "quarter"}
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]+)\s*$")
+
+# datetime64[ns] holds 1677-09-21 .. 2262-04-11; outside that nanoseconds overflow int64.
+_NS_MIN = np.datetime64("1677-09-22", "s")
+_NS_MAX = np.datetime64("2262-04-10", "s")
+
+
+def time_kind(value: Any) -> str | None:
+    """``"M"`` for datetime64 data, ``"m"`` for timedelta64 data, else None (never traced)."""
+    if isinstance(value, jax.core.Tracer | jax.Array):
+        return None
+    if isinstance(value, np.datetime64 | _dt.datetime | _dt.date):
+        return "M"
+    if isinstance(value, np.timedelta64 | _dt.timedelta):
+        return "m"
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(value).dtype
+        except (TypeError, ValueError):
+            return None
+    kind = np.dtype(dtype).kind if not hasattr(dtype, "kind") else dtype.kind
+    return kind if kind in "Mm" else None
+
+
+def _require_x64(func: str) -> None:
+    if not jax.config.read("jax_enable_x64"):
+        raise TypeError(
+            f"{func}: time axes are held as int64 nanoseconds, which needs JAX's 64-bit mode: "
+            "call `jax.config.update('jax_enable_x64', True)` at start-up"
+        )
+
+
+def _as_kind(value: Any, convert: Any, kind: str) -> np.ndarray:
+    """``value`` as a NumPy array of dtype kind ``kind``; Python objects (``datetime``, pandas
+    ``Timestamp``/``Timedelta``) converted one by one with ``convert``. TypeError otherwise."""
+    if hasattr(value, "dtype") and not isinstance(value, _dt.datetime | _dt.timedelta):
+        arr = np.asarray(value)
+    else:
+        obj = np.asarray(value, dtype=object)
+        arr = np.asarray([convert(v) for v in obj.ravel()]).reshape(obj.shape)
+    if arr.dtype.kind != kind:
+        raise TypeError(f"expected dtype kind {kind!r}, got {arr.dtype}")
+    return arr
+
+
+def datetime_to_ns(value: Any, name: str, func: str) -> np.ndarray:
+    """Dates (datetime64, ``datetime``, ISO strings, pandas Timestamps) as int64 nanoseconds."""
+    try:
+        if isinstance(value, str) or (isinstance(value, np.ndarray) and value.dtype.kind == "U"):
+            arr = np.asarray(value, dtype="datetime64[ns]")
+        else:
+            arr = _as_kind(value, np.datetime64, "M")
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{func}: `{name}` must be dates (numpy.datetime64 or ISO strings) on a time axis, "
+            f"got {value!r}"
+        ) from None
+    if np.isnat(arr).any():
+        raise ValueError(f"{func}: `{name}` holds NaT (a missing date); a date must be known")
+    coarse = arr.astype("datetime64[s]")
+    if (coarse < _NS_MIN).any() or (coarse > _NS_MAX).any():
+        raise ValueError(
+            f"{func}: `{name}` holds dates outside 1677-09-22 .. 2262-04-10, which int64 "
+            "nanoseconds cannot represent"
+        )
+    return arr.astype("datetime64[ns]").view(np.int64)
+
+
+def timedelta_to_ns(value: Any, name: str, func: str) -> np.ndarray:
+    """Durations (timedelta64, ``timedelta``, pandas Timedelta, "7D", "1h") as int64 ns."""
+    if isinstance(value, str):
+        m = _DURATION.match(value)
+        unit = _UNIT_ALIASES.get(m.group(2).lower() if m else "", None)
+        if m and m.group(2) in ("M", "Y", "A", "Q", "MS", "YS"):
+            unit = None
+        if m is None or unit is None:
+            calendar = m is not None and m.group(2).lower() in _CALENDAR
+            hint = (
+                "months and years have no fixed length; use calendar bins instead"
+                if calendar
+                else "use a number and a unit such as '7D', '1h', '30min', '10s'"
+            )
+            raise ValueError(f"{func}: `{name}`={value!r} is not a fixed duration: {hint}")
+        amount = float(m.group(1))
+        one = np.timedelta64(1, unit)  # type: ignore[call-overload]  # a unit of the pattern
+        ns = amount * one.astype("timedelta64[ns]").astype(np.int64)
+        return np.asarray(round(ns), dtype=np.int64)
+    try:
+        arr = _as_kind(value, np.timedelta64, "m")
+        if np.datetime_data(arr.dtype)[0] == "generic":
+            raise TypeError("a duration without a unit")  # np.timedelta64(7): a bare number
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{func}: `{name}` must be a duration on a time axis (numpy.timedelta64 or a string "
+            f"such as '7D'), got {value!r}; a plain number would be read as nanoseconds"
+        ) from None
+    if np.isnat(arr).any():
+        raise ValueError(f"{func}: `{name}` holds NaT (a missing duration)")
+    return arr.astype("timedelta64[ns]").view(np.int64)
+
+
+def x_to_ns(x: Any, func: str) -> np.ndarray:
+    """A datetime64/timedelta64 x as int64 nanoseconds (checked for NaT and range)."""
+    _require_x64(func)
+    if time_kind(x) == "m":
+        return timedelta_to_ns(np.asarray(x), "x", func)
+    arr = np.asarray(x)
+    if np.isnat(arr).any():
+        i = int(np.argmax(np.isnat(arr)))
+        raise ValueError(
+            f"{func}: `x` holds NaT at index {i}; a point with no position cannot be placed"
+        )
+    return datetime_to_ns(arr, "x", func)
+
+
+def to_ns(values: Any) -> np.ndarray:
+    """Dates or durations as int64 nanoseconds: the form a time axis takes inside ``jit``.
+
+    The constructors accept ``datetime64`` x and date bounds directly when called eagerly;
+    inside ``jit`` everything is an array of numbers, so convert once with this function.
+
+    Args:
+        values: ``numpy.datetime64``/``timedelta64`` values (any unit), ISO date strings,
+            ``datetime``/``timedelta`` objects, or duration strings like ``"7D"``.
+
+    Returns:
+        ``numpy.ndarray`` of int64 nanoseconds (since the epoch for dates).
+
+    Example:
+        >>> import numpy as np, jaxsubset
+        >>> jaxsubset.to_ns(np.array(["1970-01-01T00:00:01", "2001-12-29"], "datetime64[s]"))
+        array([          1000000000, 1009584000000000000])
+        >>> int(jaxsubset.to_ns("7D"))
+        604800000000000
+    """
+    if time_kind(values) == "m" or (isinstance(values, str) and _DURATION.match(values)):
+        return timedelta_to_ns(values, "values", "to_ns")
+    return datetime_to_ns(values, "values", "to_ns")
+
+
+def to_datetime64(ns: Any) -> np.ndarray:
+    """int64 nanoseconds since the epoch (e.g. ``Subsets.x`` of a time axis) as datetime64[ns].
+
+    Args:
+        ns: array of int64 nanoseconds.
+
+    Returns:
+        ``numpy.ndarray`` of ``datetime64[ns]``.
+
+    Example:
+        >>> import jaxsubset
+        >>> jaxsubset.to_datetime64([1009584000000000000]).astype(str).tolist()
+        ['2001-12-29T00:00:00.000000000']
+    """
+    arr = np.asarray(ns)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"to_datetime64: `ns` must hold integer nanoseconds, got dtype {arr.dtype}")
+    return arr.astype(np.int64).view("datetime64[ns]")
+
+
+# ------------------------------------------------------------------------------ periods and edges
+PERIOD = re.compile(r"^\s*([0-9]*\.?[0-9]+)?\s*([A-Za-z]+)\s*$")
+_CALENDAR_MONTHS = {
+    **dict.fromkeys(("Y", "YS", "YE", "A", "AS", "y", "year", "years"), 12),
+    **dict.fromkeys(("Q", "QS", "QE", "q", "quarter", "quarters"), 3),
+    **dict.fromkeys(("M", "MS", "ME", "mo", "month", "months"), 1),
+}
+_MAX_NS = 2**63 - 1  # the longest duration int64 nanoseconds hold
+_MAX_MONTHS = 12 * 585  # longer than 1677..2262: no two dates of the axis are that far apart
+_DAY_NS = 86_400 * 10**9
+
+
+class PeriodError(ValueError):
+    """A period that cannot be read; ``reason`` is the message without the caller's prefix."""
+
+    def __init__(self, prefix: str, reason: str) -> None:
+        super().__init__(f"{prefix}: {reason}")
+        self.reason = reason
+
+
+def is_period(text: Any) -> bool:
+    """Whether ``text`` is spelled as a period (a number, if any, then letters: ``"3M"``)."""
+    return isinstance(text, str) and PERIOD.match(text) is not None
+
+
+def read_period(text: str, prefix: str) -> tuple[str, int]:
+    """:func:`parse_period` with the caller's error prefix (a :class:`PeriodError`)."""
+    m = PERIOD.match(text) if isinstance(text, str) else None
+    if m is None:
+        raise PeriodError(
+            prefix,
+            f"{text!r} is not a period: give a number and a unit, e.g. 1M, 3M, 1Q, 1Y, 7D, 12h",
+        )
+    amount, unit = m.group(1) or "1", m.group(2)
+    if unit == "m":
+        raise PeriodError(prefix, "ambiguous unit 'm': use M for months or min for minutes")
+    if unit in _CALENDAR_MONTHS:
+        if not amount.isdigit() or int(amount) < 1:
+            raise PeriodError(prefix, "a calendar period takes a whole number, e.g. 3M")
+        months = int(amount) * _CALENDAR_MONTHS[unit]
+        if months > _MAX_MONTHS:
+            raise PeriodError(
+                prefix,
+                "longer than the whole range of int64 nanosecond dates "
+                "(1677-09-22 .. 2262-04-10, about 584 years)",
+            )
+        return "calendar", months
+    ns: int | None
+    try:
+        ns = int(timedelta_to_ns(f"{amount}{unit}", "period", "parse_period"))
+    except OverflowError:
+        ns = None
+    except (TypeError, ValueError):
+        raise PeriodError(
+            prefix,
+            f"unknown time unit {unit!r} (use Y, Q or M for calendar years, quarters or "
+            "months, or W, D, h, min, s, ms, us, ns)",
+        ) from None
+    if ns is None or ns > _MAX_NS:
+        raise PeriodError(
+            prefix, "longer than the longest int64 nanosecond duration (about 292 years)"
+        )
+    if ns < 1:
+        raise PeriodError(
+            prefix,
+            "shorter than 1 ns, the resolution of a time axis (int64 nanoseconds); give a "
+            "positive duration of at least 1ns",
+        )
+    return "fixed", ns
+
+
+def parse_period(text: str) -> tuple[str, int]:
+    """A time period as ``("calendar", months)`` or ``("fixed", nanoseconds)``.
+
+    Calendar periods take a whole number of ``M``/``MS`` (months), ``Q``/``QS`` (quarters,
+    3 months) or ``Y``/``YS``/``A`` (years, 12 months); fixed ones any duration ``to_ns``
+    reads (``W``, ``D``, ``h``, ``min``, ``s``, ``ms``, ``us``, ``ns``: ``"7D"``, ``"1.5h"``).
+    A lower-case ``m`` is refused as ambiguous (``1M`` is a month, ``1min`` a minute).
+
+    Args:
+        text: the period, e.g. ``"1M"``, ``"3M"``, ``"1Q"``, ``"1Y"``, ``"7D"``, ``"12h"``.
+
+    Returns:
+        ``("calendar", months)`` or ``("fixed", ns)`` (Python ints).
+
+    Raises:
+        ValueError: for anything else (unknown unit, a fractional calendar period, a duration
+            under 1 ns or beyond int64 nanoseconds).
+
+    Example:
+        >>> import jaxsubset
+        >>> jaxsubset.parse_period("1Q"), jaxsubset.parse_period("12h")
+        (('calendar', 3), ('fixed', 43200000000000))
+    """
+    return read_period(text, f"parse_period: {text!r}")
+
+
+def equal_edges(lo: int, hi: int, n: int) -> np.ndarray:
+    """``n`` equal bins over ``[lo, hi]`` in exact integer nanoseconds: ``lo + span*i // n``.
+
+    A single time (``lo == hi``) spans one second around it, as ``numpy.histogram`` widens
+    an empty range by half a unit each side (the unit here: a second).
+    """
+    if hi == lo:
+        lo, hi = lo - 5 * 10**8, hi + 5 * 10**8
+    span = hi - lo  # a Python int: no int64 overflow for spans of centuries
+    if n > 2**31:  # r * i below could overflow int64: exact Python ints instead
+        return np.array([lo + span * i // n for i in range(n + 1)], dtype=np.int64)
+    q, r = divmod(span, n)  # lo + span * i // n, exactly, without a product beyond int64
+    i = np.arange(n + 1, dtype=np.int64)
+    return lo + q * i + (r * i) // n
+
+
+def _too_many(k: int, max_bins: int | None, prefix: str) -> None:
+    if max_bins is not None and k > max_bins:
+        raise PeriodError(prefix, f"gives {k} bins over the data; choose a longer period")
+
+
+def fixed_edges(x0: int, x1: int, width: int, max_bins: int | None, prefix: str) -> np.ndarray:
+    """Bins of ``width`` ns covering ``[x0, x1]``: multiples of the width from midnight of the
+    first day (pandas ``resample``'s ``origin="start_day"``), the last edge past ``x1``."""
+    origin = x0 // _DAY_NS * _DAY_NS
+    first = origin + (x0 - origin) // width * width
+    k = (x1 - first) // width + 1
+    _too_many(k, max_bins, prefix)
+    if first + k * width > _MAX_NS:
+        raise PeriodError(prefix, "the last bin ends after 2262-04-11 (int64 nanoseconds)")
+    return first + width * np.arange(k + 1, dtype=np.int64)
+
+
+def _month_of(ns: int) -> int:
+    """Months since 1970-01 of the date ``ns`` (int nanoseconds)."""
+    return int(np.datetime64(int(ns), "ns").astype("datetime64[M]").astype(np.int64))
+
+
+def calendar_edges(x0: int, x1: int, months: int, max_bins: int | None, prefix: str) -> np.ndarray:
+    """Calendar bins of ``months`` months covering ``[x0, x1]`` (int64 ns): edges on Jan 1
+    (whole years: pandas ``"YS"``), on the 1st of Jan/Apr/Jul/Oct (whole quarters: ``"QS"``),
+    else on the 1st of the first point's month (``"MS"``); the last edge past ``x1``."""
+    m0, m1 = _month_of(x0), _month_of(x1)
+    if months % 12 == 0:
+        m0 -= m0 % 12  # January (Python's % floors: right before 1970 too)
+    elif months % 3 == 0:
+        m0 -= m0 % 3  # the first month of a quarter
+    k = (m1 - m0) // months + 1
+    _too_many(k, max_bins, prefix)
+    edges = np.datetime64("1970-01", "M") + (m0 + months * np.arange(k + 1))
+    if edges[-1] > np.datetime64("2262-04", "M"):
+        raise PeriodError(prefix, "the last bin ends after 2262-04-11 (int64 nanoseconds)")
+    return edges.astype("datetime64[ns]").view(np.int64)
+
+
+def period_edges(
+    x0: int, x1: int, period: str, prefix: str, max_bins: int | None = None
+) -> np.ndarray:
+    """The int64 ns edges of ``period`` bins covering the times ``[x0, x1]`` (int ns)."""
+    kind, v = read_period(period, prefix)
+    if kind == "calendar":
+        return calendar_edges(x0, x1, v, max_bins, prefix)
+    return fixed_edges(x0, x1, v, max_bins, prefix)
+
+
+def bin_edges(x: Any, bins: int | str, *, max_bins: int | None = None) -> np.ndarray:
+    """The bin edges of ``bins`` over the times ``x`` (any order), computed on the host.
+
+    What ``binned_statistic(x, y, stat, bins="1M")``, ``bins(x, y, "1M", ...)`` and
+    ``ranges.bins(x, "1M")`` use, and what the command's ``--bins 1M`` uses, as pandas
+    ``Series(y, index=x).resample(...)`` bins them (every bin ``[e_k, e_{k+1})``, the last edge
+    past the last point, empty bins kept):
+
+    - ``"1M"``/``"MS"`` months from the 1st of the earliest time's month (pandas ``"MS"``);
+      ``"3M"``/``"1Q"`` quarters from Jan 1/Apr 1/Jul 1/Oct 1 (``"QS"``; any multiple of 3
+      months); ``"1Y"``/``"YS"`` years from Jan 1 (``"YS"``; any multiple of 12 months);
+    - fixed durations (``"7D"``, ``"12h"``, ``"30min"``, ``"1W"`` = ``"7D"``): multiples of the
+      width from midnight of the first day (``resample("7D")``, ``origin="start_day"``);
+    - an int ``n``: ``n`` equal bins over ``[min(x), max(x)]`` in exact integer nanoseconds
+      (``lo + span * k // n``; a single time spans the second around it, as the command's
+      ``--bins N``).
+
+    Args:
+        x: ``(N,)`` ``numpy.datetime64`` positions (any unit), or int64 nanoseconds
+            since the epoch (e.g. from :func:`to_ns`); concrete, ``N >= 1``.
+        bins: a period (see :func:`parse_period`) or a number of equal bins.
+        max_bins: refuse more bins than this (``None``: no limit).
+
+    Returns:
+        ``(nbins + 1,)`` ``numpy.ndarray``: ``datetime64[ns]`` for datetime64 ``x``, int64
+        nanoseconds for integer ``x``. It needs no 64-bit JAX mode (NumPy only).
+
+    Example:
+        >>> import numpy as np, jaxsubset
+        >>> x = np.array(["2001-01-30", "2001-02-02", "2001-04-01"], "datetime64[D]")
+        >>> jaxsubset.bin_edges(x, "1M").astype("datetime64[D]").astype(str).tolist()
+        ['2001-01-01', '2001-02-01', '2001-03-01', '2001-04-01', '2001-05-01']
+        >>> jaxsubset.bin_edges(x, "1Q").astype("datetime64[D]").astype(str).tolist()
+        ['2001-01-01', '2001-04-01', '2001-07-01']
+    """
+    func = "bin_edges"
+    if isinstance(x, jax.core.Tracer):
+        raise TypeError(
+            f"{func}: the edges are computed on the host from concrete `x`, but `x` is traced "
+            "(inside jit/vmap): compute them before, outside the traced function"
+        )
+    if max_bins is not None and (
+        isinstance(max_bins, bool) or not isinstance(max_bins, int) or max_bins < 1
+    ):
+        raise TypeError(f"{func}: `max_bins` must be a positive int or None, got {max_bins!r}")
+    arr = np.asarray(x)
+    if arr.ndim != 1 or arr.shape[0] == 0:
+        raise ValueError(f"{func}: `x` must be a non-empty 1-D array, got shape {arr.shape}")
+    kind = time_kind(arr)
+    if kind == "M":
+        ns = datetime_to_ns(arr, "x", func)
+    elif kind is None and arr.dtype.kind in "iu":
+        ns = arr.astype(np.int64)
+    else:
+        raise TypeError(
+            f"{func}: `x` must be dates (numpy.datetime64) or int64 nanoseconds since the "
+            f"epoch, got dtype {arr.dtype}"
+        )
+    lo, hi = int(ns.min()), int(ns.max())
+    if isinstance(bins, str):
+        edges = period_edges(lo, hi, bins, f"{func}: `bins`={bins!r}", max_bins)
+    elif isinstance(bins, int | np.integer) and not isinstance(bins, bool | np.bool_):
+        n = int(bins)
+        if n < 1:
+            raise ValueError(f"{func}: `bins` must be a period or a positive int, got {n}")
+        _too_many(n, max_bins, f"{func}: `bins`={n}")
+        edges = equal_edges(lo, hi, n)
+    else:
+        raise TypeError(
+            f"{func}: `bins` must be a period such as '1M', '1Q', '1Y', '7D' or an int, "
+            f"got {bins!r}"
+        )
+    return edges.view("datetime64[ns]") if kind == "M" else edges
