@@ -17,7 +17,7 @@ import numpy as np
 from jax import lax
 
 from . import _bucket
-from ._axis import period_edges, time_kind, to_datetime64
+from ._axis import period_edges, time_kind, to_datetime64, x_to_ns
 from ._ranges import _bound_array
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
@@ -457,8 +457,8 @@ def binned_statistic(
             f"method must be 'auto' or 'reference', got {method!r}"
         )
     tk = time_kind(x)
-    if isinstance(bins, str):
-        _check_period_axis(x, tk, bins, func)
+    if isinstance(bins, str):  # a period: its edges from the concrete dates, as dates
+        bins = _period_bins(x, tk, bins, range, func)
     x = as_x(x, func)
     n_pts = x.shape[0]
     if values is None:
@@ -648,23 +648,32 @@ def _outside(x: Array, edges: Array) -> Any:
     return top if float(last) < float(top // 4) else None
 
 
-def _check_period_axis(x: Any, tk: str | None, bins: str, func: str) -> None:
-    """A period as ``bins`` (``"1M"``, ``"7D"``) needs concrete datetime64 ``x``."""
-    if tk == "M":
-        return
-    if is_traced(x):
+def _period_bins(x: Any, tk: str | None, bins: str, rng: Any, func: str) -> np.ndarray:
+    """The ``datetime64[ns]`` edges of a period ``bins`` (``"1M"``, ``"7D"``) over concrete
+    dates ``x``: pandas ``resample``'s bins (:func:`jaxsubset.bin_edges`)."""
+    if tk != "M":
+        if is_traced(x):
+            raise TypeError(
+                f"{func}: `bins`={bins!r} is a period, whose edges are computed on the host "
+                "from concrete dates, but `x` is traced (inside jit/vmap): compute the edges "
+                f"outside first, `edges = jaxsubset.to_ns(jaxsubset.bin_edges(dates, {bins!r}))`, "
+                "and pass `bins=edges`"
+            )
+        what = "holds durations, not dates" if tk == "m" else "is not a time axis"
         raise TypeError(
-            f"{func}: `bins`={bins!r} is a period, whose edges are computed on the host from "
-            "concrete dates, but `x` is traced (inside jit/vmap): compute the edges outside "
-            f"first, `edges = jaxsubset.to_ns(jaxsubset.bin_edges(dates, {bins!r}))`, and pass "
-            "`bins=edges`"
+            f"{func}: `bins`={bins!r} is a period, but `x` {what}: periods such as '1M', '1Y', "
+            "'7D' need numpy.datetime64 x"
         )
-    if tk == "m":
-        raise TypeError(f"{func}: `bins`={bins!r} is a period, but `x` holds durations, not dates")
-    raise TypeError(
-        f"{func}: `bins`={bins!r} is a string, but `x` is not a time axis: periods such as "
-        "'1M', '1Y', '7D' need numpy.datetime64 x"
-    )
+    if rng is not None:
+        raise ValueError(
+            f"{func}: `range` goes with an int `bins`; the bins of a period ({bins!r}) cover "
+            "the data"
+        )
+    ns = x_to_ns(x, func)
+    if ns.size == 0:
+        raise ValueError(f"{func}: `x` is empty; a period's bins need at least one date")
+    edges = period_edges(int(ns.min()), int(ns.max()), bins, f"{func}: `bins`={bins!r}")
+    return edges.view("datetime64[ns]")
 
 
 def _binned_time(
@@ -688,21 +697,9 @@ def _binned_time(
     when they are concrete.
     """
     func = "binned_statistic"
-    nbins = None if isinstance(bins, str) else _bin_count(bins, func)
+    nbins = _bin_count(bins, func)
     uniform = nbins is not None
-    if isinstance(bins, str):  # a period: pandas resample's edges, from the concrete dates
-        if rng is not None:
-            raise ValueError(
-                f"{func}: `range` goes with an int `bins`; the bins of a period ({bins!r}) "
-                "cover the data"
-            )
-        if x.shape[0] == 0:
-            raise ValueError(f"{func}: `x` is empty; a period's bins need at least one date")
-        xc = np.asarray(x)
-        edges = jnp.asarray(
-            period_edges(int(xc.min()), int(xc.max()), bins, f"{func}: `bins`={bins!r}")
-        )
-    elif uniform:
+    if uniform:
         if rng is not None:
             if not is_traced(rng) and len(rng) == 1 and not isinstance(rng, str):
                 rng = rng[0]

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import datetime_to_ns, period_edges, time_kind, timedelta_to_ns
+from ._axis import datetime_to_ns, period_edges, time_kind, timedelta_to_ns, x_to_ns
 from ._statistics._registry import backend
 from ._subsets import Subsets, _gather
 from ._typing import Array, ArrayLike, Int
@@ -1372,7 +1372,7 @@ def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
     return arr
 
 
-def _period_edges(x: Array, period: str, length: Any, tk: str | None, func: str) -> np.ndarray:
+def _period_edges(x: Any, period: str, length: Any, tk: str | None, func: str) -> np.ndarray:
     """The edges of a period (``"1M"``, ``"7D"``) over concrete dates ``x`` (int64 ns), as
     ``datetime64[ns]``: :func:`jaxsubset.bin_edges` over the real points."""
     if tk != "M":
@@ -1388,7 +1388,8 @@ def _period_edges(x: Array, period: str, length: Any, tk: str | None, func: str)
         )
     if is_traced(length):
         raise TypeError(f"{func}: a period's edges need a concrete `length`, got a traced one")
-    xc = np.asarray(x)
+    # dates, or int64 ns already (``bins`` converts x before it asks for the ranges)
+    xc = x_to_ns(x, func) if time_kind(x) == "M" else np.asarray(x)
     if length is not None:
         xc = xc[: int(np.asarray(length))]
     if xc.size == 0:
@@ -1414,10 +1415,10 @@ def bin_ranges(
         [1, 4]
     """
     tk = _time or time_kind(x)
-    x = as_x(x, _func)
-    check_sorted_x(x, _func)
     if isinstance(edges, str):
         edges = _period_edges(x, edges, length, tk, _func)
+    x = as_x(x, _func)
+    check_sorted_x(x, _func)
     if not is_traced(edges):
         raw = _concrete_bound(edges, "edges", x, _func, tk)
         check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, _func)
