@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from jaxsubset.cli import main
 from jaxsubset.cli._files import InputError
@@ -36,7 +37,13 @@ REF = {
     "min": np.min,
     "max": np.max,
     "median": np.median,
+    "sem": lambda v: np.std(v) / np.sqrt(len(v)),  # the command's ddof=0 (pandas' sem(): 1)
+    "first": lambda v: v[0],
+    "last": lambda v: v[-1],
+    "skew": lambda v: scipy.stats.skew(v, bias=False) if len(v) >= 3 else np.nan,
+    "kurt": lambda v: scipy.stats.kurtosis(v, bias=False) if len(v) >= 4 else np.nan,
 }
+assert set(REF) == set(STATS)  # every statistic of the command has its reference here
 
 
 def run_cli(*args, cwd):
@@ -75,8 +82,13 @@ def read_csv(path):
     return {k: rows[:, i] for i, k in enumerate(names)}
 
 
-def assert_close(got, want):
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+# the third and fourth moments lose a few more digits to the offset of the data (1e3)
+RTOL = {"skew": 1e-9, "kurt": 1e-9}
+
+
+def assert_close(got, want, stat=None):
+    rtol = RTOL.get(stat, 1e-12)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-12, equal_nan=True)
 
 
 # ---------------------------------------------------------------------------- subprocess
@@ -94,7 +106,7 @@ def test_csv_with_header_chunks_all_statistics(tmp_path):
     pieces = np.array_split(np.arange(len(x)), 7)
     want = reference(y, pieces, STATS)
     for s in STATS:
-        assert_close(got[s if s != "count" else "count"], want[s])
+        assert_close(got[s if s != "count" else "count"], want[s], s)
     assert_close(got["start"], [p[0] for p in pieces])
     assert_close(got["x_first"], [x[p[0]] for p in pieces])
     assert_close(got["x_last"], [x[p[-1]] for p in pieces])
@@ -450,8 +462,11 @@ def test_statistics_paths_against_numpy(path, command_mode):
         want = reference(y2[:, c], masks, STATS)
         want["std"] = [np.std(y2[m, c], ddof=1) if m.sum() > 1 else np.nan for m in masks]
         want["var"] = [np.var(y2[m, c], ddof=1) if m.sum() > 1 else np.nan for m in masks]
+        want["sem"] = [
+            np.std(y2[m, c], ddof=1) / np.sqrt(m.sum()) if m.sum() > 1 else np.nan for m in masks
+        ]
         for s in STATS:
-            assert_close(got[s][:, 0 if s == "count" else c], want[s])
+            assert_close(got[s][:, 0 if s == "count" else c], want[s], s)
 
 
 @pytest.mark.parametrize(

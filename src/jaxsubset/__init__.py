@@ -3,6 +3,10 @@
 Every subset (index range, x-range, chunk, sliding or x-width window, bin, segment) is a
 contiguous index range ``(start, count)`` of sorted ``x``; one gather turns the ranges and a static
 capacity into a padded :class:`Subsets` pytree with a validity mask and overflow flags.
+
+``STATISTICS`` names every statistic the functions over many subsets compute
+(``range_statistic``, ``rolling_statistic``, ``binned_statistic``, ``stream``, the command),
+with the conventions of the README's "Statistics" section; ``"quantile"`` takes ``q=``.
 """
 
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version

@@ -182,8 +182,9 @@ def stream(
             (``edges=``) or ``"select"`` (``lo=``, ``hi=``, ``closed="left"``); the arguments
             mean what they mean for :func:`jaxsubset.chunks` etc. (``n``, ``size``, ``step``
             static ints; ``at=None`` streams one window per point and needs a scalar width).
-        statistic: one name or a sequence of names among ``sum mean var std min max median
-            argmin argmax`` (the :class:`Subsets` reductions; ``argmin``/``argmax`` are global
+        statistic: one name or a sequence of names among ``sum mean var std sem min max
+            first last skew kurt median argmin argmax`` (the :class:`Subsets` reductions, the
+            conventions of :data:`jaxsubset.STATISTICS`; ``argmin``/``argmax`` are global
             indices); ``count`` is accepted and always returned.
         fn: optional ``fn(x, y, mask)`` run on every subset, as :meth:`Subsets.apply`.
         capacity: static Python int, points held per subset; required for ``rolling``,
@@ -192,7 +193,7 @@ def stream(
         block_size: static Python int, points per block (the halo comes on top).
         batch_size: for ``fn``: ``lax.map`` batch size (see :meth:`Subsets.apply`).
         columns: the x and y column names of a Parquet file.
-        ddof: delta degrees of freedom of ``var`` and ``std``.
+        ddof: delta degrees of freedom of ``var``, ``std`` and ``sem``.
         nan_policy: missing readings in ``y``: ``"propagate"``, ``"omit"`` or ``"raise"``, as
             for the :class:`Subsets` reductions (also the mask ``fn`` receives).
         progress: print a progress line to stderr.

@@ -13,11 +13,19 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from .._statistics._registry import STATISTICS as REGISTRY_STATISTICS
 from .._subsets import Subsets
 from .._validate import static_int
 
 
-STATISTICS = ("sum", "mean", "var", "std", "min", "max", "median", "argmin", "argmax")
+# The registry's statistics that a Subsets reduction computes without a parameter (the
+# quantile needs its q; count comes from the ranges, on the host), and the global positions of
+# the extremes.
+STATISTICS = (
+    *(s for s in REGISTRY_STATISTICS if s not in ("count", "quantile")),
+    "argmin",
+    "argmax",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +48,7 @@ def compute(s: Subsets, spec: KernelSpec, batch_size: int | None) -> dict[str, A
     """The per-subset results of one call: the named reductions and/or ``fn``'s output."""
     out: dict[str, Any] = {}
     for name in spec.statistics:
-        if name in ("var", "std"):
+        if name in ("var", "std", "sem"):
             out[name] = getattr(s, name)(ddof=spec.ddof, nan_policy=spec.nan_policy)
         elif name == "valid":
             out[name] = s.valid_count()
@@ -156,6 +164,11 @@ def check_compute(
     if statistic is not None:
         stats = (statistic,) if isinstance(statistic, str) else tuple(statistic)
         for s in stats:
+            if s == "quantile":
+                raise ValueError(
+                    f"{func}: statistic 'quantile' is not streamed (it needs its q); use "
+                    "`fn=lambda x, y, mask: jnp.nanquantile(jnp.where(mask, y, jnp.nan), q)`"
+                )
             if s not in STATISTICS and s not in ("count", "valid"):
                 raise ValueError(
                     f"{func}: unknown statistic {s!r}; choose from {', '.join(STATISTICS)}"

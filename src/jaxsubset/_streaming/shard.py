@@ -165,14 +165,15 @@ def shard(
         kind: ``"chunks"``, ``"sliding"``, ``"rolling"``, ``"bins"`` or ``"select"``, with
             the arguments of :func:`jaxsubset.stream` (``size``, ``n``, ``step``, ``width``,
             ``at``, ``closed``, ``edges``, ``lo``, ``hi``).
-        statistic: one or several of ``sum mean var std min max median argmin argmax``.
+        statistic: one or several of ``sum mean var std sem min max first last skew kurt
+            median argmin argmax`` (as :func:`jaxsubset.stream`).
         fn: optional ``fn(x, y, mask)`` run on every subset, as :meth:`Subsets.apply`.
         capacity: static Python int, points held per subset (required for ``rolling``,
             ``bins``, ``select``; derived for ``chunks``/``sliding``).
         mesh: a 1-D :class:`jax.sharding.Mesh`; or
         devices: the number of devices to use (default: all of ``jax.devices()``).
         batch_size: for ``fn``: ``lax.map`` batch size (see :meth:`Subsets.apply`).
-        ddof: delta degrees of freedom of ``var`` and ``std``.
+        ddof: delta degrees of freedom of ``var``, ``std`` and ``sem``.
         nan_policy: missing readings in ``y``: ``"propagate"``, ``"omit"`` or ``"raise"``.
         **kind_args: the arguments of ``kind``.
 

@@ -15,17 +15,19 @@ import jaxsubset
 
 from ._dates import checked_ns
 from ._files import InputError
-from ._options import x_request
+from ._options import COUNTS, STATS, x_request
 from ._reader import XY, read_table, sniff
 
 
-# What the streamed path covers; anything else falls back to reading the file whole.
-STREAMED_STATS = ("count", "sum", "mean", "std", "var", "min", "max", "median", "valid")
+# What the streamed path covers: jaxsubset.stream computes every statistic of the command but
+# the quantiles (``q0.9``: they need their q).
+STREAMED_STATS = (*STATS, *COUNTS)
 
 
 def wants_stream(path: str, stats: tuple[str, ...], *, stream_above_mb: float) -> bool:
     """Whether ``path`` is streamed instead of read whole: a ``.npy`` file (by its content)
-    of more than ``stream_above_mb`` megabytes, and statistics the streamed path computes.
+    of more than ``stream_above_mb`` megabytes. A statistic the streamed path does not compute
+    (a quantile) is then an :class:`InputError` saying how to read the file whole instead.
 
     The caller first rules out the options that need every point in memory (a figure, a sort,
     ranges from a file, several y columns).
@@ -37,13 +39,21 @@ def wants_stream(path: str, stats: tuple[str, ...], *, stream_above_mb: float) -
             return False
     except InputError:
         return False  # the normal reader reports the problem
-    if any(s not in STREAMED_STATS for s in stats):
-        return False
     try:
         size = os.path.getsize(path)
     except OSError:
         return False  # the normal reader reports the problem
-    return size > stream_above_mb * 1e6
+    if size <= stream_above_mb * 1e6:
+        return False
+    other = [s for s in stats if s not in STREAMED_STATS]
+    if other:
+        raise InputError(
+            f"--stat {other[0]}: {path} ({size / 1e6:.0f} MB, over --stream-above "
+            f"{stream_above_mb:g}) is streamed block by block, which computes "
+            f"{', '.join(STREAMED_STATS)} but no quantile; pass --stream-above "
+            f"{int(size / 1e6) + 1} to read the file whole in memory"
+        )
+    return True
 
 
 def _time_x(col: np.ndarray, label: str, block: int) -> np.ndarray:

@@ -276,8 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="LIST",
         default=None,
-        help=f"comma-separated statistics from {', '.join(STATS + COUNTS)} (default: "
-        f"{DEFAULT_STATS}; valid: the real readings per subset), e.g. --stat mean,median",
+        help=f"comma-separated statistics from {', '.join(STATS + COUNTS)}, or q0.9 for the "
+        f"0.9-quantile (default: {DEFAULT_STATS}; valid: the real readings per subset), e.g. "
+        "--stat mean,median,q0.9",
     )
     st.add_argument(
         "--ddof",

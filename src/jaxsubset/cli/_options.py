@@ -20,9 +20,12 @@ from ._reader import XY, read_table, to_numeric, to_time
 from ._writer import format_value
 
 
-STATS = ("count", "sum", "mean", "std", "var", "min", "max", "median")
+# the library's statistics (one list: jaxsubset.STATISTICS); the quantile takes its q in the
+# name, ``q0.9`` (see :func:`quantile_q`)
+STATS = tuple(s for s in jaxsubset.STATISTICS if s != "quantile")
 COUNTS = ("valid",)  # not a reduction: the number of real (non-missing) readings per subset
 DEFAULT_STATS = "mean,std,min,max"
+QUANTILE = re.compile(r"^q(0|1|0?\.[0-9]+|1\.0*)$")  # q0.9, q.25, q0, q1: the q-quantile
 MAX_BINS = 10_000_000  # a period bin spec over a long time axis must stay a sane table
 
 # how a period is spelled (a number, if any, then letters): told apart from a number of bins
@@ -91,23 +94,37 @@ def check_bins(text: str) -> None:
     parse_bins(text)
 
 
+def quantile_q(name: str) -> float | None:
+    """``q`` of a quantile statistic name (``"q0.9"`` -> 0.9), None for other names."""
+    return float(name[1:]) if QUANTILE.match(name) else None
+
+
 def parse_stats(specs: Sequence[str] | None) -> tuple[str, ...]:
-    """``--stat mean,std`` (repeatable) -> the statistic names, in order, without repeats."""
+    """``--stat mean,std`` (repeatable) -> the statistic names, in order, without repeats.
+
+    The names are the library's (:data:`jaxsubset.STATISTICS`) and ``valid``; the quantile is
+    written with its q, ``q0.9`` (as ``numpy.quantile(..., 0.9)``).
+    """
     names: list[str] = []
     known = STATS + COUNTS
+    choices = f"choose from {', '.join(known)}, or q0.9 for a quantile"
     for spec in specs or [DEFAULT_STATS]:
         for s in spec.split(","):
             s = s.strip().lower()
             if not s:
                 continue
-            if s not in known:
+            if s == "quantile":
                 raise InputError(
-                    f"--stat: unknown statistic {s!r} (choose from {', '.join(known)})"
+                    "--stat quantile: say which one with its q, e.g. --stat q0.9 (the "
+                    "0.9-quantile, numpy.quantile's linear interpolation) or q0.5"
                 )
+            if s not in known and quantile_q(s) is None:
+                hint = " (a quantile's q lies in [0, 1])" if s.startswith("q") else ""
+                raise InputError(f"--stat: unknown statistic {s!r}{hint} ({choices})")
             if s not in names:
                 names.append(s)
     if not names:
-        raise InputError(f"--stat: give at least one statistic ({', '.join(STATS + COUNTS)})")
+        raise InputError(f"--stat: give at least one statistic ({choices})")
     return tuple(names)
 
 

@@ -13,7 +13,7 @@ import jaxsubset
 from ._bigfile import streamed_statistics, wants_stream
 from ._figures import DPI, PLOT_SUFFIXES, require_matplotlib, save_figure, stats_figure
 from ._files import OUTPUT_SUFFIXES, InputError, check_memory
-from ._options import COUNTS, build_ranges, check_bins, check_width, parse_stats
+from ._options import COUNTS, build_ranges, check_bins, check_width, parse_stats, quantile_q
 from ._progress import Progress
 from ._reader import XY, read_xy
 from ._writer import atomic_output, check_output_path, format_table, write_table
@@ -30,7 +30,10 @@ def _block_stats_impl(
     s = jaxsubset.gather(x, y, jaxsubset.Ranges(start, count), capacity=capacity)
     out = {}
     for st in stats:
-        if st in ("std", "var"):
+        q = quantile_q(st)
+        if q is not None:
+            out[st] = s.quantile(q, nan_policy=nan_policy)
+        elif st in ("std", "var", "sem"):
             out[st] = getattr(s, st)(ddof=ddof, nan_policy=nan_policy)
         else:
             out[st] = getattr(s, st)(nan_policy=nan_policy)
@@ -65,7 +68,8 @@ def gather_stats(
 
     Each block has the same static shape (the last is padded with empty ranges), so the
     whole table costs one compilation; the block size keeps memory near 2**22 values.
-    ``stats`` are :class:`jaxsubset.Subsets` reductions (``count`` and ``valid`` are not).
+    ``stats`` are :class:`jaxsubset.Subsets` reductions (``count`` and ``valid`` are not;
+    ``q0.9`` is ``quantile(0.9)``).
     """
     progress = progress or Progress(None, "", enabled=False)
     k = start.shape[0]
@@ -114,7 +118,7 @@ def compute_statistics(
     Args:
         xy: the data.
         ranges: :class:`jaxsubset.Ranges` on ``xy.x``.
-        stats: statistic names from :data:`STATS` and :data:`COUNTS`.
+        stats: statistic names from :data:`STATS` and :data:`COUNTS`, and quantiles ``q0.9``.
         ddof: delta degrees of freedom of ``std``/``var``.
         progress: optional progress bar.
         nan_policy: ``"propagate"`` (a missing reading makes its subsets' statistics NaN) or
@@ -132,10 +136,10 @@ def compute_statistics(
     policy = "omit" if omit else "propagate"
     out: dict[str, np.ndarray] = {}
     # range_statistic needs O(N + K) memory (never K x capacity) for every statistic but the
-    # median, which sorts padded windows: the median goes by bounded blocks of padded gathers.
-    # Both omit missing readings through the library's own nan_policy.
-    fast = tuple(st for st in stats if st not in ("count", "median") + COUNTS)
-    padded = ("median",) if "median" in stats else ()
+    # median and the quantiles, which sort padded windows: they go by bounded blocks of padded
+    # gathers. Both omit missing readings through the library's own nan_policy.
+    padded = tuple(st for st in stats if st == "median" or quantile_q(st) is not None)
+    fast = tuple(st for st in stats if st not in ("count", *padded, *COUNTS))
     n_blocks = _blocks(count, xy.y.shape[1])[2] if padded else 0
     progress.stage("computing", total=n_blocks + bool(fast))
     if fast:
