@@ -1,9 +1,12 @@
-"""Time axes and bin edges: ``datetime64`` x as exact int64 nanoseconds, periods, calendar edges.
+"""The x axis: numeric or time, bound/width coercion, periods and calendar/fixed/equal edges.
 
 JAX has no datetime dtype, so a time axis is converted ONCE to int64 nanoseconds since the epoch
 (no float rounding of large epochs: float64 seconds cannot hold nanoseconds near 2e9 s). Bounds
 given as dates and widths given as durations are converted the same way; results that report x
 positions go back to ``datetime64`` with :func:`to_datetime64`. int64 needs JAX's 64-bit mode.
+Every constructor and statistic coerces its bounds and widths here (:func:`concrete_bound`,
+:func:`bound_array`, :func:`window_width`): exact, never wrapped by JAX's 32-bit integers,
+and a plain number on a time axis (which would silently mean nanoseconds) is an error.
 
 Periods (``"1M"``, ``"1Q"``, ``"1Y"``, ``"7D"``, ``"12h"``) are parsed here
 (:func:`parse_period`) and turned into bin edges on the host from concrete x
@@ -16,7 +19,10 @@ import re
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+
+from ._typing import Array, ArrayLike
 
 
 _UNIT_ALIASES = {
@@ -33,6 +39,11 @@ _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]+)\s*$")
 # datetime64[ns] holds 1677-09-21 .. 2262-04-11; outside that nanoseconds overflow int64.
 _NS_MIN = np.datetime64("1677-09-22", "s")
 _NS_MAX = np.datetime64("2262-04-10", "s")
+
+
+def is_traced(value: Any) -> bool:
+    """True when ``value`` is (or contains) a JAX tracer, i.e. not known at trace time."""
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
 def time_kind(value: Any) -> str | None:
@@ -130,6 +141,90 @@ def timedelta_to_ns(value: Any, name: str, func: str) -> np.ndarray:
     return arr.astype("timedelta64[ns]").view(np.int64)
 
 
+def int_limits(dtype: Any) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype, as Python ints."""
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+# ------------------------------------------------------------ bounds and widths on either axis
+def concrete_bound(value: Any, name: str, x: Array, func: str, time: str | None, width=False):
+    """A concrete bound as an exact NumPy array (dates/durations as int64 nanoseconds)."""
+    if time is not None:
+        if width or time == "m":
+            value = timedelta_to_ns(value, name, func)
+        else:
+            value = datetime_to_ns(value, name, func)
+    elif time_kind(value) is not None or isinstance(value, str):
+        raise TypeError(
+            f"{func}: `{name}` is a date/duration ({value!r}) but `x` is not a time axis"
+        )
+    v = np.asarray(value)
+    if v.dtype == object:
+        flat = v.ravel().tolist()
+        if not all(isinstance(e, int) for e in flat):
+            raise TypeError(f"{func}: `{name}` must be numeric, got {value!r}")
+    elif v.dtype.kind not in "biuf":
+        raise TypeError(f"{func}: `{name}` must be numeric, got dtype {v.dtype}")
+    if v.dtype.kind == "f" and np.isnan(v).any():
+        raise ValueError(f"{func}: `{name}` holds NaN; a bound must be a number")
+    return v
+
+
+def bound_array(
+    value: ArrayLike,
+    name: str,
+    x: Array,
+    func: str,
+    time: str | None = None,
+    width: bool = False,
+) -> Array:
+    """An x-value bound (or a width) as an array comparable with ``x``.
+
+    On a time axis (``time`` is ``"M"``/``"m"``) dates and durations become int64 nanoseconds
+    like ``x``; a plain number there is an error (it would silently mean nanoseconds). A traced
+    bound is taken as already converted.
+    """
+    if is_traced(value):
+        arr = value
+    else:
+        arr = exact_array(concrete_bound(value, name, x, func, time, width), name, func)
+    dtype = jnp.promote_types(x.dtype, arr.dtype)
+    return arr.astype(dtype)
+
+
+def exact_array(v: np.ndarray, name: str, func: str) -> Array:
+    """A concrete numeric array as a JAX array, raising where JAX's dtype would wrap it.
+
+    ``jnp.asarray`` truncates integers to the mode's width (int64 2**32 becomes 0 in 32-bit
+    mode); a value that does not fit is an error naming the argument instead.
+    """
+    if v.dtype == object or v.dtype.kind in "iu":
+        v = np.asarray(v)
+        target = np.dtype(jax.dtypes.canonicalize_dtype(np.int64 if v.dtype == object else v.dtype))
+        lo, hi = int_limits(target)
+        if v.size and (np.any(v < lo) or np.any(v > hi)):
+            raise ValueError(
+                f"{func}: `{name}` holds {v.ravel()[np.argmax((v < lo) | (v > hi))]!r}, outside "
+                f"the {target} range that JAX's "
+                f"{'64' if jax.config.jax_enable_x64 else '32'}-bit mode holds"
+                + ("" if jax.config.jax_enable_x64 else "; enable jax_enable_x64")
+            )
+        v = v.astype(target)
+    return jnp.asarray(v)
+
+
+def window_width(value: Any, name: str, x: Array, func: str, time: str | None) -> Any:
+    """A concrete width-like argument as an exact NumPy array (durations as int64 ns), >= 0."""
+    if is_traced(value):
+        return value
+    v = concrete_bound(value, name, x, func, time, width=True)
+    if np.any(v < 0):
+        raise ValueError(f"{func}: `{name}` must be >= 0, got {v.tolist()!r}")
+    return v
+
+
+# ------------------------------------------------------------------------------ the time axis x
 def x_to_ns(x: Any, func: str) -> np.ndarray:
     """A datetime64/timedelta64 x as int64 nanoseconds (checked for NaT and range)."""
     _require_x64(func)

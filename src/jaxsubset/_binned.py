@@ -17,8 +17,7 @@ import numpy as np
 from jax import lax
 
 from . import _bucket
-from ._axis import period_edges, time_kind, to_datetime64, x_to_ns
-from ._ranges import _bound_array
+from ._axis import bound_array, period_edges, time_kind, to_datetime64, x_to_ns
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
 from ._statistics._registry import (
@@ -708,8 +707,8 @@ def _binned_time(
             else:
                 if not isinstance(rng, tuple | list | np.ndarray) or len(rng) != 2:
                     raise ValueError(f"{func}: `range` must be (lo, hi) dates, got {rng!r}")
-                lo_v = _bound_array(rng[0], "range", x, func, tk)
-                hi_v = _bound_array(rng[1], "range", x, func, tk)
+                lo_v = bound_array(rng[0], "range", x, func, tk)
+                hi_v = bound_array(rng[1], "range", x, func, tk)
                 pair = jnp.stack([jnp.asarray(lo_v).reshape(()), jnp.asarray(hi_v).reshape(())])
             if pair.shape != (2,):
                 raise ValueError(f"{func}: `range` must be (lo, hi), got shape {pair.shape}")
@@ -748,7 +747,7 @@ def _binned_time(
         if is_traced(bins):
             edges = jnp.asarray(bins)
         else:
-            edges = jnp.asarray(_bound_array(bins, "bins", x, func, tk))
+            edges = jnp.asarray(bound_array(bins, "bins", x, func, tk))
         if edges.ndim != 1 or edges.shape[0] < 2:
             raise ValueError(
                 f"{func}: `bins` must be an int or a 1-D array of at least 2 edges, got shape "

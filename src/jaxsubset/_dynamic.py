@@ -7,8 +7,8 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import time_kind
-from ._ranges import Ranges, _concrete_bound, _to_subsets, select_ranges
+from ._axis import concrete_bound, time_kind
+from ._ranges import Ranges, _to_subsets, select_ranges
 from ._subsets import Subsets
 from ._typing import ArrayLike
 from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
@@ -70,7 +70,7 @@ def _step(value: Any, name: str, x: Any, func: str, time: str | None, positive: 
     sign = 1
     if not positive and isinstance(value, str) and value.strip().startswith("-"):
         sign, value = -1, value.strip()[1:]  # a negative offset: "-3h"
-    v = _concrete_bound(value, name, x, func, time, width=True)
+    v = concrete_bound(value, name, x, func, time, width=True)
     if sign < 0:
         v = -v
     if v.ndim != 0:

@@ -20,8 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._axis import time_kind
-from ._ranges import _bound_array
+from ._axis import bound_array, time_kind
 from ._statistics._registry import check_statistics, float_dtype
 from ._stats import _as_y, _raise_on_nan
 from ._typing import Array, ArrayLike
@@ -114,7 +113,7 @@ def ewm_statistic(
                 f"{func}: `halflife` must be a duration on a time axis (numpy.timedelta64 or "
                 f"a string such as '4D'), got {halflife!r}"
             )
-    h = _bound_array(halflife, "halflife", x, func, tk, width=True)
+    h = bound_array(halflife, "halflife", x, func, tk, width=True)
     if not is_traced(h) and not float(np.asarray(h)) > 0:
         raise ValueError(f"{func}: `halflife` must be > 0, got {halflife!r}")
     if nan_policy == "raise":

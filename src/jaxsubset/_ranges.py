@@ -26,7 +26,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import datetime_to_ns, period_edges, time_kind, timedelta_to_ns, x_to_ns
+from ._axis import (
+    concrete_bound as _concrete_bound,
+    exact_array as _exact_array,
+    int_limits as _int_limits,
+    period_edges,
+    time_kind,
+    window_width as _window_width,
+    x_to_ns,
+)
 from ._statistics._registry import backend
 from ._subsets import Subsets, _gather
 from ._typing import Array, ArrayLike, Int
@@ -169,11 +177,6 @@ def _keys(a: Any, xp: Any = jnp) -> Any:
     bits = jax.lax.bitcast_convert_type(a, kdt) if xp is jnp else np.asarray(a).view(kdt)
     bits = xp.where(bits == kdt.type(info.min), kdt.type(0), bits)  # -0.0 -> +0.0
     return xp.where(bits < 0, bits ^ kdt.type(info.max), bits)
-
-
-def _int_limits(dtype: Any) -> tuple[int, int]:
-    info = np.iinfo(dtype)
-    return int(info.min), int(info.max)
 
 
 def _host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, Any]:
@@ -384,29 +387,6 @@ def _count(
     return i
 
 
-def _concrete_bound(value: Any, name: str, x: Array, func: str, time: str | None, width=False):
-    """A concrete bound as an exact NumPy array (dates/durations as int64 nanoseconds)."""
-    if time is not None:
-        if width or time == "m":
-            value = timedelta_to_ns(value, name, func)
-        else:
-            value = datetime_to_ns(value, name, func)
-    elif time_kind(value) is not None or isinstance(value, str):
-        raise TypeError(
-            f"{func}: `{name}` is a date/duration ({value!r}) but `x` is not a time axis"
-        )
-    v = np.asarray(value)
-    if v.dtype == object:
-        flat = v.ravel().tolist()
-        if not all(isinstance(e, int) for e in flat):
-            raise TypeError(f"{func}: `{name}` must be numeric, got {value!r}")
-    elif v.dtype.kind not in "biuf":
-        raise TypeError(f"{func}: `{name}` must be numeric, got dtype {v.dtype}")
-    if v.dtype.kind == "f" and np.isnan(v).any():
-        raise ValueError(f"{func}: `{name}` holds NaN; a bound must be a number")
-    return v
-
-
 def _resolve_bound(
     value: Any, name: str, x: Array, func: str, time: str | None, side: str
 ) -> tuple[Array, Any, Any]:
@@ -501,49 +481,6 @@ def _lower_bounds(
     d = jnp.promote_types(xdt, wdt)
     w = width.astype(d) if traced else jnp.asarray(width.astype(d))
     return _traced_key(a.astype(d) - w, xdt, side)
-
-
-def _bound_array(
-    value: ArrayLike,
-    name: str,
-    x: Array,
-    func: str,
-    time: str | None = None,
-    width: bool = False,
-) -> Array:
-    """An x-value bound (or a width) as an array comparable with ``x``.
-
-    On a time axis (``time`` is ``"M"``/``"m"``) dates and durations become int64 nanoseconds
-    like ``x``; a plain number there is an error (it would silently mean nanoseconds). A traced
-    bound is taken as already converted.
-    """
-    if is_traced(value):
-        arr = value
-    else:
-        arr = _exact_array(_concrete_bound(value, name, x, func, time, width), name, func)
-    dtype = jnp.promote_types(x.dtype, arr.dtype)
-    return arr.astype(dtype)
-
-
-def _exact_array(v: np.ndarray, name: str, func: str) -> Array:
-    """A concrete numeric array as a JAX array, raising where JAX's dtype would wrap it.
-
-    ``jnp.asarray`` truncates integers to the mode's width (int64 2**32 becomes 0 in 32-bit
-    mode); a value that does not fit is an error naming the argument instead.
-    """
-    if v.dtype == object or v.dtype.kind in "iu":
-        v = np.asarray(v)
-        target = np.dtype(jax.dtypes.canonicalize_dtype(np.int64 if v.dtype == object else v.dtype))
-        lo, hi = _int_limits(target)
-        if v.size and (np.any(v < lo) or np.any(v > hi)):
-            raise ValueError(
-                f"{func}: `{name}` holds {v.ravel()[np.argmax((v < lo) | (v > hi))]!r}, outside "
-                f"the {target} range that JAX's "
-                f"{'64' if jax.config.jax_enable_x64 else '32'}-bit mode holds"
-                + ("" if jax.config.jax_enable_x64 else "; enable jax_enable_x64")
-            )
-        v = v.astype(target)
-    return jnp.asarray(v)
 
 
 def _host_index(value: Any, name: str, func: str, lo: int, hi: int) -> Array:
@@ -1204,16 +1141,6 @@ def _anchored_upper(
     if not jnp.issubdtype(d, jnp.floating):
         d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
     return _traced_key(a.astype(d) + after.astype(d), xdt, side)
-
-
-def _window_width(value: Any, name: str, x: Array, func: str, time: str | None) -> Any:
-    """A concrete width-like argument as an exact NumPy array (durations as int64 ns), >= 0."""
-    if is_traced(value):
-        return value
-    v = _concrete_bound(value, name, x, func, time, width=True)
-    if np.any(v < 0):
-        raise ValueError(f"{func}: `{name}` must be >= 0, got {v.tolist()!r}")
-    return v
 
 
 def _window_widths(

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _bucket
-from ._axis import time_kind
-from ._ranges import Ranges, _bound_array, _window_width, rolling_ranges
+from ._axis import bound_array, time_kind, window_width
+from ._ranges import Ranges, rolling_ranges
 from ._statistics._dispatch import median_capacity, reduce_ranges
 from ._statistics._registry import (
     DEFAULT_DDOF,
@@ -154,10 +154,10 @@ def rolling_statistic(
                     "nanoseconds"
                 )
         if not is_traced(w):
-            _window_width(w, name, x, func, tk)  # the resolver's own check: >= 0
-        widths[name] = _bound_array(w, name, x, func, tk, width=True)
+            window_width(w, name, x, func, tk)  # the resolver's own check: >= 0
+        widths[name] = bound_array(w, name, x, func, tk, width=True)
     if at is not None:
-        at = _bound_array(at, "at", x, func, tk)
+        at = bound_array(at, "at", x, func, tk)
     # the one resolver: pandas' rule for one window per point (the window of row i ends at
     # row i, also with ties in x), the closed interval for explicit anchors
     if _bucket.enabled() and not is_traced((x, y, widths, at)) and x.shape[0] > 0:

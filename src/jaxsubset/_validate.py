@@ -13,16 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import x_to_ns
+from ._axis import is_traced as is_traced, x_to_ns
 
 
 CLOSED_VALUES = ("left", "right", "both", "neither")
 NAN_POLICIES = ("propagate", "omit", "raise")
-
-
-def is_traced(value: Any) -> bool:
-    """True when ``value`` is (or contains) a JAX tracer, i.e. not known at trace time."""
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
 def static_int(

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._axis import concrete_bound as _concrete_bound
 from .._ranges import (
-    _concrete_bound,
     _host_anchored_lower,
     _host_key,
     _host_lower,
