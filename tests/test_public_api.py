@@ -49,6 +49,16 @@ def test_public_names_are_documented_with_examples():
             assert "Example" in doc, f"{name} has no example"
 
 
+def test_public_constants_are_documented():
+    """A constant has no docstring of its own: the package docstring names it."""
+    constants = [n for n in PUBLIC if not callable(getattr(jaxsubset, n))]
+    constants = [n for n in constants if not inspect.ismodule(getattr(jaxsubset, n))]
+    assert "STATISTICS" in constants
+    for name in constants:
+        assert f"``{name}``" in jaxsubset.__doc__, name
+    assert jaxsubset.STATISTICS[:3] == ("count", "sum", "mean")
+
+
 def test_subsets_methods_are_documented():
     for name, member in inspect.getmembers(jaxsubset.Subsets):
         if not name.startswith("_") and (callable(member) or isinstance(member, property)):

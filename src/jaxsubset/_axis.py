@@ -371,7 +371,8 @@ def parse_period(text: str) -> tuple[str, int]:
 
     Raises:
         ValueError: for anything else (unknown unit, a fractional calendar period, a duration
-            under 1 ns or beyond int64 nanoseconds).
+            under 1 ns or beyond int64 nanoseconds); its ``reason`` attribute holds the
+            message without the ``parse_period: '<text>'`` prefix.
 
     Example:
         >>> import jaxsubset
@@ -468,6 +469,12 @@ def bin_edges(x: Any, bins: int | str, *, max_bins: int | None = None) -> np.nda
             since the epoch (e.g. from :func:`to_ns`); concrete, ``N >= 1``.
         bins: a period (see :func:`parse_period`) or a number of equal bins.
         max_bins: refuse more bins than this (``None``: no limit).
+
+    Raises:
+        ValueError: a period :func:`parse_period` refuses, more than ``max_bins`` bins, edges
+            beyond 2262-04-11 (int64 nanoseconds) (these three carry a ``reason`` attribute:
+            the message without the ``bin_edges: `bins`=...`` prefix), empty ``x``.
+        TypeError: traced ``x`` (inside ``jit``), ``x`` neither dates nor integers.
 
     Returns:
         ``(nbins + 1,)`` ``numpy.ndarray``: ``datetime64[ns]`` for datetime64 ``x``, int64

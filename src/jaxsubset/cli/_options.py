@@ -230,7 +230,8 @@ def width_value(text: str, xy: XY) -> float | int:
 def _time_edges(x: np.ndarray, bins: int | str, text: str) -> np.ndarray:
     """:func:`jaxsubset.bin_edges` on the int64 ns axis, its errors as the option's."""
     try:
-        return jaxsubset.bin_edges(x, bins, max_bins=MAX_BINS)
+        # a period's count depends on the data; a count N was checked against memory already
+        return jaxsubset.bin_edges(x, bins, max_bins=MAX_BINS if isinstance(bins, str) else None)
     except ValueError as e:
         raise InputError(f"--bins {text}: {_reason(e)}") from None
 
