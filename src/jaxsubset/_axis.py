@@ -185,8 +185,9 @@ def bound_array(
     like ``x``; a plain number there is an error (it would silently mean nanoseconds). A traced
     bound is taken as already converted.
     """
+    arr: Array
     if is_traced(value):
-        arr = value
+        arr = jnp.asarray(value)  # a tracer already: no copy, no conversion
     else:
         arr = exact_array(concrete_bound(value, name, x, func, time, width), name, func)
     dtype = jnp.promote_types(x.dtype, arr.dtype)
@@ -203,12 +204,13 @@ def exact_array(v: np.ndarray, name: str, func: str) -> Array:
         v = np.asarray(v)
         target = np.dtype(jax.dtypes.canonicalize_dtype(np.int64 if v.dtype == object else v.dtype))
         lo, hi = int_limits(target)
+        x64 = bool(jax.config.read("jax_enable_x64"))
         if v.size and (np.any(v < lo) or np.any(v > hi)):
             raise ValueError(
                 f"{func}: `{name}` holds {v.ravel()[np.argmax((v < lo) | (v > hi))]!r}, outside "
                 f"the {target} range that JAX's "
-                f"{'64' if jax.config.jax_enable_x64 else '32'}-bit mode holds"
-                + ("" if jax.config.jax_enable_x64 else "; enable jax_enable_x64")
+                f"{'64' if x64 else '32'}-bit mode holds"
+                + ("" if x64 else "; enable jax_enable_x64")
             )
         v = v.astype(target)
     return jnp.asarray(v)
