@@ -1,10 +1,12 @@
 """Planning: every streamed subset as a global index range, found with the resolver's rules.
 
-Chunks and sliding windows get their ranges by arithmetic (:class:`Regular`); x-ranges, bins
-and x-width windows by counting, in one x-only pass, how many points lie below each bound
-(``searchsorted`` piece by piece, a pointer sweep over sorted bounds: :class:`Sweep`). Rolling
-windows anchored at every point use two lagging x cursors instead (:class:`Counter`), so no
-bound array of length N is built. Bounds are checked and turned into order-preserving keys by
+Chunks and sliding windows get their ranges by arithmetic (:class:`Regular`); x-ranges, bins,
+x-width windows at explicit anchors and dynamic (hopping/tumbling) windows by counting, in one
+x-only pass, how many points lie below each bound (``searchsorted`` piece by piece, a pointer
+sweep over sorted bounds: :class:`Sweep`). Rolling
+windows anchored at every point use x cursors instead (:class:`Counter`: lagging ones for the
+starts, a leading one for the ends of windows reaching past their anchor), so no bound array
+of length N is built. Bounds are checked and turned into order-preserving keys by
 :mod:`jaxsubset._ranges`' host functions, so the streamed ranges equal the in-memory ones.
 """
 
@@ -293,7 +295,7 @@ def rolling_chunks(
             start = np.where(below, 0, start)
         if hi_c is None:
             stop = rows + 1
-        elif ahead:
+        elif after is not None:
             hkey, above = _host_upper(a, after, xdt, hi_side)
             stop = hi_c.resolve(hkey)
             if above is not None and above.any():  # past x's dtype: every point is below
