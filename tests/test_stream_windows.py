@@ -9,6 +9,7 @@ the edges. One block kernel is compiled per block size (same capacity and statis
 
 import re
 
+import jax
 import numpy as np
 import pandas as pd
 import pytest
@@ -68,10 +69,27 @@ ROLLING = [
 ]
 
 
-@pytest.mark.parametrize("kw", ROLLING, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
-def test_stream_rolling_windows_reaching_ahead(data, kw):
+AT = np.array([30.5, -3.0, 0.0, 59.0, 70.0, 12.0])  # unsorted anchors, some outside the data
+
+
+@pytest.fixture(scope="module")
+def rolling_refs(data):
+    """The in-memory ranges of every ROLLING case, per point and at AT: one jitted program."""
+
+    def ranges(x):
+        rows = [jaxsubset.ranges.rolling(x, **kw) for kw in ROLLING]
+        return rows, [jaxsubset.ranges.rolling(x, at=AT, **kw) for kw in ROLLING]
+
+    return jax.jit(ranges)(data[0])
+
+
+@pytest.mark.parametrize(
+    "i", range(len(ROLLING)), ids=[",".join(f"{k}={v}" for k, v in kw.items()) for kw in ROLLING]
+)
+def test_stream_rolling_windows_reaching_ahead(data, rolling_refs, i):
     x, y = data
-    r = jaxsubset.ranges.rolling(x, **kw)
+    kw = ROLLING[i]
+    r, ra = rolling_refs[0][i], rolling_refs[1][i]
     common = dict(capacity=CAP, statistic=STATS, nan_policy="omit")
     for block in (7, 64, 1000):  # blocks shorter than a window, windows across edges, one block
         out = jaxsubset.stream((x, y), "rolling", block_size=block, **common, **kw)
@@ -81,11 +99,9 @@ def test_stream_rolling_windows_reaching_ahead(data, kw):
     # block edges between tied x: each tie's windows end by value (or at their row) all alike
     edges = np.flatnonzero(x[1:] == x[:-1]) + 1
     assert np.isin(np.arange(7, N, 7), edges).sum() > 10
-    # explicit anchors, unsorted and outside the data, from a list of blocks of odd sizes
-    at = np.array([30.5, -3.0, 0.0, 59.0, 70.0, 12.0])
-    ra = jaxsubset.ranges.rolling(x, at=at, **kw)
+    # explicit anchors, from a list of blocks of odd sizes
     pieces = [(x[a : a + 37], y[a : a + 37]) for a in range(0, N, 37)]
-    out = jaxsubset.stream(pieces, "rolling", at=at, block_size=64, **common, **kw)
+    out = jaxsubset.stream(pieces, "rolling", at=AT, block_size=64, **common, **kw)
     _check(out, ra, y)
 
 
@@ -97,8 +113,8 @@ def test_stream_centred_equals_rolling_statistic_and_pandas(data):
         width=6.0,
         center=True,
         capacity=CAP,
-        statistic=("sum", "max"),
-        block_size=16,
+        statistic=STATS,
+        block_size=7,
         nan_policy="omit",
     )
     want = jaxsubset.rolling_statistic(x, y, 6.0, ("sum", "max"), center=True, nan_policy="omit")
@@ -157,21 +173,28 @@ def test_stream_dynamic_against_polars(data):
 
 @needs_x64
 def test_stream_windows_on_time_axes_in_nanoseconds():
-    # a time axis streams as int64 nanoseconds: the same ranges as the datetime64 axis in memory
+    # a time axis streams as int64 nanoseconds (what the in-memory path holds a datetime64
+    # axis in: the dynamic windows below check that link); references in one jitted program
     rng = np.random.default_rng(3)
     sec = 10**9
     ns = np.sort(rng.integers(0, 200, 400)) * sec + 1_600_000_000 * sec
     t = ns.astype("datetime64[ns]")
     y = rng.normal(size=400)
     cases = [
-        (dict(before="3s", after="2s"), dict(before=3 * sec, after=2 * sec)),
-        (dict(width="5s", center=True), dict(width=5 * sec, center=True)),
-        (dict(width="5ns", center=True, closed="left"), dict(width=5, center=True, closed="left")),
+        dict(before=3 * sec, after=2 * sec),
+        dict(width=5 * sec, center=True),
+        dict(width=5, center=True, closed="left"),  # an odd width halved exactly on integers
     ]
-    for tk, nk in cases:
-        r = jaxsubset.ranges.rolling(t, **tk)
+    refs = jax.jit(lambda a: [jaxsubset.ranges.rolling(a, **kw) for kw in cases])(ns)
+    for kw, r in zip(cases, refs, strict=True):
         out = jaxsubset.stream(
-            (ns, y), "rolling", capacity=CAP, statistic=STATS, block_size=50, **nk
+            (ns, y),
+            "rolling",
+            capacity=CAP,
+            statistic=STATS,
+            block_size=64,
+            nan_policy="omit",
+            **kw,
         )
         _check(out, r, y)
     r = jaxsubset.ranges.dynamic(t, "7s", period="10s", offset="1s")
@@ -183,14 +206,20 @@ def test_stream_windows_on_time_axes_in_nanoseconds():
         offset=sec,
         capacity=CAP,
         statistic=STATS,
-        block_size=50,
+        block_size=64,
+        nan_policy="omit",
     )
     _check(out, r, y)
     # saturating ends of int64: windows reaching past the dtype count every later point
     big = np.array([2**63 - 5, 2**63 - 3, 2**63 - 1, 2**63 - 1], np.int64)
     yb = np.arange(4.0)
-    for closed in ("right", "left", "neither"):
-        r = jaxsubset.ranges.rolling(big, before=2**63, after=2**62, closed=closed)
+    closeds = ("right", "left", "neither")
+    refs = jax.jit(
+        lambda a: [
+            jaxsubset.ranges.rolling(a, before=2**63, after=2**62, closed=c) for c in closeds
+        ]
+    )(big)
+    for closed, r in zip(closeds, refs, strict=True):
         out = jaxsubset.stream(
             (big, yb),
             "rolling",
@@ -199,7 +228,8 @@ def test_stream_windows_on_time_axes_in_nanoseconds():
             capacity=CAP,
             closed=closed,
             statistic=STATS,
-            block_size=2,
+            block_size=7,  # the kernel of the tests above (their spec and block shape)
+            nan_policy="omit",
         )
         _check(out, r, yb)
 
