@@ -103,8 +103,9 @@ def _ranges(kind):
 def test_range_statistic_omit_and_propagate_match_numpy(kind):
     r = _ranges(kind)
     names = tuple(NAN_FUNCS)
-    omit = range_statistic(Y2, r, names, nan_policy="omit")
-    prop = range_statistic(Y2, r, names)
+    # host copies: the loop below reads single elements (device indexing would dispatch each)
+    omit = {s: np.asarray(v) for s, v in range_statistic(Y2, r, names, nan_policy="omit").items()}
+    prop = {s: np.asarray(v) for s, v in range_statistic(Y2, r, names).items()}
     start, count = np.asarray(r.start), np.asarray(r.count)
     every = range(0, start.size, 1 if start.size < 100 else 13)  # rolling: a sample of windows
     with np.errstate(all="ignore"), _quiet():
