@@ -27,6 +27,32 @@ from hypothesis import settings  # noqa: E402
 _X64 = os.environ.get("JAX_ENABLE_X64", "1").strip().lower() not in ("0", "false", "no", "off", "")
 jax.config.update("jax_enable_x64", _X64)
 
+
+def _share_compiled_programs() -> None:
+    """One persistent compilation cache for the whole run, shared by the xdist workers.
+
+    Many modules compile the same programs (the block tree of a statistic at a bucket size);
+    the per-module cache release below drops them from memory, and this folder hands them back
+    without compiling again. A cache hit still records JAX's backend-compile event, so
+    ``tests/compilations.py`` counts it as a compilation, as before. The folder is this run's
+    (xdist's run id, else a fresh one), never a user's cache.
+    """
+    if os.environ.get("JAXSUBSET_TEST_NO_SHARED_CACHE"):
+        return
+    import tempfile
+
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run:
+        folder = os.path.join(tempfile.gettempdir(), f"jaxsubset-suite-{run}")
+    else:
+        folder = tempfile.mkdtemp(prefix="jaxsubset-suite-")
+    from jaxsubset import enable_compilation_cache
+
+    enable_compilation_cache(folder)
+
+
+_share_compiled_programs()
+
 # JAX compiles on first use of every shape: keep property tests small and deadline-free.
 settings.register_profile("jaxsubset", max_examples=40, deadline=None, derandomize=True)
 settings.load_profile("jaxsubset")

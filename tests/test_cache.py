@@ -21,6 +21,26 @@ from jaxsubset.cli._cache import command_cache
 pytestmark = pytest.mark.one_mode
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _no_suite_cache():
+    """These tests set JAX's cache up themselves: the suite's shared one is off meanwhile.
+
+    JAX initialises its persistent cache once per process (at the first compilation);
+    ``reset_cache`` (JAX-internal, tests only) lets the next compilation start afresh.
+    """
+    from jax._src import compilation_cache
+
+    folder = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", None)
+    compilation_cache.reset_cache()
+    yield
+    compilation_cache.reset_cache()
+    if folder:
+        from jaxsubset import enable_compilation_cache
+
+        enable_compilation_cache(folder)
+
+
 DRIVER = textwrap.dedent(
     """
     import json, sys
@@ -112,8 +132,6 @@ def test_second_run_on_a_new_file_compiles_nothing_and_two_processes_share_the_f
 
 
 def test_in_process_main_uses_the_folder_then_restores_jax_settings(tmp_path, monkeypatch, capsys):
-    if jax.config.jax_compilation_cache_dir:
-        pytest.skip("this process has a compilation cache of its own")
     cache = tmp_path / "cache"
     write_csv(tmp_path / "d.csv", 7, n=137)  # a length no other test uses: fresh programs
     monkeypatch.setenv("JAXSUBSET_CACHE_DIR", str(cache))

@@ -143,17 +143,17 @@ def test_rolling_jit_traced_width_no_recompile_vmap_grad():
             _close(got[s], _pandas(s, min_periods=2, window=f"{w}s").to_numpy(), err_msg=s)
     assert _TRACES["n"] == 1
     ys = np.stack([np.nan_to_num(Y), np.nan_to_num(Y) * 2.0])
-    out = jax.vmap(lambda y: rolling_statistic(T, y, 5, "sum"))(ys)
+    out = jax.jit(jax.vmap(lambda y: rolling_statistic(T, y, 5, "sum")))(ys)
     np.testing.assert_allclose(np.asarray(out[1]), 2.0 * np.asarray(out[0]), rtol=1e-6)
     # d/dy_j of the sum of all window sums = number of windows holding point j
     y0 = np.nan_to_num(Y)
-    g = jax.grad(lambda y: jnp.sum(rolling_statistic(T, y, 5, "sum")))(y0)
+    g = jax.jit(jax.grad(lambda y: jnp.sum(rolling_statistic(T, y, 5, "sum"))))(y0)
     hits = np.zeros(N)
     for i in range(N):
         lo = np.searchsorted(T, T[i] - 5, side="right")
         hits[lo : i + 1] += 1
     np.testing.assert_allclose(np.asarray(g), hits, rtol=1e-6)
-    gm = jax.grad(lambda y: jnp.sum(rolling_statistic(T, y, 5, "std", min_periods=2)))
+    gm = jax.jit(jax.grad(lambda y: jnp.sum(rolling_statistic(T, y, 5, "std", min_periods=2))))
     assert np.isfinite(np.asarray(gm(y0))).all()
 
 

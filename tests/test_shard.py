@@ -39,6 +39,7 @@ CHECKS = textwrap.dedent(
     hi = lo + rng.uniform(0.0, 20.0, (3, 5))
     edges = np.array([-5.0, 0.0, 0.0, 3.3, 10.0, 10.05, 50.0, 99.9, 100.0, 120.0])
     S = -(-N // D)
+    K = jaxsubset.ranges.dynamic(x, 5.0, period=8.0).start.shape[0]  # the jitted reference's
     STATS = ("mean", "std", "max", "median", "argmin")  # all nine are checked in test_stream
 
     def reference(make):
@@ -62,6 +63,11 @@ CHECKS = textwrap.dedent(
          lambda X, Y: jaxsubset.rolling(X, Y, 2.0, capacity=4, closed="both")),
         ("rolling", 128, dict(width=7.5, at=at, closed="left"),
          lambda X, Y: jaxsubset.rolling(X, Y, 7.5, capacity=128, at=at, closed="left")),
+        # windows reaching past their anchor, and hopping windows: the same look-ahead halo
+        ("rolling", 32, dict(before=1.0, after=1.5),
+         lambda X, Y: jaxsubset.rolling(X, Y, before=1.0, after=1.5, capacity=32)),
+        ("dynamic", 128, dict(every=5.0, period=8.0),
+         lambda X, Y: jaxsubset.dynamic(X, Y, 5.0, period=8.0, capacity=128, num_windows=K)),
         ("bins", 128, dict(edges=edges), lambda X, Y: jaxsubset.bins(X, Y, edges, capacity=128)),
         ("select", 256, dict(lo=lo, hi=hi, closed="both"),
          lambda X, Y: jaxsubset.select(X, Y, lo, hi, capacity=256, closed="both")),

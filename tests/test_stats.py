@@ -186,7 +186,7 @@ def test_range_statistic_jit_traced_ranges_no_recompile_and_median_overflow():
 def test_range_statistic_vmap_and_grad_match_subsets():
     r = jaxsubset.ranges.rolling(XS, 15.0)
     ys = np.stack([YS[:, 0], YS[:, 1] ** 2])
-    got = jax.vmap(lambda y: range_statistic(y, r, "var"))(ys)
+    got = jax.jit(jax.vmap(lambda y: range_statistic(y, r, "var")))(ys)
     for i in range(2):
         _same(got[i], _reference(ys[i][:, None], r.start, r.count, "var")[..., 0], 1e-11)
     cap = jaxsubset.required_capacity(r.count)
@@ -198,8 +198,8 @@ def test_range_statistic_vmap_and_grad_match_subsets():
         def padded(y, s=s):
             return jnp.sum(getattr(jaxsubset.gather(XS, y, r, capacity=cap), s)())
 
-        want = np.asarray(jax.grad(padded)(YS[:, 0]))
-        got = np.asarray(jax.grad(ours)(YS[:, 0]))
+        want = np.asarray(jax.jit(jax.grad(padded))(YS[:, 0]))
+        got = np.asarray(jax.jit(jax.grad(ours))(YS[:, 0]))
         ok = np.isfinite(want)  # sqrt at a one-point window: the padded road gives NaN there
         assert ok.mean() > 0.9
         np.testing.assert_allclose(

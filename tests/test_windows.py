@@ -329,14 +329,3 @@ def test_command_center_matches_pandas(tmp_path, monkeypatch):
     np.testing.assert_allclose(got["mean"], want.to_numpy(), **tol())
     # --center goes with --width only (exit status 2, one line)
     assert main(["stats", "n.csv", "--chunks", "2", "--center", "--quiet"]) == 2
-
-
-@pytest.mark.parametrize("arg", [{"center": True}, {"before": 1.0}, {"after": 2.0}])
-def test_stream_and_shard_refuse_window_arguments_by_name(arg):
-    x = np.arange(20.0)
-    name = next(iter(arg))
-    msg = f"`{name}` is not supported by the block driver yet"
-    with pytest.raises(TypeError, match=re.escape(msg)):
-        jaxsubset.stream((x, x), "rolling", width=2.0, statistic="mean", capacity=4, **arg)
-    with pytest.raises(TypeError, match=re.escape(msg)):
-        jaxsubset.shard(x, x, "rolling", width=2.0, statistic="mean", capacity=4, **arg)

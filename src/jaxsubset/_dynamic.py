@@ -90,7 +90,8 @@ def _host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tupl
     """
     if xc.size == 0:
         return 0, 0
-    if xc.dtype.kind in "iu" and np.asarray(every).dtype.kind in "iuO":
+    exact = (np.asarray(every).dtype.kind in "iuO") and (np.asarray(offset).dtype.kind in "iuO")
+    if xc.dtype.kind in "iu" and exact:  # a fractional offset: the float rule, never truncated
         lo, hi, e, off = int(xc[0]), int(xc[-1]), int(every), int(offset)
         s0 = (lo // e) * e + off
         if s0 > lo or (open_lo and s0 == lo):
@@ -101,6 +102,37 @@ def _host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tupl
     if f0 > flo or (open_lo and f0 == flo):
         f0 -= (float(np.ceil((f0 - flo) / fe)) or 1.0) * fe
     return f0, int(np.floor((fhi - f0) / fe)) + 1
+
+
+def _window_bounds(
+    xc: np.ndarray, ev: Any, per: Any, off: Any, closed: str, num_windows: int | None
+) -> tuple[Any, Any]:
+    """The windows' ``(lo, hi)`` from concrete sorted ``x`` (only its ends are read): Python
+    ints on integer axes, else float64; ``per`` may be traced (then ``hi`` is too)."""
+    s0: Any
+    s0, k = _host_starts(xc[[0, -1]] if xc.size else xc, ev, off, closed in ("right", "neither"))
+    if num_windows is not None:
+        k = num_windows
+    if isinstance(s0, int) and not is_traced(per) and np.asarray(per).dtype.kind in "iuO":
+        e, p = int(ev), int(per)
+        lo = np.asarray([s0 + i * e for i in range(k)], object)
+        hi = np.asarray([s0 + i * e + p for i in range(k)], object)
+    else:
+        lo = np.asarray(s0, np.float64) + np.arange(k) * np.float64(ev)
+        hi = lo + (per if is_traced(per) else np.float64(per))
+    return lo, hi
+
+
+def _host_windows(
+    ends: np.ndarray, every: Any, period: Any, offset: Any, closed: str, func: str
+) -> tuple[Any, Any]:
+    """``(lo, hi)`` of the windows of a numeric axis from its first and last point (what
+    :func:`jaxsubset.stream` and :func:`jaxsubset.shard` resolve; concrete arguments only)."""
+    closed = check_closed(closed, func)
+    ev: Any = _step(every, "every", None, func, None, positive=True)
+    per: Any = ev if period is None else _step(period, "period", None, func, None, positive=True)
+    off: Any = _step(offset, "offset", None, func, None, positive=False)
+    return _window_bounds(ends, ev, per, off, closed, None)
 
 
 def dynamic_ranges(
@@ -148,17 +180,7 @@ def dynamic_ranges(
         xc = np.asarray(x)
         if length is not None:
             xc = xc[: int(np.asarray(length))]
-        s0: Any
-        s0, k = _host_starts(xc, ev, off, closed in ("right", "neither"))
-        if num_windows is not None:
-            k = num_windows
-        if isinstance(s0, int) and not is_traced(per):
-            e, p = int(ev), int(per)
-            lo = np.asarray([s0 + i * e for i in range(k)], object)
-            hi = np.asarray([s0 + i * e + p for i in range(k)], object)
-        else:
-            lo = np.asarray(s0, np.float64) + np.arange(k) * np.float64(ev)
-            hi = lo + (per if is_traced(per) else np.float64(per))
+        lo, hi = _window_bounds(xc, ev, per, off, closed, num_windows)
         return select_ranges(x, lo, hi, closed=closed, length=length, _func=_func)
     if num_windows is None:
         raise TypeError(

@@ -1120,15 +1120,8 @@ def _anchored_upper(
     xdt = np.dtype(x.dtype)
     if not is_traced(at) and not is_traced(after):
         a = _concrete_bound(at, "at", x, func, time)
-        w = np.asarray(after)
-        if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
-            hi = np.asarray(a.astype(object) + w.astype(object), object)
-        else:
-            d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(_canon_np(a), _canon_np(w))))
-            if d.kind != "f":
-                d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
-            hi = a.astype(d) + w.astype(d)
-        return tuple(None if e is None else jnp.asarray(e) for e in _host_key(hi, xdt, side))
+        key = _host_anchored_upper(a, np.asarray(after), xdt, side)
+        return tuple(None if e is None else jnp.asarray(e) for e in key)
     a = at if is_traced(at) else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
     if not is_traced(after):
         after = _exact_array(np.asarray(after), "after", func)
@@ -1141,6 +1134,36 @@ def _anchored_upper(
     if not jnp.issubdtype(d, jnp.floating):
         d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
     return _traced_key(a.astype(d) + after.astype(d), xdt, side)
+
+
+def _host_anchored_upper(a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str) -> tuple:
+    """Concrete ``at + after`` as ``(key, below, above)``: Python-int exact when both are
+    integers, else in the promoted float dtype (``stream`` resolves with this too)."""
+    if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
+        hi = np.asarray(a.astype(object) + w.astype(object), object)
+    else:
+        d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(_canon_np(a), _canon_np(w))))
+        if d.kind != "f":
+            d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
+        hi = a.astype(d) + w.astype(d)
+    return _host_key(hi, xdt, side)
+
+
+def _host_upper(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any]:
+    """NumPy twin of :func:`_upper_bounds` for anchors ``a`` in x's dtype: ``(key, above)``
+    (``above``: ``a + width`` lies above every value of x's integer dtype; None for floats)."""
+    if xdt.kind in "iu":
+        wrap, t, big = _host_width(width, xdt, "left" if side == "right" else "right")
+        above = (a > ~t) | big
+        with np.errstate(over="ignore"):
+            total = a + wrap  # wraps only where `above` (there the true sum does not fit)
+        return np.where(above, xdt.type(_int_limits(xdt)[1]), total), above
+    wdt = np.dtype(jax.dtypes.canonicalize_dtype(width.dtype))
+    d = np.dtype(jnp.promote_types(xdt, wdt))
+    if d.kind != "f":
+        d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
+    key, _, _ = _host_key(a.astype(d) + width.astype(d), xdt, side)
+    return key, None
 
 
 def _window_widths(

@@ -178,10 +178,17 @@ def stream(
             list, or a function returning a fresh iterator, to allow two reads). ``x`` is
             ``(N,)`` sorted; ``y`` is ``(N, *channels)``.
         kind: ``"chunks"`` (``size=`` or ``n=``), ``"sliding"`` (``size=``, ``step=1``),
-            ``"rolling"`` (``width=``, ``at=None``, ``closed="right"``), ``"bins"``
-            (``edges=``) or ``"select"`` (``lo=``, ``hi=``, ``closed="left"``); the arguments
-            mean what they mean for :func:`jaxsubset.chunks` etc. (``n``, ``size``, ``step``
-            static ints; ``at=None`` streams one window per point and needs a scalar width).
+            ``"rolling"`` (``width=``, ``at=None``, ``closed="right"``, ``center=False``, or
+            ``before=``/``after=`` instead of ``width``), ``"dynamic"`` (``every=``,
+            ``period=None``, ``offset=0``, ``closed="left"``: hopping/tumbling windows),
+            ``"bins"`` (``edges=``) or ``"select"`` (``lo=``, ``hi=``, ``closed="left"``); the
+            arguments mean what they mean for :func:`jaxsubset.chunks`,
+            :func:`jaxsubset.rolling`, :func:`jaxsubset.dynamic` etc. (``n``, ``size``,
+            ``step`` static ints; ``at=None`` streams one window per point and needs scalar
+            widths). A window reaching past its anchor (``center=True``, ``after > 0``) is
+            computed in the block holding its first point, like any range: the halo of
+            ``capacity`` following points holds it. ``x`` is numeric (a time axis streams as
+            int64 nanoseconds, with widths and steps in nanoseconds).
         statistic: one name or a sequence of names among ``sum mean var std sem min max
             first last skew kurt median argmin argmax`` (the :class:`Subsets` reductions, the
             conventions of :data:`jaxsubset.STATISTICS`; ``argmin``/``argmax`` are global
@@ -221,6 +228,13 @@ def stream(
         >>> out = jaxsubset.stream(blocks, "rolling", width=2.5, capacity=4, statistic="sum")
         >>> out["sum"].tolist()
         [0.0, 1.0, 3.0, 6.0, 9.0, 12.0, 15.0, 18.0, 21.0, 24.0]
+        >>> out = jaxsubset.stream(blocks, "rolling", before=1.0, after=1.0, capacity=4,
+        ...                        statistic="sum")  # x[i] - 1 < x <= x[i] + 1
+        >>> out["sum"].tolist()
+        [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0, 17.0, 9.0]
+        >>> out = jaxsubset.stream(blocks, "dynamic", every=4.0, capacity=4, statistic="sum")
+        >>> out["start"].tolist(), out["sum"].tolist()  # [0, 4), [4, 8), [8, 12)
+        ([0, 4, 8], [6.0, 22.0, 17.0])
     """
     func = f"stream({kind!r})"
     stats, fn, batch_size = check_compute(statistic, fn, batch_size, func)

@@ -1,10 +1,12 @@
 """Planning: every streamed subset as a global index range, found with the resolver's rules.
 
-Chunks and sliding windows get their ranges by arithmetic (:class:`Regular`); x-ranges, bins
-and x-width windows by counting, in one x-only pass, how many points lie below each bound
-(``searchsorted`` piece by piece, a pointer sweep over sorted bounds: :class:`Sweep`). Rolling
-windows anchored at every point use two lagging x cursors instead (:class:`Counter`), so no
-bound array of length N is built. Bounds are checked and turned into order-preserving keys by
+Chunks and sliding windows get their ranges by arithmetic (:class:`Regular`); x-ranges, bins,
+x-width windows at explicit anchors and dynamic (hopping/tumbling) windows by counting, in one
+x-only pass, how many points lie below each bound (``searchsorted`` piece by piece, a pointer
+sweep over sorted bounds: :class:`Sweep`). Rolling
+windows anchored at every point use x cursors instead (:class:`Counter`: lagging ones for the
+starts, a leading one for the ends of windows reaching past their anchor), so no bound array
+of length N is built. Bounds are checked and turned into order-preserving keys by
 :mod:`jaxsubset._ranges`' host functions, so the streamed ranges equal the in-memory ones.
 """
 
@@ -15,25 +17,30 @@ from typing import Any, Literal
 import numpy as np
 
 from .._axis import concrete_bound as _concrete_bound
+from .._dynamic import _host_windows
 from .._ranges import (
     _host_anchored_lower,
+    _host_anchored_upper,
     _host_key,
     _host_lower,
+    _host_upper,
     _keys,
     _sides,
+    _window_widths,
     check_edges,
 )
 from .._validate import check_closed, check_int_fits, static_int
 from .sources import ArraySource, Source, canon
 
 
-KINDS = ("chunks", "sliding", "rolling", "bins", "select")
+KINDS = ("chunks", "sliding", "rolling", "dynamic", "bins", "select")
 
 
 KIND_ARGS = {
     "chunks": {"n", "size"},
     "sliding": {"size", "step"},
-    "rolling": {"width", "at", "closed"},
+    "rolling": {"width", "at", "closed", "center", "before", "after"},
+    "dynamic": {"every", "period", "offset", "closed"},
     "bins": {"edges"},
     "select": {"lo", "hi", "closed"},
 }
@@ -124,6 +131,16 @@ class Counter:
                 self.g0 += cur.size
                 self.cur = None
         return out
+
+    def total(self) -> int:
+        """The number of points: the rest of the pieces read (later bounds resolve to it)."""
+        if self.cur is not None:
+            self.g0 += self.cur.size
+            self.cur = None
+        for piece in self.it:
+            self.g0 += piece.size
+        self.done = True
+        return self.g0
 
 
 class Sweep:
@@ -246,18 +263,28 @@ def key_pieces(pieces: Iterator[np.ndarray], func: str) -> Iterator[np.ndarray]:
 
 
 def rolling_chunks(
-    source: Source, width: np.ndarray, xdt: np.dtype, closed: str, func: str
+    source: Source,
+    width: np.ndarray,
+    xdt: np.dtype,
+    closed: str,
+    func: str,
+    after: np.ndarray | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Windows anchored at every point, pandas' row rule for ties (as ``ranges.rolling``).
 
-    Row ``i``'s window ends at ``i + 1`` ("right"/"both") or at the first row tied with it
-    ("left"/"neither"), and starts at ``#{x < x[i] - width}`` (or ``<=``), at most at ``i``.
-    Lagging cursors over the keys of x find the starts (and the ends for open right sides), so
-    no bound array of length N is built.
+    Trailing windows (``after`` None): row ``i``'s window ends at ``i + 1`` ("right"/"both")
+    or at the first row tied with it ("left"/"neither"). Windows reaching ``after`` past their
+    anchor (centred ones, ``after > 0``) end by value, at ``#{x <= x[i] + after}`` (or ``<``).
+    Every window starts at ``#{x < x[i] - width}`` (or ``<=``), at most at ``i``. Cursors over
+    the keys of x find the starts (lagging) and the ends (leading, for windows that end by
+    value: they read x ahead of the pass), so no bound array of length N is built.
     """
     lo_side, hi_side = _sides(closed)
     lo_c = Counter(key_pieces(source.x_pieces(), func), lo_side)
-    hi_c = None if hi_side == "right" else Counter(key_pieces(source.x_pieces(), func), "left")
+    ahead = after is not None
+    hi_c = None
+    if ahead or hi_side == "left":
+        hi_c = Counter(key_pieces(source.x_pieces(), func), hi_side if ahead else "left")
     g = 0
     for xp in checked_x(source.x_pieces(), func):
         a = np.asarray(xp, dtype=xdt)
@@ -266,7 +293,15 @@ def rolling_chunks(
         start = lo_c.resolve(key)
         if below is not None:
             start = np.where(below, 0, start)
-        stop = rows + 1 if hi_c is None else hi_c.resolve(_keys(a, np))
+        if hi_c is None:
+            stop = rows + 1
+        elif after is not None:
+            hkey, above = _host_upper(a, after, xdt, hi_side)
+            stop = hi_c.resolve(hkey)
+            if above is not None and above.any():  # past x's dtype: every point is below
+                stop = np.where(above, hi_c.total(), stop)
+        else:
+            stop = hi_c.resolve(_keys(a, np))
         start = np.minimum(np.minimum(start, rows), stop)
         yield start, stop - start, rows
         g += xp.size
@@ -329,13 +364,6 @@ def plan(
             f"{name}: `kind` must be one of {', '.join(map(repr, KINDS))}, got {kind!r}"
         )
     extra = set(kind_args) - KIND_ARGS[kind]
-    window_args = sorted(extra & {"center", "before", "after"})
-    if kind == "rolling" and window_args:  # issue 15: the block driver's windows end at a
-        raise TypeError(  # point (a halo of following points is not read yet)
-            f"{func}: `{window_args[0]}` is not supported by the block driver yet: its rolling "
-            "windows end at each anchor; compute centred or asymmetric windows in memory with "
-            "jaxsubset.rolling_statistic or jaxsubset.ranges.rolling"
-        )
     if extra:
         raise TypeError(
             f"{func}: unexpected argument(s) {sorted(extra)}; {kind} takes "
@@ -393,7 +421,9 @@ def plan(
             (edges.shape[0] - 1,),
             per,
         )
-    closed = check_closed(kind_args.get("closed", "left" if kind == "select" else "right"), func)
+    closed = check_closed(
+        kind_args.get("closed", "left" if kind in ("select", "dynamic") else "right"), func
+    )
     lo_side, hi_side = _sides(closed)
     if kind == "select":
         if "lo" not in kind_args or "hi" not in kind_args:
@@ -401,13 +431,47 @@ def plan(
         lo = key_bounds(kind_args["lo"], "lo", xdt, func, lo_side)
         hi = key_bounds(kind_args["hi"], "hi", xdt, func, hi_side)
         return plan_xrange(source, lo, hi, lo_side, hi_side, capacity, per, func)
+    if kind == "dynamic":
+        return plan_dynamic(source, kind_args, closed, xdt, capacity, per, func)
     # rolling
-    if "width" not in kind_args:
-        raise TypeError(f"{func}: missing the window `width`")
-    width = concrete(kind_args["width"], "width", func, width=True)
-    if np.any(width < 0):
-        raise ValueError(f"{func}: `width` must be >= 0, got {width.tolist()!r}")
+    before, after = kind_args.get("before"), kind_args.get("after")
+    if kind_args.get("width") is None and before is None and after is None:
+        raise TypeError(f"{func}: missing the window `width` (or `before`/`after`)")
+    # the in-memory resolver's own rules (`x` is only asked for its dtype)
+    width, ahead, mode = _window_widths(
+        kind_args.get("width"),
+        before,
+        after,
+        kind_args.get("center", False),
+        closed,
+        np.empty(0, xdt),  # type: ignore[arg-type]
+        func,
+        None,
+    )
+    if mode == "trailing":
+        width = concrete(width, "width", func, width=True)
+        if np.any(width < 0):
+            raise ValueError(f"{func}: `width` must be >= 0, got {width.tolist()!r}")
     at = kind_args.get("at")
+    if mode != "trailing" and at is not None:
+        anchors, width, ahead = np.broadcast_arrays(concrete(at, "at", func), width, ahead)
+        hi = _host_anchored_upper(anchors, ahead, xdt, hi_side)
+        lo = _host_anchored_lower(anchors, width, xdt, lo_side)
+        return plan_xrange(source, lo, hi, lo_side, hi_side, capacity, per, func)
+    if mode != "trailing":
+        for name, v in (("before", width), ("after", ahead)):
+            if np.ndim(v) != 0:
+                raise ValueError(
+                    f"{func}: streaming windows at every point needs a scalar `{name}`, got "
+                    f"shape {np.shape(v)}; pass explicit anchors `at` for per-window extents"
+                )
+        # a window with `after` 0 ends at its own row (pandas' trailing rule, as in memory)
+        if mode == "after" and ahead == 0:
+            ahead = None
+        if not source.reiterable:
+            source.pieces()  # raises the one-shot error
+        chunks = rolling_chunks(source, width, xdt, closed, func, after=ahead)
+        return Plan(capacity, Sorted(chunks), None, per)
     if at is None:
         if width.ndim != 0:
             raise ValueError(
@@ -439,3 +503,52 @@ def plan_xrange(
     (start, stop), n = count_bounds(source, [(lo_k, lo_side), (hi_k, hi_side)], func)
     start, stop = flagged(start, lo, n), flagged(stop, hi, n)
     return Plan(capacity, sorted_once(start, np.maximum(stop - start, 0)), lo_k.shape, per)
+
+
+def x_ends(source: Source, xdt: np.dtype, func: str) -> np.ndarray:
+    """The first and last x (in the dtype JAX holds x in), checked; empty for no points."""
+    if isinstance(source, ArraySource):
+        if source.length == 0:
+            return np.empty(0, xdt)
+        ends = np.asarray(source.x[[0, -1]], dtype=xdt)
+        if ends.dtype.kind != "f" or not np.isnan(ends).any():
+            return ends  # sorted and NaN-free: checked by the counting pass
+    first = last = None
+    for xp in checked_x(source.x_pieces(), func):
+        if xp.size:
+            first = xp[0] if first is None else first
+            last = xp[-1]
+    if first is None:
+        return np.empty(0, xdt)
+    return np.asarray([first, last], dtype=xdt)
+
+
+def plan_dynamic(
+    source: Source,
+    kind_args: dict[str, Any],
+    closed: str,
+    xdt: np.dtype,
+    capacity: int,
+    per: int,
+    func: str,
+) -> Plan:
+    """Hopping/tumbling windows (``every``, ``period``, ``offset``) as ``jaxsubset.dynamic``.
+
+    The window starts follow from the first and the last x alone (polars' rules, the in-memory
+    function's own code), then the windows are x-ranges like ``select``'s.
+    """
+    if "every" not in kind_args:
+        raise TypeError(f"{func}: missing the window spacing `every`")
+    ends = x_ends(source, xdt, func)
+    lo, hi = _host_windows(
+        ends,
+        kind_args["every"],
+        kind_args.get("period"),
+        kind_args.get("offset", 0),
+        closed,
+        func,
+    )
+    lo_side, hi_side = _sides(closed)
+    lo_k = key_bounds(lo, "lo", xdt, func, lo_side)
+    hi_k = key_bounds(hi, "hi", xdt, func, hi_side)
+    return plan_xrange(source, lo_k, hi_k, lo_side, hi_side, capacity, per, func)

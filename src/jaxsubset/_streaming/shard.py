@@ -162,9 +162,10 @@ def shard(
     Args:
         x: ``(N,)`` sorted sample positions.
         y: ``(N, *channels)`` values.
-        kind: ``"chunks"``, ``"sliding"``, ``"rolling"``, ``"bins"`` or ``"select"``, with
-            the arguments of :func:`jaxsubset.stream` (``size``, ``n``, ``step``, ``width``,
-            ``at``, ``closed``, ``edges``, ``lo``, ``hi``).
+        kind: ``"chunks"``, ``"sliding"``, ``"rolling"``, ``"dynamic"``, ``"bins"`` or
+            ``"select"``, with the arguments of :func:`jaxsubset.stream` (``size``, ``n``,
+            ``step``, ``width``, ``at``, ``closed``, ``center``, ``before``, ``after``,
+            ``every``, ``period``, ``offset``, ``edges``, ``lo``, ``hi``).
         statistic: one or several of ``sum mean var std sem min max first last skew kurt
             median argmin argmax`` (as :func:`jaxsubset.stream`).
         fn: optional ``fn(x, y, mask)`` run on every subset, as :meth:`Subsets.apply`.

@@ -5,6 +5,7 @@ statistics go through :func:`jaxsubset.stream` (fixed blocks with halos, one com
 read-ahead in a thread), and the table is built from the same columns as the in-memory path.
 """
 
+import math
 import os
 import types
 from typing import Any
@@ -17,6 +18,7 @@ from ._dates import checked_ns
 from ._files import InputError
 from ._options import COUNTS, STATS, x_request
 from ._reader import XY, read_table, sniff
+from ._windows import dynamic_request, rolling_request
 
 
 # What the streamed path covers: jaxsubset.stream computes every statistic of the command but
@@ -179,6 +181,43 @@ def _rolling_capacity(x: np.ndarray, width: float, block: int) -> int:
     return jaxsubset.required_capacity(np.array([most]))
 
 
+def _outward(v: np.ndarray, down: bool) -> np.ndarray:
+    """``v`` (float64 sums rounded to nearest) moved one ulp outward: a bound at or past the
+    exact one, so the counts below are at least the true window sizes."""
+    return np.nextafter(v, -np.inf if down else np.inf)
+
+
+def _window_capacity(x: np.ndarray, before: Any, after: Any, block: int) -> int:
+    """A capacity holding every window ``[a - before, a + after]`` (both ends included: at
+    least as large as the true windows, whatever their ``closed`` and ties), block by block.
+
+    Integer x (time axes) in saturating int64 arithmetic, float x with outward rounding.
+    """
+    most = 1
+    ints = x.dtype.kind in "iu"
+    for a in range(0, x.shape[0], block):
+        xb = np.asarray(x[a : a + block])
+        if ints:
+            info = np.iinfo(np.int64)
+            # a fractional extent on integer x, rounded up: the inclusive ends still hold it
+            b, f = (min(math.ceil(v), 2**63 - 1) for v in (before, after))
+            xb = xb.astype(np.int64)
+            lo = np.where(xb < info.min + b, info.min, xb - np.int64(b) if b else xb)
+            hi = np.where(xb > info.max - f, info.max, xb + np.int64(f) if f else xb)
+        else:
+            xf = xb.astype(np.float64)
+            lo, hi = _outward(xf - float(before), True), _outward(xf + float(after), False)
+        n = np.searchsorted(x, hi, side="right") - np.searchsorted(x, lo, side="left")
+        most = max(most, int(n.max(initial=1)))
+    return jaxsubset.required_capacity(np.array([most]))
+
+
+def _bounds_capacity(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> int:
+    """A capacity holding every ``[lo, hi]`` window (ends included: at least the true size)."""
+    n = np.searchsorted(x, hi, side="right") - np.searchsorted(x, lo, side="left")
+    return jaxsubset.required_capacity(np.maximum(n, 0))
+
+
 def streamed_statistics(
     path: str,
     stats: tuple[str, ...],
@@ -190,7 +229,9 @@ def streamed_statistics(
     window: int | None = None,
     step: int | None = None,
     width: str | None = None,
+    center: bool = False,
     bins: str | None = None,
+    windows: Any = None,
     ddof: int = 0,
     nan_policy: str = "omit",
 ) -> tuple[XY, Any, dict[str, np.ndarray], dict[str, np.ndarray], str, int]:
@@ -207,7 +248,10 @@ def streamed_statistics(
         window: as ``--window``, with ``step`` (default 1) as ``--step``.
         step: as ``--step``.
         width: the ``--width`` text.
+        center: ``--center`` (with ``width``).
         bins: the ``--bins`` text.
+        windows: the parsed options when they ask for ``--before``/``--after`` or
+            ``--every``/``--period``/``--offset`` windows (then none of the others is given).
         ddof: as ``--ddof``.
         nan_policy: as ``--nan-policy``.
 
@@ -215,7 +259,14 @@ def streamed_statistics(
         ``(xy, ranges, bounds, values, what, n_missing)`` as the in-memory path builds them
         (``--bins``/``--width`` read by :func:`x_request`, as there).
     """
-    requests = {"chunks": chunks, "size": size, "window": window, "width": width, "bins": bins}
+    requests = {
+        "chunks": chunks,
+        "size": size,
+        "window": window,
+        "width": width,
+        "bins": bins,
+        "windows": windows,
+    }
     given = [k for k, v in requests.items() if v is not None]
     if len(given) != 1:
         raise TypeError(f"streamed_statistics: give exactly one of {', '.join(requests)}")
@@ -243,10 +294,25 @@ def streamed_statistics(
             step = step or 1
             out = jaxsubset.stream(source, "sliding", size=window, step=step, **common)
             what = f"sliding windows of {window} points, step {step}"
+        elif width is not None and center:
+            value, what, bounds = x_request(xy, width=width, center=True)
+            half = -(-value // 2) if isinstance(value, int) else value / 2
+            cap = _window_capacity(xy.x, half, half, block)
+            out = jaxsubset.stream(
+                source, "rolling", width=value, center=True, capacity=cap, **common
+            )
         elif width is not None:
             value, what, bounds = x_request(xy, width=width)
             cap = _rolling_capacity(xy.x, value, block)
             out = jaxsubset.stream(source, "rolling", width=value, capacity=cap, **common)
+        elif windows is not None and windows.before is not None:
+            b, a, what, bounds = rolling_request(windows, xy)
+            cap = _window_capacity(xy.x, b, a, block)
+            out = jaxsubset.stream(source, "rolling", before=b, after=a, capacity=cap, **common)
+        elif windows is not None:
+            kw, what, bounds = dynamic_request(windows, xy)
+            cap = _bounds_capacity(xy.x, bounds["lo"], bounds["hi"])
+            out = jaxsubset.stream(source, "dynamic", capacity=cap, **kw, **common)
         else:
             edges, what, bounds = x_request(xy, bins=bins)
             idx = np.searchsorted(xy.x, edges, side="left")

@@ -20,6 +20,7 @@ from ._demo import run_demo
 from ._files import InputError
 from ._options import COUNTS, DEFAULT_STATS, PERIOD, STATS
 from ._stats import run_stats
+from ._windows import extent_arg
 
 
 NAN_POLICIES = ("omit", "propagate", "raise")
@@ -89,6 +90,10 @@ subsets (choose exactly one):
   --window 50 --step 10  sliding windows of 50 points, one every 10 points
   --width 2.5            at every point a, the points with a - 2.5 < x <= a (pandas rolling)
   --width 2.5 --center   centred: a - 1.25 < x <= a + 1.25 (pandas rolling(center=True))
+  --before 2 --after 1   asymmetric: a - 2 < x <= a + 1 (--after alone: --before 0)
+  --every 5              tumbling windows [s, s + 5), s = 0, 5, 10, ... from the first point
+  --every 5 --period 8   hopping windows [s, s + 8) every 5 (polars group_by_dynamic;
+                         --offset 1 shifts the starts: s = 1, 6, 11, ...; empty windows kept)
   --bins 20              20 equal-width bins over [min x, max x], as numpy.histogram
   --bins 0,1,2.5,10      bins with these edges: [0,1) [1,2.5) [2.5,10]
   --ranges cuts.csv      one subset per row lo,hi of the file: the points with lo <= x < hi
@@ -98,7 +103,9 @@ time axes (an x column of dates):
   +01:00 converted to UTC) are recognised; other forms with --x-format (strptime), e.g.
   --x-format %Y%m%d for 20011229. Then:
   --width 7D             durations: W (7 days), D, h, min, s, ms, us, ns (a number alone is
-                         an error: say the unit)
+                         an error: say the unit); also --before 3D --after 12h
+  --every 1D --period 7D windows from midnight (multiples of --every since 1970-01-01);
+                         --every 1M, 3M, 1Y: calendar windows from the 1st of a month
   --bins 1Y  --bins 3M   calendar bins: edges on Jan 1 / the 1st of the month (Q: quarters)
   --bins 7D  --bins 1h   fixed widths from midnight of the first day (pandas resample)
   --bins 12              12 equal bins; --bins 2001-01-01,2002-01-01,2003-01-01 date edges
@@ -136,6 +143,7 @@ examples:
   jaxsubset stats unsorted.csv --sort --width 1.0 --plot rolling.png
   jaxsubset stats weather.csv --x date --y temp --bins 1Y --stat mean,valid
   jaxsubset stats daily.csv --x-format %Y%m%d --width 7D --nan-policy propagate --out w.csv
+  jaxsubset stats log.csv --x time --every 1D --period 7D --stat mean,max
 """
 
 
@@ -248,6 +256,20 @@ def build_parser() -> argparse.ArgumentParser:
         "e.g. --width 2.5 or --width 7D",
     )
     mode.add_argument(
+        "--before",
+        type=extent_arg(False),
+        metavar="B",
+        help="at every point a, the window a - B < x <= a + A (see --after, default 0); a "
+        "duration on a time axis, e.g. --before 2 --after 1 or --before 3D --after 12h",
+    )
+    mode.add_argument(
+        "--every",
+        type=extent_arg(True),
+        metavar="E",
+        help="hopping/tumbling windows [s, s + P) starting every E (polars group_by_dynamic; "
+        "see --period, --offset); on a time axis a duration or 1M/3M/1Y, e.g. --every 7D",
+    )
+    mode.add_argument(
         "--bins",
         metavar="N|EDGES|PERIOD",
         help="N equal-width bins, or comma-separated edges, or on a time axis a period "
@@ -269,7 +291,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--center",
         action="store_true",
         help="with --width: centre each window on its point, a - W/2 < x <= a + W/2 (pandas "
-        "rolling(W, center=True)); reads the input whole",
+        "rolling(W, center=True))",
+    )
+    st.add_argument(
+        "--after",
+        type=extent_arg(False),
+        metavar="A",
+        default=None,
+        help="with --before: how far each window reaches past its point (default 0), e.g. "
+        "--after 1.5 or --after 12h",
+    )
+    st.add_argument(
+        "--period",
+        type=extent_arg(True),
+        metavar="P",
+        default=None,
+        help="with --every: the window length (default E: tumbling windows), e.g. --period 10",
+    )
+    st.add_argument(
+        "--offset",
+        type=extent_arg(False, signed=True),
+        metavar="O",
+        default=None,
+        help="with --every: shift of the window starts (may be negative), e.g. --offset -2h",
     )
     st.add_argument(
         "--stat",
@@ -325,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=1000.0,
         help=".npy inputs larger than this many megabytes (default 1000) are streamed block by "
         "block through one compiled kernel instead of being read whole (not with --plot, "
-        "--sort, --ranges or several --y), e.g. --stream-above 0 to always stream",
+        "--sort, --ranges, calendar --every or several --y), e.g. --stream-above 0 to always "
+        "stream",
     )
     st.add_argument(
         "--quiet",

@@ -16,6 +16,7 @@ from ._files import OUTPUT_SUFFIXES, InputError, check_memory
 from ._options import COUNTS, build_ranges, check_bins, check_width, parse_stats, quantile_q
 from ._progress import Progress
 from ._reader import XY, read_xy
+from ._windows import check_windows, is_calendar, wants_windows, window_ranges
 from ._writer import atomic_output, check_output_path, format_table, write_table
 
 
@@ -235,7 +236,7 @@ def _streams(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
         or args.ranges is not None
         or bool(args.x_format)
         or len(args.y or []) > 1
-        or getattr(args, "center", False)  # the block driver's windows end at their point
+        or is_calendar(args)  # month lengths: the in-memory resolver's calendar
     )
     return not whole and wants_stream(args.input, stats, stream_above_mb=args.stream_above)
 
@@ -258,6 +259,7 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise InputError("--step goes with --window only (the step between sliding windows)")
     if getattr(args, "center", False) and args.width is None:
         raise InputError("--center goes with --width only (it centres the x-width windows)")
+    check_windows(args)
     if args.bins is not None:
         check_bins(args.bins)  # fail on a bad spec before reading the data
     if args.width is not None:
@@ -284,7 +286,9 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 window=args.window,
                 step=args.step,
                 width=args.width,
+                center=bool(getattr(args, "center", False)),
                 bins=args.bins,
+                windows=args if wants_windows(args) else None,
                 ddof=args.ddof,
                 nan_policy=args.nan_policy,
             )
@@ -292,7 +296,10 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             progress.stage(f"reading {args.input}")
             xy = read_xy(args.input, args.x, args.y, sort=args.sort, x_format=args.x_format)
             progress.stage("finding the subsets")
-            ranges, what, bounds = build_ranges(args, xy)
+            if wants_windows(args):
+                ranges, what, bounds = window_ranges(args, xy)
+            else:
+                ranges, what, bounds = build_ranges(args, xy)
             n_missing = missing_readings(xy, ranges, args.nan_policy)
             values = compute_statistics(
                 xy, ranges, stats, ddof=args.ddof, progress=progress, nan_policy=args.nan_policy

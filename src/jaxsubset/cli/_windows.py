@@ -1,0 +1,254 @@
+"""``--before``/``--after`` and ``--every``/``--period``/``--offset``: asymmetric windows at
+every point (pandas' offset windows) and hopping/tumbling windows (polars' group_by_dynamic).
+
+The data-free checks (:func:`check_windows`) run before the input is read; :func:`window_ranges`
+turns the options into numbers on the data's axis (int64 nanoseconds on a time axis) and into
+:class:`jaxsubset.Ranges` with :func:`jaxsubset.ranges.rolling` / :func:`jaxsubset.ranges.dynamic`;
+the streamed path (``_bigfile``) asks :func:`jaxsubset.stream` for the same windows.
+"""
+
+import argparse
+import re
+from typing import Any
+
+import numpy as np
+
+import jaxsubset
+
+from ._files import InputError
+from ._options import PERIOD, parse_period
+from ._reader import XY
+
+
+_NUMBERS_HINT = "(for dates stored as numbers such as 20011229 pass --x-format %Y%m%d)"
+_INT = re.compile(r"^\s*[+-]?[0-9]+\s*$")
+
+
+def _number(text: str) -> float | None:
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if np.isfinite(v) else None
+
+
+def extent_arg(minimum_exclusive: bool, signed: bool = False) -> Any:
+    """An argparse ``type`` for ``--before``/``--after`` (``>= 0``), ``--every``/``--period``
+    (``> 0``) and ``--offset`` (any sign): a number, or (checked against the axis later) a
+    duration such as ``7D``."""
+
+    def parse(text: str) -> str:
+        v = _number(text)
+        body = text.strip()
+        if v is None:
+            if signed and body.startswith("-"):
+                body = body[1:].strip()
+            if PERIOD.match(body):
+                return text.strip()
+            what = "a number" if signed else "a positive number"
+            raise argparse.ArgumentTypeError(
+                f"expected {what}, or a duration such as 7D on a time axis, got {text!r}"
+            )
+        if not signed and (v < 0 or (minimum_exclusive and v == 0)):
+            bound = "> 0" if minimum_exclusive else ">= 0"
+            raise argparse.ArgumentTypeError(f"expected a number {bound}, got {text!r}")
+        return text.strip()
+
+    return parse
+
+
+def _period(text: str, option: str) -> tuple[str, int] | None:
+    """``parse_period`` of a duration text (a leading ``-`` allowed for ``--offset``)."""
+    body = text.strip()
+    sign = 1
+    if body.startswith("-"):
+        sign, body = -1, body[1:].strip()
+    p = parse_period(body, option)
+    if p is None:
+        return None
+    return p[0], sign * p[1]
+
+
+def check_windows(args: argparse.Namespace) -> None:
+    """The window options' checks that need no data (which options go together, units)."""
+    before, after = getattr(args, "before", None), getattr(args, "after", None)
+    every = getattr(args, "every", None)
+    if after is not None and before is None:
+        raise InputError(
+            "--after goes with --before (the window a - B < x <= a + A; --before 0 for none)"
+        )
+    for name in ("period", "offset"):
+        if getattr(args, name, None) is not None and every is None:
+            raise InputError(f"--{name} goes with --every only (hopping/tumbling windows)")
+    for option, text in (("--before", before), ("--after", after)):
+        if text is not None and _number(text) is None:
+            p = _period(text, option)
+            if p is not None and p[0] == "calendar":
+                raise InputError(
+                    f"{option} {text}: months and years have no fixed length; for calendar "
+                    f"windows use --every {text}"
+                )
+    if every is not None:
+        kinds = {
+            name: None if _number(t) is not None else (_period(t, f"--{name}") or ("",))[0]
+            for name, t in (("every", every), ("period", args.period), ("offset", args.offset))
+            if t is not None
+        }
+        if kinds.get("offset") == "calendar":
+            raise InputError(f"--offset {args.offset}: an offset is a fixed duration, e.g. 1D")
+        if "period" in kinds and (kinds["every"] == "calendar") != (kinds["period"] == "calendar"):
+            raise InputError(
+                f"--every {every} --period {args.period}: give both as calendar periods "
+                "(1M, 3M, 1Y) or both as fixed lengths"
+            )
+
+
+def is_calendar(args: argparse.Namespace) -> bool:
+    """``--every`` in months or years (calendar windows: the whole file is read)."""
+    every = getattr(args, "every", None)
+    if every is None or _number(every) is not None:
+        return False
+    p = _period(every, "--every")
+    return p is not None and p[0] == "calendar"
+
+
+def axis_value(text: str, option: str, xy: XY, *, integer: bool = False) -> Any:
+    """An extent on this axis: int64 nanoseconds on a time axis (``0`` may go without a
+    unit); on a numeric axis a float, or an int for an integer text on an integer x."""
+    v = _number(text)
+    if xy.x_time:
+        if v is not None:
+            if v == 0:
+                return 0
+            raise InputError(
+                f"{option} {text}: x column {xy.x_name!r} holds dates, so the value needs a "
+                "unit, e.g. 7D, 12h or 30min"
+            )
+        p = _period(text, option)
+        if p is None or p[0] != "fixed":
+            raise InputError(f"{option} {text}: expected a fixed duration, e.g. 7D or 12h")
+        return p[1]
+    if v is None:
+        raise InputError(
+            f"{option} {text}: a duration needs a time axis, but x column {xy.x_name!r} holds "
+            f"numbers {_NUMBERS_HINT}"
+        )
+    if integer and _INT.match(text) and xy.x.dtype.kind in "iu":
+        return int(text)
+    return v
+
+
+def rolling_request(args: argparse.Namespace, xy: XY) -> tuple[Any, Any, str, dict]:
+    """``--before``/``--after`` on this axis: ``(before, after, description, bounds)``."""
+    b = axis_value(args.before, "--before", xy, integer=True)
+    a = 0 if args.after is None else axis_value(args.after, "--after", xy, integer=True)
+    x = xy.x
+    if xy.x_time:
+        what = f"time windows (a - {args.before}, a + {args.after or 0}] at every point"
+        bounds = {"lo": x - np.int64(b), "hi": x + np.int64(a)}
+    else:
+        what = f"x windows (a - {b!r}, a + {a!r}] at every point"
+        xf = x.astype(np.float64)
+        bounds = {"lo": xf - b, "hi": xf + a}
+    return b, a, what, bounds
+
+
+def _starts_fixed(x: np.ndarray, every: Any, offset: Any) -> tuple[Any, int]:
+    """polars' first window start (``start_by="window"``, closed "left") and the count."""
+    if x.dtype.kind in "iu" and isinstance(every, int) and isinstance(offset, int):
+        lo, hi = int(x[0]), int(x[-1])
+        s0 = (lo // every) * every + offset
+        if s0 > lo:
+            s0 -= -(-(s0 - lo) // every) * every
+        return s0, (hi - s0) // every + 1
+    flo, fhi, fe = float(x[0]), float(x[-1]), float(every)
+    f0 = float(np.floor(flo / fe)) * fe + float(offset)
+    if f0 > flo:
+        f0 -= float(np.ceil((f0 - flo) / fe)) * fe
+    return f0, int(np.floor((fhi - f0) / fe)) + 1
+
+
+def _month_ns(m: int, off: int) -> int:
+    return int(np.datetime64(m, "M").astype("datetime64[ns]").astype(np.int64)) + off
+
+
+def _calendar_bounds(x: np.ndarray, every: int, period: int, off: int) -> tuple[list, list]:
+    """Calendar windows' bounds (ns), as :func:`jaxsubset.dynamic`'s: month starts at
+    multiples of ``every`` months since 1970-01 plus ``off``, from the first point's."""
+    m = int(np.datetime64(int(x[0]), "ns").astype("datetime64[M]").astype(np.int64))
+    m0 = (m // every) * every
+    while _month_ns(m0, off) > int(x[0]):
+        m0 -= every
+    lo, hi = [], []
+    k = 0
+    while _month_ns(m0 + k * every, off) <= int(x[-1]):
+        lo.append(_month_ns(m0 + k * every, off))
+        hi.append(_month_ns(m0 + k * every + period, off))
+        k += 1
+    return lo, hi
+
+
+MAX_WINDOWS = 10_000_000  # a short --every over a long axis must stay a sane table
+
+
+def dynamic_request(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], str, dict]:
+    """``--every``/``--period``/``--offset`` on this axis: the keyword arguments of
+    :func:`jaxsubset.ranges.dynamic` (``every`` first), a description and the bounds."""
+    x = xy.x
+    what = f"windows every {args.every}" + (f" of {args.period}" if args.period else "")
+    what += f" from offset {args.offset}" if args.offset else ""
+    if x.shape[0] == 0:
+        raise InputError("--every: the data hold no points")
+    if is_calendar(args):
+        months = _period(args.every, "--every")[1]  # type: ignore[index]
+        per = months if args.period is None else _period(args.period, "--period")[1]  # type: ignore[index]
+        off = 0 if args.offset is None else axis_value(args.offset, "--offset", xy)
+        if not 0 <= off < 28 * 86_400 * 10**9:
+            raise InputError(
+                f"--offset {args.offset}: with calendar windows the offset must be in [0, 28D) "
+                "(a shift of the month starts)"
+            )
+        lo, hi = _calendar_bounds(x, months, per, off)
+        kw = dict(every=f"{months}mo", period=f"{per}mo", offset=np.timedelta64(off, "ns"))
+        return (
+            kw,
+            "calendar " + what,
+            {"lo": np.asarray(lo, np.int64), "hi": np.asarray(hi, np.int64)},
+        )
+    every = axis_value(args.every, "--every", xy, integer=True)
+    per = every if args.period is None else axis_value(args.period, "--period", xy, integer=True)
+    off = 0 if args.offset is None else axis_value(args.offset, "--offset", xy, integer=True)
+    if not all(isinstance(v, int) for v in (every, per, off)):  # one fraction: all floats
+        every, per, off = float(every), float(per), float(off)
+    s0, k = _starts_fixed(x, every, off)
+    if k > MAX_WINDOWS:
+        raise InputError(
+            f"--every {args.every} gives {k} windows over the data; choose a longer one"
+        )
+    if isinstance(s0, int) and isinstance(per, int):
+        lo = np.asarray([s0 + i * every for i in range(k)], np.int64 if xy.x_time else object)
+        hi = np.asarray([s0 + i * every + per for i in range(k)], np.int64 if xy.x_time else object)
+        if not xy.x_time:
+            lo, hi = lo.astype(np.float64), hi.astype(np.float64)
+    else:
+        lo = np.float64(s0) + np.arange(k) * np.float64(every)
+        hi = lo + np.float64(per)
+    return dict(every=every, period=per, offset=off), what, {"lo": lo, "hi": hi}
+
+
+def window_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, np.ndarray]]:
+    """The in-memory :class:`jaxsubset.Ranges` of ``--before``/``--after`` or ``--every``."""
+    if args.before is not None:
+        b, a, what, bounds = rolling_request(args, xy)
+        return jaxsubset.ranges.rolling(xy.x, before=b, after=a), what, bounds
+    kw, what, bounds = dynamic_request(args, xy)
+    x = xy.x.view("datetime64[ns]") if is_calendar(args) else xy.x
+    every = kw.pop("every")
+    r = jaxsubset.ranges.dynamic(x, every, **kw)
+    if np.asarray(r.start).shape[0] != bounds["lo"].shape[0]:  # pragma: no cover - a bug
+        raise RuntimeError("--every: the windows' bounds disagree with jaxsubset.dynamic's")
+    return r, what, bounds
+
+
+def wants_windows(args: argparse.Namespace) -> bool:
+    return getattr(args, "before", None) is not None or getattr(args, "every", None) is not None
