@@ -427,9 +427,10 @@ def binned_statistic(
     bin is closed exactly at its edge (no rounding), and ``bin_edges`` come back as
     ``datetime64[ns]``.
 
-    Eager calls pad ``N`` to a bucket size with points outside every bin, so data of similar
-    lengths reuse one compiled program (README, "Compile once"); the number of bins is not
-    bucketed. Results are those of the unpadded call.
+    Eager calls pad ``N`` to a bucket size with points outside every bin, and (float ``x``,
+    named statistics) the number of bins with empty bins past the last edge, so data of
+    similar lengths and bin counts reuse one compiled program (README, "Compile once").
+    Results, ``binnumber`` included, are those of the unpadded call.
 
     Gradients: with respect to ``values``, for every statistic: sum/mean/std as their
     formulas, min/max and the median at the point(s) holding the selected value(s) (a

@@ -7,6 +7,10 @@ x-bounds); all of them end in the same gather (:func:`from_ranges`).
 All constructors accept ``length``: the number of real points when a dataset was padded to a
 common length by :func:`jaxsubset.pack` (points at and past ``length`` are never selected).
 
+Called eagerly (every argument concrete, no ``length``), the constructors pad the data to a
+bucket of lengths and run one compiled program per bucket (see "eager buckets" at the end);
+the ``Subsets`` are exactly the unpadded call's.
+
 The rules, in one place (``stream`` resolves with the same functions):
 
 - ``closed``: :func:`_sides`; bins are ``numpy.histogram``'s (half-open, the last closed).
