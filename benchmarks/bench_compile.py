@@ -370,13 +370,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--json", help="also write the results to this JSON file")
     p.add_argument("--markdown", help="also write the tables as Markdown to this file")
     p.add_argument("--no-fresh", action="store_true", help="skip the fresh-process runs")
+    p.add_argument("--no-compile", action="store_true", help="skip the compile-time table")
     a = p.parse_args(argv)
     machine = print_header("bench_compile: compile time and time to first result")
     machine["load_avg_before"] = os.getloadavg()
     print(f"   load average before: {machine['load_avg_before']}")
     n = 10**5 if a.quick else 10**6
     print(f"\n-- compile (N = {n}): jax.jit(f).lower(...) and .compile(), program size, run time")
-    results: dict[str, Any] = {"n": n, "compile": run_compile(n, a.quick), "first": []}
+    compiled = [] if a.no_compile else run_compile(n, a.quick)
+    results: dict[str, Any] = {"n": n, "compile": compiled, "first": []}
     if not a.no_fresh:
         print(f"\n-- first result in a fresh process (N = {n}); cache: a second process")
         names = QUICK_WORKLOADS if a.quick else tuple(WORKLOADS)

@@ -1,9 +1,11 @@
 """Shape buckets of eager calls: identical results, one compilation per bucket of lengths.
 
-Eager ``range_statistic``, ``rolling_statistic`` and ``binned_statistic`` pad N (and K) to a
-bucket size and run one jitted program per bucket; the same call inside ``jax.jit`` is not
-bucketed (its shapes are the caller's), so it is the reference here, with NumPy/pandas-style
-references besides. Compilations are counted with JAX's own events (``tests/compilations.py``).
+Eager ``range_statistic``, ``rolling_statistic``, ``binned_statistic`` and the constructors
+(``chunks``, ``select``, ``rolling``, ``bins``, ...) pad N (and K) to a bucket size and run one
+jitted program per bucket; the same call inside ``jax.jit`` is not bucketed (its shapes are
+the caller's), so it is the reference here (one program for many cases, not the op-by-op
+eager call), with NumPy/pandas-style references besides. Compilations are counted with JAX's
+own events (``tests/compilations.py``).
 """
 
 import jax
@@ -13,6 +15,7 @@ import pytest
 
 import jaxsubset
 from compilations import compilations
+from jaxsubset import _bucket
 from jaxsubset._bucket import MIN_K, MIN_N, bucket
 from references import FLOAT
 
@@ -76,21 +79,27 @@ def test_range_statistic_equals_unbucketed(n, channels):
 
 
 @pytest.mark.parametrize("n", [1, 9000])
-def test_rolling_statistic_equals_unbucketed(n, monkeypatch):
+def test_rolling_statistic_equals_unbucketed(n):
     x, y = _data(n, seed=1)
     at = np.array([x[0] - 1, x[-1], (x[0] + x[-1]) / 2], FLOAT)
-    for kw, policy in (
+    cases = (
         (dict(), "omit"),
         (dict(at=at), "propagate"),
         (dict(closed="both", min_periods=3, ddof=1), "omit"),
-    ):
-        got = jaxsubset.rolling_statistic(x, y, 5.0, RANGE_STATS, nan_policy=policy, **kw)
-        # the reference: the same eager call unbucketed
-        monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")
-        want = jaxsubset.rolling_statistic(x, y, 5.0, RANGE_STATS, nan_policy=policy, **kw)
-        monkeypatch.delenv("JAXSUBSET_BUCKETS")
+    )
+
+    def calls(x, y):
+        return [
+            jaxsubset.rolling_statistic(x, y, 5.0, RANGE_STATS, nan_policy=p, capacity=64, **kw)
+            for kw, p in cases
+        ]
+
+    got = calls(x, y)
+    # the reference: the same calls unbucketed, as ONE program (`at` a constant, as eagerly)
+    want = jax.jit(calls)(x, y)
+    for g, w in zip(got, want, strict=True):
         for s in RANGE_STATS:
-            same(got[s], want[s])
+            same(g[s], w[s])
     # against a direct loop: the window of row i is x[i] - 5 < x <= x[i], rows up to i
     got = np.asarray(jaxsubset.rolling_statistic(x, y, 5.0, "sum"))
     ref = [np.nansum(y[: i + 1][x[: i + 1] > x[i] - 5.0]) for i in range(min(n, 50))]
@@ -140,22 +149,34 @@ def test_binned_statistic_matches_scipy():
 
 
 def test_bucketing_off_gives_the_same(monkeypatch):
-    x, y = _data(1000, seed=5)
+    # the switch itself (read at every call); the off path is the op-by-op eager call, so the
+    # calls here are the cheap ones: the other tests compare with one jitted program instead
+    assert _bucket.enabled()
+    for value in ("off", "0", "no", " OFF "):
+        monkeypatch.setenv("JAXSUBSET_BUCKETS", value)
+        assert not _bucket.enabled()
+    monkeypatch.delenv("JAXSUBSET_BUCKETS")
+    x, y = _data(50, seed=5)
     r = jaxsubset.ranges.chunks(x, 9)
-    on = jaxsubset.range_statistic(y, r, RANGE_STATS)
-    roll_on = jaxsubset.rolling_statistic(x, y, 3.0, ("mean", "max"))
-    bin_on = jaxsubset.binned_statistic(x, y, "median", bins=6)
+
+    def calls():
+        return (
+            jaxsubset.range_statistic(y, r, "sum"),
+            jaxsubset.binned_statistic(x, y, "count", bins=6),
+            jaxsubset.chunks(x, y, 4),
+            jaxsubset.select(x, y, 3.0, 20.0, capacity=16),
+        )
+
+    on = calls()
     monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")
     with compilations() as seen:
-        off = jaxsubset.range_statistic(y, r, RANGE_STATS)
-        roll_off = jaxsubset.rolling_statistic(x, y, 3.0, ("mean", "max"))
-        bin_off = jaxsubset.binned_statistic(x, y, "median", bins=6)
+        off = calls()
     assert not any("_padded" in name for name in seen)
-    for s in RANGE_STATS:
-        same(on[s], off[s])
-    for s in ("mean", "max"):
-        same(roll_on[s], roll_off[s])
-    same(bin_on.statistic, bin_off.statistic)
+    same(on[0], off[0])
+    same(on[1].statistic, off[1].statistic)
+    same(on[1].binnumber, off[1].binnumber)
+    _same_subsets(on[2], off[2])
+    _same_subsets(on[3], off[3])
 
 
 def _lengths_then_new_bucket(call, program: str) -> None:
@@ -215,7 +236,7 @@ def test_under_jit_nothing_is_padded():
     assert f"{MIN_N}x" not in text and "1000x" in text
 
 
-def test_every_registered_statistic_equals_unbucketed(monkeypatch):
+def test_every_registered_statistic_equals_unbucketed():
     # every statistic of the registry (sem, first, last, skew, kurt, ... as they are added)
     from jaxsubset._statistics._registry import STATISTICS
 
@@ -227,8 +248,181 @@ def test_every_registered_statistic_equals_unbucketed(monkeypatch):
         lambda y, r: jaxsubset.range_statistic(y, r, names, nan_policy="omit", capacity=256)
     )(y, r)
     roll = jaxsubset.rolling_statistic(x, y, 6.0, names)
-    monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")
-    roll_off = jaxsubset.rolling_statistic(x, y, 6.0, names)
+    roll_off = jax.jit(lambda x, y: jaxsubset.rolling_statistic(x, y, 6.0, names, capacity=64))(
+        x, y
+    )
     for s in names:
         same(got[s], want[s])
         same(roll[s], roll_off[s])
+
+
+# ---------------------------------------------------------------------------- constructors
+def _same_subsets(a, b) -> None:
+    """Every field bitwise equal: values, mask, start, count (so overflow), shapes, dtypes."""
+    for field in ("x", "y", "mask", "start", "count"):
+        same(getattr(a, field), getattr(b, field))
+    assert a.capacity == b.capacity and a.batch_shape == b.batch_shape
+
+
+def _constructors(x, xi, n):
+    """``name -> f(x, y)``: every constructor, edge cases included (bounds past both ends,
+    empty pieces, overflowing capacities, tied x, integer x with float bounds)."""
+    top = float(x[-1])
+    edges = np.array([-1.0, 2.0, 2.0, 10.0, max(top, 10.0)])
+    at = np.array([[x[0] - 1, top], [top / 2, 1e9]], FLOAT)
+    return {
+        "chunks": lambda x, y: jaxsubset.chunks(x, y, 7),
+        "chunks many": lambda x, y: jaxsubset.chunks(x, y, n + 3),  # empty pieces
+        "chunks size": lambda x, y: jaxsubset.chunks(x, y, size=9),
+        "sliding": lambda x, y: jaxsubset.sliding(x, y, min(3, n), step=2),
+        "select": lambda x, y: jaxsubset.select(
+            x, y, np.array([-1.0, 3.0, top]), np.array([2.0, 50.0, 1e9]), capacity=8
+        ),
+        "select both": lambda x, y: jaxsubset.select(x, y, 2, 5, capacity=4, closed="both"),
+        "rolling": lambda x, y: jaxsubset.rolling(x, y, 4.0, capacity=8),
+        "rolling center": lambda x, y: jaxsubset.rolling(
+            x, y, 4.0, capacity=4, center=True, closed="both"
+        ),
+        "rolling after": lambda x, y: jaxsubset.rolling(x, y, before=1.0, after=2.0, capacity=4),
+        "rolling at": lambda x, y: jaxsubset.rolling(x, y, 3.0, at=at, capacity=8),
+        "bins": lambda x, y: jaxsubset.bins(x, y, edges, capacity=8),
+        "isolate": lambda x, y: jaxsubset.isolate(
+            x, y, np.array([0, -3, 5]), np.array([4, n + 4, 2]), capacity=6
+        ),
+        "from_ranges": lambda x, y: jaxsubset.from_ranges(
+            x, y, np.array([0, -3, 5, n - 1]), np.array([4, 9, 0, 10]), capacity=6
+        ),
+        "gather": lambda x, y: jaxsubset.gather(x, y, jaxsubset.ranges.chunks(x, 5)),
+        "int rolling center": lambda _, y: jaxsubset.rolling(xi, y, 3, capacity=8, center=True),
+        "int rolling float": lambda _, y: jaxsubset.rolling(xi, y, 2.5, capacity=8),
+        "int select": lambda _, y: jaxsubset.select(xi, y, 2.5, 2**40, capacity=8),
+        "int bins": lambda _, y: jaxsubset.bins(xi, y, np.array([0.5, 2, 7.5]), capacity=8),
+    }
+
+
+@pytest.mark.parametrize("n", [1, 1000, 9000])
+def test_constructors_equal_unbucketed(n):
+    x, y = _data(n, seed=8, channels=(2,))
+    xi = x.astype(np.int32)
+    cases = _constructors(x, xi, n)
+    got = {name: f(x, y) for name, f in cases.items()}
+    # the reference: every constructor unbucketed, in ONE jitted program (x traced, the
+    # bounds constants as in the eager call; `gather`'s ranges from the traced x)
+    want = jax.jit(lambda x, y: {name: f(x, y) for name, f in cases.items()})(x, y)
+    for name in cases:
+        _same_subsets(got[name], want[name])
+        assert isinstance(got[name].x, jax.Array)
+    # against NumPy: array_split pieces, and the first window of a sliding view
+    for piece, ref in zip(np.asarray(got["chunks"].count), np.array_split(x, 7), strict=True):
+        assert piece == len(ref)
+    if n > 10:
+        lo, hi = np.array([-1.0, 3.0, x[-1]]), np.array([2.0, 50.0, 1e9])
+        ref = np.searchsorted(x, hi, "left") - np.searchsorted(x, lo, "left")
+        np.testing.assert_array_equal(got["select"].count, ref)  # lo <= x < hi
+        assert int(got["rolling"].count[-1]) == np.sum(x > x[-1] - 4.0)
+        assert bool(np.asarray(got["rolling"].overflow).any())  # capacity 8 < a window
+
+
+def test_constructors_on_a_time_axis_equal_unbucketed(monkeypatch):
+    if not jax.config.jax_enable_x64:
+        pytest.skip("time axes need JAX's 64-bit mode")
+    t = np.datetime64("2024-01-01") + np.arange(300).astype("timedelta64[h]") * 3
+    y = np.arange(300.0)
+    cases = {
+        "rolling": lambda: jaxsubset.rolling(t, y, "7h", capacity=8),
+        "rolling at": lambda: jaxsubset.rolling(
+            t, y, np.timedelta64(5, "h"), at=t[::7], capacity=8, center=True
+        ),
+        "select": lambda: jaxsubset.select(t, y, "2024-01-02", "2024-01-05", capacity=40),
+        "bins": lambda: jaxsubset.bins(
+            t,
+            y,
+            np.array(["2024-01-01", "2024-01-03", "2024-02-01"], "datetime64[D]"),
+            capacity=500,
+        ),
+    }
+    got = {name: f() for name, f in cases.items()}
+    monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")  # dates are host values: no jit reference
+    for name, f in cases.items():
+        _same_subsets(got[name], f())
+
+
+def test_constructors_compile_once_per_bucket():
+    # every constructor: 1000, 1100 and 1200 points compile one program and nothing else
+    # (no eager operation per length either); a length in the next bucket compiles again
+    jax.clear_caches()
+    calls = {
+        "_padded_gather": lambda x, y: (
+            jaxsubset.chunks(x, y, 5),
+            jaxsubset.chunks(x, y, size=10),
+            jaxsubset.sliding(x, y, 4, step=3),
+            jaxsubset.from_ranges(x, y, [1, 5], [3, 4], capacity=16),
+            jaxsubset.isolate(x, y, 3, -4, capacity=16),
+        ),
+        "_padded_select": lambda x, y: jaxsubset.select(x, y, 2.0, 50.0, capacity=64),
+        "_padded_rolling": lambda x, y: (
+            jaxsubset.rolling(x, y, 4.0, capacity=8),
+            jaxsubset.rolling(x, y, 4.0, at=np.array([3.0, 500.0]), capacity=8),
+        ),
+        "_padded_bins": lambda x, y: jaxsubset.bins(x, y, np.linspace(0, 900, 11), capacity=256),
+    }
+    counts: dict[str, list[int]] = {name: [] for name in calls}
+    others = []
+    for i, n in enumerate((1000, 1100, 1200, MIN_N + 100)):
+        x, y = np.arange(n, dtype=FLOAT), np.ones(n, FLOAT)
+        with compilations() as seen:
+            for f in calls.values():
+                jax.block_until_ready(f(x, y))
+        for name in calls:
+            counts[name].append(seen.of(name))
+        if i in (1, 2):
+            others += [s for s in seen if not any(name in s for name in calls)]
+    assert counts["_padded_select"] == counts["_padded_bins"] == [1, 0, 0, 1]
+    assert counts["_padded_rolling"] == [2, 0, 0, 2]  # one window per point; at anchors
+    assert counts["_padded_gather"][1:3] == [0, 0] and counts["_padded_gather"][3] > 0
+    assert others == []
+
+
+def test_constructors_under_jit_or_with_length_are_not_padded():
+    x, y = _data(1000, seed=9)
+    with compilations() as seen:
+        jax.jit(lambda x, y: jaxsubset.chunks(x, y, 5).mean())(x, y)
+        jax.jit(lambda x, y: jaxsubset.select(x, y, 1.0, 9.0, capacity=8).x)(x, y)
+        jaxsubset.chunks(x, y, 5, length=900)  # a traced-style `length`: the caller's shapes
+    assert not any("_padded" in name for name in seen)
+
+
+# ---------------------------------------------------------------------------- number of bins
+def test_binned_statistic_number_of_bins_is_bucketed():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    x, y = _data(2000, seed=10)
+    y = np.nan_to_num(y)
+    x = x / x[-1] * 10.0
+    x[-5:] = [10.0, 10.0, 10.5, 11.0, np.inf]  # on the last edge, above it, +inf
+    x = np.sort(x)
+    cases = [(k, s) for k in (10, 11, 12) for s in ("mean", "std", "median")]
+    rng = (0.0, 10.0)
+    got = {c: jaxsubset.binned_statistic(x, y, c[1], bins=c[0], range=rng) for c in cases}
+    want = jax.jit(
+        lambda x, y: {
+            c: jaxsubset.binned_statistic(x, y, c[1], bins=c[0], range=rng, x_sorted=True)
+            for c in cases
+        }
+    )(x, y)
+    for c in cases:
+        same(got[c].statistic, want[c].statistic)
+        same(got[c].binnumber, want[c].binnumber)
+        same(got[c].bin_edges, want[c].bin_edges)
+        ref = scipy_stats.binned_statistic(x, y, c[1], bins=got[c].bin_edges)  # SciPy: no inf
+
+        np.testing.assert_array_equal(got[c].binnumber, ref.binnumber)  # c[0] + 1 above
+        np.testing.assert_allclose(got[c].statistic, ref.statistic, rtol=1e-4, atol=1e-6)
+    assert got[(10, "mean")].binnumber[-3:].tolist() == [11, 11, 11]
+    # 13, 14, 15 bins (int bins, explicit edges; unsorted x): one program each
+    xu = np.random.default_rng(11).permutation(x[:-1])
+    jax.clear_caches()
+    for bins_of in (lambda k: k, lambda k: np.linspace(-1.0, 12.0, k + 1)):
+        with compilations() as seen:
+            for k in (13, 14, 15):
+                jaxsubset.binned_statistic(xu, y[:-1], "std", bins=bins_of(k), range=rng)
+        assert seen.of("_binned_core") == 1

@@ -213,7 +213,7 @@ def exact_array(v: np.ndarray, name: str, func: str) -> Array:
                 + ("" if x64 else "; enable jax_enable_x64")
             )
         v = v.astype(target)
-    return jnp.asarray(v)
+    return jax.device_put(np.asarray(v))  # no program per shape, unlike jnp.asarray
 
 
 def window_width(value: Any, name: str, x: Array, func: str, time: str | None) -> Any:

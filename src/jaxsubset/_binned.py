@@ -30,7 +30,14 @@ from ._statistics._registry import (
 from ._stats import _raise_on_nan
 from ._subsets import _gather
 from ._typing import Array, ArrayLike
-from ._validate import as_x, check_nan_policy, index_dtype, is_traced, static_int
+from ._validate import (
+    as_x,
+    check_nan_policy,
+    device_array,
+    index_dtype,
+    is_traced,
+    static_int,
+)
 
 
 # ---------------------------------------------------------------------------- binned_statistic
@@ -77,7 +84,7 @@ def _around(v: Array, dec: Array) -> Array:
     return jnp.where(dec >= 0, jnp.rint(v * p) / p, jnp.rint(v / p) * p)
 
 
-def _bucketize(x: Array, edges: Array) -> Array:
+def _bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
     """``searchsorted(edges, x, side="right")`` for many float ``x`` and few increasing edges.
 
     A lookup table over ``64 * len(edges)`` equal cells of ``[edges[0], edges[-1]]`` holds the
@@ -87,15 +94,20 @@ def _bucketize(x: Array, edges: Array) -> Array:
     two edges; a miss (clustered edges, or rounding at a cell boundary) sends the call to
     ``jnp.searchsorted`` under ``lax.cond``. ``jnp.searchsorted`` alone is log2(len(edges))
     dependent gathers per point.
+
+    ``nbins`` (traced): the edges past ``edges[nbins]`` are padding (+inf, see
+    :func:`_binnumber`); a point above the last real edge still gets ``nbins + 1``.
     """
     k1 = edges.shape[0]
     m = min(64 * k1, 1 << 20)
     idt = jnp.int32
-    lo, hi = edges[0], edges[-1]
+    lo = edges[0]
+    hi = edges[-1] if nbins is None else edges[nbins]
+    top = k1 if nbins is None else (nbins + 1).astype(idt)
     scale = m / (hi - lo)
     cells = lo + jnp.arange(m, dtype=edges.dtype) / scale
     table = jnp.searchsorted(edges, cells, side="right").astype(idt)
-    table = jnp.concatenate([jnp.zeros((1,), idt), table, jnp.full((1,), k1, idt)])
+    table = jnp.concatenate([jnp.zeros((1,), idt), table, jnp.full((1,), top, idt)])
     t = jnp.clip((x - lo) * scale, -1, m)
     t = jnp.where(jnp.isnan(t), 0, jnp.floor(t)).astype(idt) + 1  # 0 below, m + 1 above
     a = table[t]
@@ -106,7 +118,9 @@ def _bucketize(x: Array, edges: Array) -> Array:
     return lax.cond(ok, lambda: d, lambda: jnp.searchsorted(edges, x, side="right").astype(idt))
 
 
-def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> Array:
+def _binnumber(
+    x: Array, edges: Array, dec: Array, uniform: bool, nbins: Array | None = None
+) -> Array:
     """scipy's bin numbers: ``digitize`` (0 below, ``nbins + 1`` above), the last edge closed.
 
     Float ``x`` is compared in the edges' dtype (SciPy's own rule: the edges take ``x``'s
@@ -114,9 +128,14 @@ def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> Array:
     (:func:`_int_binnumber`); a time axis (int64 nanoseconds, int64 edges) exactly too, its
     last edge closed exactly. A point "on" the last edge (above it but equal to it when both
     are rounded to ``dec`` decimals, SciPy's rule) goes to the last bin.
+
+    ``nbins`` (traced, float ``x`` only): eager bucketing of the number of bins, the edges
+    past ``edges[nbins]`` are +inf padding; the bin numbers are those of ``edges[:nbins + 1]``
+    (``nbins + 1`` above the last real edge), so no point is in a padding bin.
     """
-    nb = edges.shape[0] - 1
     idt = index_dtype()
+    nb: Any = edges.shape[0] - 1 if nbins is None else nbins.astype(idt)
+    last = edges[-1] if nbins is None else edges[nb]
     if jnp.issubdtype(edges.dtype, jnp.integer):
         d = jnp.searchsorted(edges, x, side="right").astype(idt)
         return jnp.where(x == edges[-1], d - 1, d)
@@ -124,7 +143,7 @@ def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> Array:
         return _int_binnumber(x, edges, dec)
     x = x.astype(edges.dtype)
     if uniform:
-        lo, hi = edges[0], edges[-1]
+        lo, hi = edges[0], last
         g = jnp.floor((x - lo) * (nb / (hi - lo))) + 1
         d = jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
         table = jnp.concatenate([jnp.array([-jnp.inf], edges.dtype), edges, jnp.array([jnp.inf])])
@@ -133,8 +152,10 @@ def _binnumber(x: Array, edges: Array, dec: Array, uniform: bool) -> Array:
             d = jnp.where(x < table[d], d - 1, jnp.where(x >= table[d + 1], d + 1, d))
             d = jnp.clip(d, 0, nb + 1)
     else:
-        d = _bucketize(x, edges).astype(idt)
-    on_edge = (x >= edges[-1]) & (_around(x, dec) == _around(edges[-1], dec))
+        d = _bucketize(x, edges, nbins).astype(idt)
+        if nbins is not None:  # +inf is above every real edge and at or below the padding
+            d = jnp.minimum(d, nb + 1)
+    on_edge = (x >= last) & (_around(x, dec) == _around(last, dec))
     d = jnp.where(on_edge, d - 1, d)
     return jnp.where(jnp.isnan(x), nb + 1, d)
 
@@ -277,10 +298,15 @@ def _binned_core(
     fn: Callable | None,
     nan_policy: str,
     method: str,
+    nbins: Array | None = None,
 ) -> tuple[Array, Array]:
-    """Statistic ``(nbins, C)`` and binnumber ``(N,)``; ``v`` is ``(N, C)``."""
+    """Statistic ``(nbins, C)`` and binnumber ``(N,)``; ``v`` is ``(N, C)``.
+
+    ``nbins`` (traced): the real number of bins of edges padded with +inf (eager bucketing);
+    the points above the last real edge then fill the first padding bin, which is cut off.
+    """
     nb = edges.shape[0] - 1
-    d = _binnumber(x, edges, dec, uniform)
+    d = _binnumber(x, edges, dec, uniform, nbins)
     out_dtype = float_dtype(v.dtype)
     if fn is None:
         stat = _scipy_statistic(v, d, nb, statistic, nan_policy, x_sorted, method, capacity)
@@ -406,9 +432,10 @@ def binned_statistic(
     ``"7D"``: ``"7D"``), empty bins included; its last edge lies past the last date, so
     SciPy's closed last bin holds no date on its edge.
 
-    Eager calls pad ``N`` to a bucket size with points outside every bin, so data of similar
-    lengths reuse one compiled program (README, "Compile once"); the number of bins is not
-    bucketed. Results are those of the unpadded call.
+    Eager calls pad ``N`` to a bucket size with points outside every bin, and (float ``x``,
+    named statistics) the number of bins with empty bins past the last edge, so data of
+    similar lengths and bin counts reuse one compiled program (README, "Compile once").
+    Results, ``binnumber`` included, are those of the unpadded call.
 
     Gradients: with respect to ``values``, for every statistic: sum/mean/std as their
     formulas, min/max and the median at the point(s) holding the selected value(s) (a
@@ -480,7 +507,7 @@ def binned_statistic(
         np_v = np.asarray(values)
         if np_v.dtype.kind not in "biuf":
             raise TypeError(f"{func}: `values` must be real numeric, got dtype {np_v.dtype}")
-        values = jnp.asarray(values)
+        values = device_array(values, np_v)
     if values.ndim == 0 or values.shape[-1] != n_pts:
         raise ValueError(
             f"{func}: `values` must have shape (N,) or (*channels, N) with N = len(x) = "
@@ -534,7 +561,7 @@ def binned_statistic(
             step = (hi - lo) / nbins
             edges = (jnp.arange(nbins + 1, dtype=wdt) * step + lo).at[-1].set(hi).astype(edt)
     else:
-        edges = bins if is_traced(bins) else jnp.asarray(np.asarray(bins, float))
+        edges = bins if is_traced(bins) else jax.device_put(np.asarray(bins, float))
         if edges.ndim != 1 or edges.shape[0] < 2:
             raise ValueError(
                 f"{func}: `bins` must be an int or a 1-D array of at least 2 edges, got shape "
@@ -621,10 +648,15 @@ def _binned_run(
         vh = np.asarray(values) if on_host else values
         v = vh.reshape((c, n_pts)).T if on_host else jnp.moveaxis(vh.reshape((c, n_pts)), 0, 1)
         xp, vp = _bucket.pad(x, size, fill), _bucket.pad(v, size)
+        edges_p, nb = edges, None
+        if fn is None and jnp.issubdtype(x.dtype, jnp.floating):  # the bins too: +inf edges
+            nb = jnp.asarray(nbins, index_dtype())
+            pad_to = _bucket.bucket(nbins, _bucket.MIN_K) + 1
+            edges_p = _bucket.pad(edges, pad_to, np.inf)
         st, dp = _binned_core(
-            xp, vp, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method
+            xp, vp, edges_p, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method, nb
         )
-        stat = np.asarray(st).T.reshape(ch + (nbins,))
+        stat = np.asarray(st)[:nbins].T.reshape(ch + (nbins,))
         return BinnedStatisticResult(stat, edges, np.asarray(dp)[:n_pts])
     v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
     stat, d = _binned_core(

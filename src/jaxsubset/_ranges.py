@@ -7,6 +7,10 @@ x-bounds); all of them end in the same gather (:func:`from_ranges`).
 All constructors accept ``length``: the number of real points when a dataset was padded to a
 common length by :func:`jaxsubset.pack` (points at and past ``length`` are never selected).
 
+Called eagerly (every argument concrete, no ``length``), the constructors pad the data to a
+bucket of lengths and run one compiled program per bucket (see "eager buckets" at the end);
+the ``Subsets`` are exactly the unpadded call's.
+
 The rules, in one place (``stream`` resolves with the same functions):
 
 - ``closed``: :func:`_sides`; bins are ``numpy.histogram``'s (half-open, the last closed).
@@ -26,7 +30,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _bucket
 from ._axis import (
+    bound_array as _bound_array,
     concrete_bound as _concrete_bound,
     exact_array as _exact_array,
     int_limits as _int_limits,
@@ -115,6 +121,9 @@ def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None =
                 "(see jaxsubset.required_capacity)"
             )
         capacity = max(ranges.max_count, 1)
+        slots = _bucket.bucket(capacity, _bucket.MIN_K)  # a derived capacity: few programs
+    else:
+        slots = None
     capacity = static_int(capacity, "capacity", func)
     x, y = as_xy(x, y, func)
     start, count = ranges.start, ranges.count
@@ -124,6 +133,8 @@ def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None =
         # user ranges wider than the index dtype (int64/uint64 in 32-bit mode): clipped
         # exactly on the host; `_gather` clips the others overflow-safely
         start, count = _host_range(np.asarray(start), np.asarray(count), x.shape[0], func)
+    if _eager(None, x, y, start, count) and x.shape[0] > 0:
+        return _bucketed_gather(x, y, start, count, capacity, slots=slots)
     return _gather(x, y, start, count, capacity)
 
 
@@ -394,8 +405,8 @@ def _resolve_bound(
     xdt = np.dtype(x.dtype)
     if is_traced(value):
         return _traced_key(value, xdt, side)
-    return tuple(
-        None if a is None else jnp.asarray(a)
+    return tuple(  # device_put: no program per shape, unlike jnp.asarray
+        None if a is None else jax.device_put(np.asarray(a))
         for a in _host_key(_concrete_bound(value, name, x, func, time), xdt, side)
     )
 
@@ -539,6 +550,8 @@ def from_ranges(
     capacity = static_int(capacity, "capacity", func)
     x, y = as_xy(x, y, func)
     start, count = _host_range(start, count, x.shape[0], func)
+    if _eager(None, x, y, start, count) and x.shape[0] > 0:
+        return _bucketed_gather(x, y, start, count, capacity)
     return _gather(x, y, start, count, capacity)
 
 
@@ -561,9 +574,9 @@ def _host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array
         s0 = np.asarray(np.minimum(np.maximum(s, 0), n), object)
         s1 = np.asarray(np.minimum(np.maximum(stop, s0), n), object)
         idt = index_dtype()
-        return (
-            jnp.asarray(s0.astype(np.int64).astype(idt)),
-            jnp.asarray((s1 - s0).astype(np.int64).astype(idt)),
+        return (  # device_put: no program per shape, unlike jnp.asarray
+            jax.device_put(s0.astype(np.int64).astype(idt)),
+            jax.device_put((s1 - s0).astype(np.int64).astype(idt)),
         )
     big = int(np.iinfo(index_dtype()).max)
     return (
@@ -649,6 +662,8 @@ def isolate(
     capacity = static_int(capacity, "capacity", "isolate")
     x, y = as_xy(x, y, "isolate")
     r = isolate_ranges(x, start, stop, length=length, _func="isolate")
+    if _eager(length, x, y, r) and x.shape[0] > 0:  # the ranges: scalar work, no N-sized op
+        return _bucketed_gather(x, y, r.start, r.count, capacity)
     return _to_subsets(x, y, r, capacity)
 
 
@@ -667,16 +682,11 @@ def chunk_ranges(
         >>> jaxsubset.ranges.chunks(jnp.arange(7.0), size=3).count.tolist()
         [3, 3, 1]
     """
-    if (n is None) == (size is None):
-        raise TypeError(
-            f"{_func}: pass exactly one of `n` (number of pieces) and `size`, got "
-            f"n={n!r}, size={size!r}"
-        )
+    n, size = _chunk_args(n, size, _func)
     x = as_x(x, _func)
     big_n = x.shape[0]
     idt = index_dtype()
     if n is not None:
-        n = static_int(n, "n", _func)
         bound = -(-big_n // n)
         if length is None:
             q, r = divmod(big_n, n)
@@ -688,11 +698,40 @@ def chunk_ranges(
         q, r = m // n, m % n
         i = jnp.arange(n, dtype=idt)
         return Ranges(i * q + jnp.minimum(i, r), q + (i < r).astype(idt), bound)
-    size = static_int(size, "size", _func)
+    assert size is not None  # for mypy: `_chunk_args` gives exactly one
     k = -(-big_n // size)
     m = _length(length, big_n, _func)
     start = jnp.arange(k, dtype=idt) * size
     return Ranges(start, jnp.clip(m - start, 0, size), size)
+
+
+def _chunk_args(n: Any, size: Any, func: str) -> tuple[int | None, int | None]:
+    """Exactly one of ``n`` and ``size``, as a checked static int."""
+    if (n is None) == (size is None):
+        raise TypeError(
+            f"{func}: pass exactly one of `n` (number of pieces) and `size`, got "
+            f"n={n!r}, size={size!r}"
+        )
+    if n is not None:
+        return static_int(n, "n", func), None
+    return None, static_int(size, "size", func)
+
+
+def _bucketed_chunks(x: Array, y: Array, n: Any, size: Any) -> Subsets:
+    """Eager :func:`chunks`: the pieces of the real N, gathered at the bucket's capacity."""
+    n, size = _chunk_args(n, size, "chunks")
+    big_n = x.shape[0]
+    nb = _bucket.bucket(big_n)
+    if n is not None:
+        q, rem = divmod(big_n, n)
+        i = np.arange(n)
+        start, count = i * q + np.minimum(i, rem), q + (i < rem)
+        cap = max(-(-big_n // n), 1)
+        return _bucketed_gather(x, y, start, count, cap, slots=max(-(-nb // n), 1))
+    assert size is not None
+    start = np.arange(-(-nb // size)) * size  # the bucket's pieces; the real ones first
+    count = np.clip(big_n - start, 0, size)
+    return _bucketed_gather(x, y, start, count, size, k=-(-big_n // size))
 
 
 def chunks(
@@ -728,6 +767,8 @@ def chunks(
         ([3, 2, 2], [0, 3, 5], 3)
     """
     x, y = as_xy(x, y, "chunks")
+    if _eager(length, x, y) and x.shape[0] > 0:
+        return _bucketed_chunks(x, y, n, size)
     r = chunk_ranges(x, n, size=size, length=length, _func="chunks")
     big_n = x.shape[0]
     if length is None and big_n > 0:
@@ -827,6 +868,16 @@ def sliding(
         ([0, 2], [1.0, 3.0])
     """
     x, y = as_xy(x, y, "sliding")
+    if _eager(length, x, y) and x.shape[0] > 0:
+        size = static_int(size, "size", "sliding")
+        step = static_int(step, "step", "sliding")
+        big_n = x.shape[0]
+        if size > big_n:
+            raise ValueError(f"sliding: `size` must be <= len(x)={big_n}, got {size}")
+        # the bucket's windows, the real (full) ones first; those past N are cut off
+        start = np.arange((_bucket.bucket(big_n) - size) // step + 1) * step
+        count = np.where(start + size <= big_n, size, 0)
+        return _bucketed_gather(x, y, start, count, size, k=(big_n - size) // step + 1)
     r = sliding_ranges(x, size, step=step, length=length, _func="sliding")
     if length is None:
         return _full_windows(x, y, r.start, r.count, r.max_count)
@@ -927,6 +978,14 @@ def select(
     capacity = static_int(capacity, "capacity", "select")
     tk = time_kind(x)
     x, y = as_xy(x, y, "select")
+    if _eager(length, x, y, lo, hi) and x.shape[0] > 0:
+        closed = check_closed(closed, "select")
+        check_sorted_x(x, "select")
+        lo_side, hi_side = _sides(closed)
+        lo_key = _resolve_bound(lo, "lo", x, "select", tk, lo_side)
+        hi_key = _resolve_bound(hi, "hi", x, "select", tk, hi_side)
+        xp, yp, m = _padded_xy(x, y)
+        return _padded_select(xp, yp, lo_key, hi_key, m, closed=closed, capacity=capacity)
     r = select_ranges(x, lo, hi, closed=closed, length=length, _func="select", _time=tk)
     return _to_subsets(x, y, r, capacity)
 
@@ -1282,6 +1341,10 @@ def rolling(
     capacity = static_int(capacity, "capacity", "rolling")
     tk = time_kind(x)
     x, y = as_xy(x, y, "rolling")
+    if _eager(length, x, y, width, at, before, after) and x.shape[0] > 0:
+        s = _bucketed_rolling(x, y, width, at, closed, center, before, after, capacity, tk)
+        if s is not None:
+            return s
     r = rolling_ranges(
         x,
         width,
@@ -1420,8 +1483,28 @@ def bins(
     capacity = static_int(capacity, "capacity", "bins")
     tk = time_kind(x)
     x, y = as_xy(x, y, "bins")
+    if _eager(length, x, y, edges) and x.shape[0] > 0:
+        return _bucketed_bins(x, y, edges, capacity, tk)
     r = bin_ranges(x, edges, length=length, _func="bins", _time=tk)
     return _to_subsets(x, y, r, capacity)
+
+
+def _bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None) -> Subsets:
+    """Eager :func:`bins`: N and the number of bins padded (edges repeat the last one)."""
+    func = "bins"
+    check_sorted_x(x, func)
+    raw = _concrete_bound(edges, "edges", x, func, tk)
+    check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, func)
+    left = _resolve_bound(raw, "edges", x, func, None, "left")
+    last = _resolve_bound(raw[-1:], "edges", x, func, None, "right")
+    nbins = raw.shape[0] - 1
+    # the extra edges repeat the last one: their bins are empty and cut off
+    size = _bucket.bucket(nbins, _bucket.MIN_K) + 1
+    left = tuple(None if a is None else _bucket.pad(a, size, fill=np.asarray(a)[-1]) for a in left)
+    xp, yp, m = _padded_xy(x, y)
+    nb = jnp.asarray(nbins, index_dtype())
+    out = _padded_bins(xp, yp, left, last, nb, m, capacity=capacity)
+    return _cut_subsets(out, nbins, (nbins,), capacity)
 
 
 def _nearest_impl(x: Array, values: Array, key: tuple, n_real: Array) -> Array:
@@ -1487,3 +1570,170 @@ def nearest(
             v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
         values = jnp.asarray(v.astype(np.result_type(v.dtype, x.dtype)))
     return _nearest_impl(x, values, key, n_real)
+
+
+# ---------------------------------------------------------------------------- eager buckets
+# Called outside `jit` (every argument concrete, no `length`), the constructors pad x with its
+# last value (still sorted) and y with zeros to `_bucket.bucket(N)` rows and run ONE jitted
+# program per bucket of shapes: the ranges are resolved with the traced `length=N`, so no
+# padding row is in any range and the gather never reads one, into a number of subsets and a
+# capacity that depend only on the bucket; the Subsets are then cut back to the real number of
+# subsets and capacity. Every field (values, mask, start, count) is the unbucketed call's.
+
+
+def _eager(length: Any, *args: Any) -> bool:
+    """Whether a constructor call is bucketed: bucketing on, no ``length``, all concrete."""
+    return _bucket.enabled() and length is None and not is_traced(args)
+
+
+def _padded_xy(x: Array, y: Array) -> tuple[Array, Array, Array]:
+    """``x`` (padded with its last value), ``y`` (with zeros) at ``bucket(N)`` rows, and N."""
+    n = x.shape[0]
+    size = _bucket.bucket(n)
+    last = np.asarray(x)[-1] if _bucket._on_host(x) else x[-1]
+    return _bucket.pad(x, size, fill=last), _bucket.pad(y, size), jnp.asarray(n, index_dtype())
+
+
+def _k_bucket(k: int, n: int) -> int:
+    """The bucket of ``k`` subsets (N's buckets when there is one per point)."""
+    return _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)
+
+
+def _cut(a: Array, k: int, batch: tuple[int, ...], cap: int | None) -> Array:
+    """Rows ``[:k]`` (and slots ``[:cap]``) of a padded field, reshaped to ``batch``."""
+    if _bucket._on_host(a):  # on the host: no program per shape
+        h = np.asarray(a)[:k]
+        h = h if cap is None else h[:, :cap]
+        return jax.device_put(h.reshape(batch + h.shape[1:]))
+    a = a[:k] if cap is None else a[:k, :cap]
+    return a.reshape(batch + a.shape[1:])
+
+
+def _cut_subsets(s: Subsets, k: int, batch: tuple[int, ...], cap: int) -> Subsets:
+    """The first ``k`` subsets of ``s`` with ``cap`` slots, in the batch shape ``batch``."""
+    return Subsets(
+        x=_cut(s.x, k, batch, cap),
+        y=_cut(s.y, k, batch, cap),
+        mask=_cut(s.mask, k, batch, cap),
+        start=_cut(s.start, k, batch, None),
+        count=_cut(s.count, k, batch, None),
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("capacity",))
+def _padded_gather(
+    x: Array, y: Array, start: Array, count: Array, n: Array, *, capacity: int
+) -> Subsets:
+    return _gather(x, y, start, count, capacity, length=n)
+
+
+def _bucketed_gather(
+    x: Array,
+    y: Array,
+    start: Any,
+    count: Any,
+    capacity: int,
+    *,
+    k: int | None = None,
+    slots: int | None = None,
+) -> Subsets:
+    """Concrete ranges gathered by :func:`_padded_gather` on padded ``x``/``y``.
+
+    ``start``/``count`` broadcast to the batch shape; ``k``: keep only the first ``k`` of a
+    1-D batch (ranges computed for the bucket); ``slots``: gather into this many slots
+    (>= ``capacity``, a capacity of the bucket), then cut to ``capacity``.
+    """
+    idt = np.dtype(index_dtype())
+    s, c = np.broadcast_arrays(np.asarray(start), np.asarray(count))
+    batch = s.shape if k is None else (k,)
+    k = s.size if k is None else k
+    s, c = s.reshape(-1).astype(idt), c.reshape(-1).astype(idt)
+    kb = _k_bucket(s.shape[0], x.shape[0])
+    xp, yp, n = _padded_xy(x, y)
+    out = _padded_gather(
+        xp, yp, _bucket.pad(s, kb), _bucket.pad(c, kb), n, capacity=slots or capacity
+    )
+    return _cut_subsets(out, k, batch, capacity)
+
+
+@functools.partial(jax.jit, static_argnames=("closed", "capacity"))
+def _padded_select(
+    x: Array, y: Array, lo: tuple, hi: tuple, n: Array, *, closed: str, capacity: int
+) -> Subsets:
+    r = _xrange(x, lo, hi, closed, n)
+    return _gather(x, y, r.start, r.count, capacity, length=n)
+
+
+@functools.partial(jax.jit, static_argnames=("capacity",))
+def _padded_bins(
+    x: Array, y: Array, left: tuple, last: tuple, nbins: Array, n: Array, *, capacity: int
+) -> Subsets:
+    """:func:`bin_ranges` with the edges padded past the ``nbins`` real bins, and the gather."""
+    below_edge = _count(x, left, "left", n)
+    closing = _count(x, last, "right", n)
+    start = below_edge[:-1]
+    bin_no = jnp.arange(start.shape[0], dtype=start.dtype)
+    stop = jnp.where(bin_no == nbins - 1, closing, below_edge[1:])
+    return _gather(x, y, start, jnp.maximum(stop - start, 0), capacity, length=n)
+
+
+@functools.partial(jax.jit, static_argnames=("closed", "center", "capacity"))
+def _padded_rolling(
+    x: Array,
+    y: Array,
+    widths: dict,
+    at: Any,
+    n: Array,
+    *,
+    closed: str,
+    center: bool,
+    capacity: int,
+) -> Subsets:
+    r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, length=n, _func="rolling")
+    start, count = jnp.broadcast_arrays(r.start, r.count)
+    return _gather(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
+
+
+def _bucketed_rolling(
+    x: Array,
+    y: Array,
+    width: Any,
+    at: Any,
+    closed: str,
+    center: Any,
+    before: Any,
+    after: Any,
+    capacity: int,
+    tk: str | None,
+) -> Subsets | None:
+    """An eager :func:`rolling` in one program per bucket, or None where it is not bucketed.
+
+    Bucketed with scalar widths (as :func:`jaxsubset.rolling_statistic`, converted the same
+    way), anchors padded to ``bucket(K)`` with their first value.
+    """
+    func = "rolling"
+    widths: dict[str, Any] = {"width": width, "before": before, "after": after}
+    if not isinstance(center, bool | np.bool_) or any(
+        w is not None and not isinstance(w, str) and np.ndim(w) != 0 for w in widths.values()
+    ):
+        return None
+    closed = check_closed(closed, func)
+    check_sorted_x(x, func)
+    for name, w in widths.items():
+        if w is not None:
+            _window_width(w, name, x, func, tk)  # the resolver's own checks (>= 0, durations)
+            widths[name] = _bound_array(w, name, x, func, tk, width=True)
+    n = x.shape[0]
+    batch: tuple[int, ...] = (n,)
+    if at is not None:
+        at = _bound_array(at, "at", x, func, tk)
+        batch = tuple(at.shape)
+        flat = np.asarray(at).reshape(-1) if _bucket._on_host(at) else at.reshape(-1)
+        if flat.shape[0] == 0:
+            return None
+        at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
+    xp, yp, m = _padded_xy(x, y)
+    out = _padded_rolling(
+        xp, yp, widths, at, m, closed=closed, center=bool(center), capacity=capacity
+    )
+    return _cut_subsets(out, int(np.prod(batch)), batch, capacity)

@@ -21,7 +21,7 @@ from ._statistics._registry import (
     with_quantile,
 )
 from ._typing import Array, ArrayLike
-from ._validate import check_nan_policy, index_dtype, is_traced, static_int
+from ._validate import check_nan_policy, device_array, index_dtype, is_traced, static_int
 
 
 def _check_statistic(statistic: Any, func: str) -> str:
@@ -38,7 +38,7 @@ def _as_y(y: Any, func: str) -> Array:
         np_y = np.asarray(y)
         if np_y.dtype.kind not in "biuf" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be real numeric, got dtype {np_y.dtype}")
-        y = jnp.asarray(y)
+        y = device_array(y, np_y)
     elif jnp.issubdtype(y.dtype, jnp.complexfloating):
         raise TypeError(f"{func}: `y` must be real numeric, got dtype {y.dtype}")
     if y.ndim < 1:

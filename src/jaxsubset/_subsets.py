@@ -585,13 +585,19 @@ class Subsets:
 
 
 @functools.partial(jax.jit, static_argnames=("capacity",))
-def _gather(x: Array, y: Array, start: Array, count: Array, capacity: int) -> Subsets:
-    """Read ``count`` points from ``start`` into ``capacity`` slots; never a shifted window."""
+def _gather(
+    x: Array, y: Array, start: Array, count: Array, capacity: int, length: Array | None = None
+) -> Subsets:
+    """Read ``count`` points from ``start`` into ``capacity`` slots; never a shifted window.
+
+    ``length`` (traced): the ranges are clipped to ``[0, length)`` instead of ``[0, N)``, so
+    rows past it (bucket padding) are never read.
+    """
     idt = index_dtype()
     start = jnp.asarray(start, idt)
     count = jnp.asarray(count, idt)
     start, count = jnp.broadcast_arrays(start, count)
-    n = x.shape[0]
+    n = x.shape[0] if length is None else length
     # Clip [start, start + count) to [0, n) (ranges from users may run past either end): a
     # range is shortened, never shifted, and `count` is the clipped true count. Overflow-safe:
     # `start + count` is only used where it cannot exceed the index dtype.
@@ -602,7 +608,7 @@ def _gather(x: Array, y: Array, start: Array, count: Array, capacity: int) -> Su
     count = jnp.maximum(stop - start, 0)
     offsets = jnp.arange(capacity, dtype=idt)
     mask = offsets < jnp.minimum(count, capacity)[..., None]
-    if n == 0:
+    if x.shape[0] == 0:
         xs = jnp.zeros(mask.shape, x.dtype)
         ys = jnp.zeros(mask.shape + y.shape[1:], y.dtype)
         return Subsets(x=xs, y=ys, mask=mask, start=start, count=count)

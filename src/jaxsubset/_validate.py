@@ -84,10 +84,22 @@ def as_x(x: Any, func: str) -> jax.Array:
         elif np_x.dtype.kind not in "biuf":
             raise TypeError(f"{func}: `x` must be numeric, got dtype {np_x.dtype}")
         check_int_fits(np_x, "x", func)
-        arr = jnp.asarray(np_x if np_x is not x else x)
+        arr = device_array(x, np_x)
     if arr.ndim != 1:
         raise ValueError(f"{func}: `x` must be 1-D, got shape {tuple(arr.shape)}")
     return arr
+
+
+def device_array(value: Any, host: np.ndarray) -> jax.Array:
+    """Concrete data as a JAX array without compiling anything.
+
+    A JAX array stays as it is; anything else is ``jax.device_put`` of its NumPy form ``host``
+    (the same dtype as ``jnp.asarray``, which compiles a small program per new shape and dtype:
+    a new data length would cost a compilation before any work).
+    """
+    if isinstance(value, jax.Array) and value.dtype == host.dtype:
+        return value
+    return jax.device_put(host)
 
 
 def check_int_fits(values: np.ndarray, name: str, func: str) -> None:
@@ -121,7 +133,7 @@ def as_xy(x: Any, y: Any, func: str) -> tuple[jax.Array, jax.Array]:
         # bfloat16 (an ml_dtypes extension type, NumPy kind "V") is a float like float16
         if np_y.dtype.kind not in "biufc" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be numeric, got dtype {np_y.dtype}")
-        y = jnp.asarray(y)
+        y = device_array(y, np_y)
     if y.ndim < 1:
         raise ValueError(f"{func}: `y` must have a leading axis of length len(x), got a scalar")
     if y.shape[0] != x.shape[0]:
