@@ -1493,6 +1493,8 @@ def _bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None
     """Eager :func:`bins`: N and the number of bins padded (edges repeat the last one)."""
     func = "bins"
     check_sorted_x(x, func)
+    if isinstance(edges, str):  # a period ("1M", "7D"): its edges from the concrete dates
+        edges = _period_edges(x, edges, None, tk, func)
     raw = _concrete_bound(edges, "edges", x, func, tk)
     check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, func)
     left = _resolve_bound(raw, "edges", x, func, None, "left")
