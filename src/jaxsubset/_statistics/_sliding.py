@@ -86,6 +86,10 @@ class _Sum(_Fold):
         return jnp.zeros_like(p)
 
     def presuf(self, r):
+        return self.scan(r, False), self.scan(r, True)
+
+    def scan(self, r, reverse: bool):
+        """The inclusive prefix (suffix with ``reverse``) sums along axis 1 of ``(R, b, C)``."""
         if backend() == "cpu" and jnp.issubdtype(r.dtype, jnp.floating):
             # a 0/1 triangular matmul in full precision: each output a sum of the sub-block's
             # own points (CPU only: elsewhere f32 dots may run in TF32). The points of a
@@ -93,13 +97,10 @@ class _Sum(_Fold):
             rows, b, ch = r.shape
             low = jnp.tril(jnp.ones((b, b), r.dtype))  # low[k, l] = l <= k
             x = jnp.moveaxis(r, 1, 2).reshape(rows * ch, b)
-            hi = lax.Precision.HIGHEST
-            # two products, not one with the matrices side by side: splitting its columns
-            # costs more than the second product
-            pre = jnp.matmul(x, low.T, precision=hi).reshape(rows, ch, b)
-            suf = jnp.matmul(x, low, precision=hi).reshape(rows, ch, b)
-            return jnp.moveaxis(pre, 2, 1), jnp.moveaxis(suf, 2, 1)
-        return lax.cumsum(r, axis=1), lax.cumsum(r, axis=1, reverse=True)
+            tri = low if reverse else low.T  # x @ low.T: prefix; x @ low: suffix
+            out = jnp.matmul(x, tri, precision=lax.Precision.HIGHEST).reshape(rows, ch, b)
+            return jnp.moveaxis(out, 2, 1)
+        return lax.cumsum(r, axis=1, reverse=reverse)
 
 
 class _Extreme(_Fold):
@@ -131,49 +132,67 @@ class _Chan(_Fold):
     def combine(self, a, b):
         return _chan(a, b)
 
+    def presuf(self, r):
+        # b - 1 combinations each way, unrolled: a smaller program than a parallel scan
+        cols = [_tmap(lambda a, k=k: a[:, k], r) for k in range(r[0].shape[1])]
+        pre = [cols[0]]
+        for col in cols[1:]:
+            pre.append(self.combine(pre[-1], col))
+        suf = [cols[-1]]
+        for col in cols[-2::-1]:
+            suf.append(self.combine(col, suf[-1]))
+        suf = suf[::-1]
+        return _tmap(lambda *a: jnp.stack(a, 1), *pre), _tmap(lambda *a: jnp.stack(a, 1), *suf)
+
     def identity_like(self, p):
         return _tmap(jnp.zeros_like, p)
 
 
 class _ShiftedMoments(_Chan):
-    """The first level of the moments: per-point ``(n, c, m, M2)`` leaves, sub-block sums.
+    """Moments whose sub-block prefix/suffix are sums around one point of each piece.
 
-    A prefix piece is summed around the first finite point of its sub-block, a suffix piece
-    around the last one: either is a point of the piece whenever the piece counts any point.
+    Partials are ``(n, c, m, M2)`` (a point: ``(1, y, 0, 0)``). A prefix piece is summed
+    around the shift ``c0`` of the first non-empty partial of its sub-block, a suffix piece
+    around that of the last one: a point of the piece whenever the piece counts any point.
+    With ``d = (c - c0) + m`` per partial, ``S1 = sum(n d)`` and ``S2 = sum(M2 + n d**2)``
+    are sub-block sums (a matmul on the CPU), and the piece is ``(n, c0, S1 / n,
+    S2 - S1**2 / n)``. Every level of the recursion uses the same fold.
     """
 
     block = 16
 
     def presuf(self, r):
-        n, y, _, _ = r
-        fdt = y.dtype
-        b = y.shape[1]
+        n, c, m, q = r
+        fdt = m.dtype
+        b = m.shape[1]
         ok = n > 0
         pos = jnp.arange(b)[None, :, None]
         first = jnp.min(jnp.where(ok, pos, b), axis=1, keepdims=True)
         last = jnp.max(jnp.where(ok, pos, -1), axis=1, keepdims=True)
-        c_pre = jnp.take_along_axis(y, jnp.clip(first, 0, b - 1), axis=1)
-        c_suf = jnp.take_along_axis(y, jnp.clip(last, 0, b - 1), axis=1)
+        c_pre = jnp.take_along_axis(c, jnp.clip(first, 0, b - 1), axis=1)
+        c_suf = jnp.take_along_axis(c, jnp.clip(last, 0, b - 1), axis=1)
         nf = n.astype(fdt)
-        zp = jnp.where(ok, y - c_pre, 0)
-        zs = jnp.where(ok, y - c_suf, 0)
+        # a deviation or square beyond the float range is clamped to it (a matmul's 0 * inf
+        # would reach the pieces without that point); the pieces holding it get M2 = inf
+        big = jnp.finfo(fdt).max
         s = _Sum()
         pn, sn = s.presuf(nf)
-        p1, _ = s.presuf(zp)
-        p2, _ = s.presuf(zp * zp)
-        _, s1 = s.presuf(zs)
-        _, s2 = s.presuf(zs * zs)
 
-        def moments(cnt, s1, s2, c):
+        def sums(ref, which):
+            d = jnp.clip(jnp.where(ok, (c - ref) + m, 0), -big, big)
+            s2 = jnp.minimum(jnp.where(ok, q, 0) + nf * jnp.minimum(d * d, big), big)
+            return s.scan(nf * d, which), s.scan(s2, which)
+
+        p1, p2 = sums(c_pre, False)
+        s1, s2 = sums(c_suf, True)
+
+        def moments(cnt, s1, s2, c0):
             safe = jnp.where(cnt > 0, cnt, 1)
-            m = s1 / safe
-            q = jnp.maximum(s2 - s1 * m, 0)
-            return cnt.astype(n.dtype), jnp.broadcast_to(c, s1.shape), m, q
+            mean = s1 / safe
+            m2 = jnp.where(s2 >= big, jnp.inf, jnp.maximum(s2 - s1 * mean, 0))
+            return cnt.round().astype(n.dtype), jnp.broadcast_to(c0, s1.shape), mean, m2
 
         return moments(pn, p1, p2, c_pre), moments(sn, s1, s2, c_suf)
-
-    def next(self) -> _Fold:
-        return _Chan()
 
 
 def _shift(p, d: int, fold: _Fold):
@@ -263,9 +282,29 @@ def _count_fold(flags: Array, w: int) -> Array:
     return sliding_fold(_IntSum(), flags.astype(idt), w)
 
 
+def _count_flags(flags: list[Array], w: int) -> list[Array]:
+    """Trailing-window counts of several boolean ``(N, C)`` flags, exactly.
+
+    Packed into one fold as digits in base ``w + 1`` (no window counts more than ``w``) when
+    the packed sums are exact integers of the float dtype, else one fold each.
+    """
+    fdt = jnp.result_type(float)
+    base = w + 1
+    if len(flags) == 1 or base ** len(flags) > 2 ** (jnp.finfo(fdt).nmant + 1):
+        return [_count_fold(f, w) for f in flags]
+    packed = sum(f.astype(fdt) * float(base**k) for k, f in enumerate(flags))
+    total = sliding_fold(_Sum(), packed, w).round()
+    out = []
+    for _ in flags:  # the digits, exact: every operand an integer below 2**(mantissa + 1)
+        rest = jnp.floor(total / base)
+        out.append((total - rest * base).astype(index_dtype()))
+        total = rest
+    return out
+
+
 class _IntSum(_Sum):
-    def presuf(self, r):
-        return lax.cumsum(r, axis=1), lax.cumsum(r, axis=1, reverse=True)
+    def scan(self, r, reverse: bool):
+        return lax.cumsum(r, axis=1, reverse=reverse)
 
 
 @functools.partial(jax.jit, static_argnames=("window", "stats", "ddof", "omit"))
@@ -309,35 +348,44 @@ def sliding_statistics(
     rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
     isnan = jnp.isnan(yf) if is_float else jnp.zeros(yf.shape, bool)
     notnan = present & ~isnan
+    moments = bool({"var", "std", "sem"} & set(stats))
+    sums = bool({"sum", "mean"} & set(stats))
+    zeros = jnp.zeros((num, ch), idt)
+    n_nan = n_pos = n_neg = zeros
     if is_float:
-        n_nan = _count_fold(present & isnan, w)
-        n = rows - n_nan if omit else rows
-        poisoned = jnp.zeros((num, ch), bool) if omit else n_nan > 0
-    else:
-        n = rows
-        poisoned = jnp.zeros((num, ch), bool)
+        # NaN and +-inf counts of every window in one fold of 0/1 flags (exact integers); the
+        # sums and moments fold finite values only (a matmul's 0 * inf would be NaN)
+        flags = [present & isnan]
+        if sums or moments:
+            flags += [present & (yf == jnp.inf), present & (yf == -jnp.inf)]
+        counts = _count_flags(flags, w)
+        n_nan = counts[0]
+        if sums or moments:
+            n_pos, n_neg = counts[1], counts[2]
+    n = rows - n_nan if omit else rows
+    poisoned = n_nan > 0 if (is_float and not omit) else jnp.zeros((num, ch), bool)
     out["count"] = n
-    clean = jnp.where(notnan, yf, 0)
-    if {"sum", "mean"} & set(stats):
-        total = sliding_fold(_Sum(), clean, w)
+    finite = notnan & jnp.isfinite(yf) if is_float else notnan
+    if sums:
+        total = sliding_fold(_Sum(), jnp.where(finite, yf, 0), w)
+        # a window holding +inf (-inf) sums to +inf (-inf), both: NaN (inf - inf), as NumPy
+        inf = jnp.array(jnp.inf, fdt)
+        total = jnp.where(n_pos > 0, inf, total)
+        total = jnp.where(n_neg > 0, -inf, total)
+        total = jnp.where((n_pos > 0) & (n_neg > 0), nan, total)
         if "sum" in stats:
             out["sum"] = jnp.where(poisoned, nan, total)
         if "mean" in stats:
             safe = jnp.where(n > 0, n, 1).astype(fdt)
             out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe)
-    if {"var", "std", "sem"} & set(stats):
+    if moments:
         # moments of the finite points; a window holding +-inf has NaN variance (inf - inf)
-        finite = notnan & jnp.isfinite(yf) if is_float else notnan
-        if is_float:
-            n_inf = _count_fold(present & jnp.isinf(yf), w)
-        else:
-            n_inf = jnp.zeros((num, ch), idt)
         v = jnp.where(finite, yf, 0)
         zero = jnp.zeros_like(v)
         leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
         _, _, _, q = sliding_fold(_ShiftedMoments(), leaves, w)
         denom = n - ddof
-        bad = poisoned | (n_inf > 0) | (denom <= 0)
+        bad = poisoned | (n_pos + n_neg > 0) | (denom <= 0)
         var = jnp.where(bad, nan, q / jnp.where(denom > 0, denom, 1).astype(fdt))
         if "var" in stats:
             out["var"] = var
