@@ -82,7 +82,7 @@ def test_against_bottleneck_and_slices():
     """bottleneck's move_* (1-D, no NaN) and a hand window from NumPy slices, ddof 0."""
     bn = pytest.importorskip("bottleneck")
     rng = np.random.default_rng(1)
-    y = rng.normal(size=500)
+    y = rng.normal(size=500).astype(np.float64 if X64 else np.float32)
     w = 37
     got = jaxsubset.rolling_statistic(
         None, y, statistic=("mean", "std", "var", "min", "max", "sum"), window=w

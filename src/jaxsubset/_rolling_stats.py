@@ -77,10 +77,21 @@ def rolling_statistic(
     ``x[i] - b < x <= x[i] + f`` with ``closed`` deciding each end, its tied rows ruled as in
     :func:`jaxsubset.rolling` (``after=0`` is the trailing window ``width=b``).
 
+    Fixed-count windows: ``window=w`` (instead of ``width``/``before``/``after``/``at``) is
+    pandas' ``Series(y).rolling(w)``: the window of row ``i`` is the last ``w`` points up to
+    it, ``[i - w + 1, i]`` (fewer at the start; ``w > N`` allowed), ``center=True`` pandas'
+    centred int window (ending ``(w - 1) // 2`` rows later). ``x`` is unused there (pass
+    ``None``, or an x of ``y``'s length). ``min_periods`` keeps this library's default 1:
+    pandas' ``rolling(w).mean()`` (default ``min_periods=w``) is ``rolling_statistic(None, y,
+    statistic="mean", window=w, min_periods=w)``. count/sum/mean/var/std/sem/min/max run on
+    the O(N) block road (``method="blocks"``: van Herk / Gil-Werman prefix and suffix folds,
+    each window combined from partials of its own points); the others on the tree or padded
+    road over the same windows.
+
     Args:
-        x: ``(N,)`` sorted sample positions: numbers, or a time axis as ``numpy.datetime64``
-            (converted once to exact int64 nanoseconds; needs JAX's 64-bit mode) or as integer
-            nanoseconds.
+        x: ``(N,)`` sorted sample positions (``None`` with ``window=``): numbers, or a time
+            axis as ``numpy.datetime64`` (converted once to exact int64 nanoseconds; needs
+            JAX's 64-bit mode) or as integer nanoseconds.
         y: ``(N, *channels)`` values.
         width: window width in x units (scalar, may be traced); on a datetime64 axis a
             duration: ``numpy.timedelta64`` or a string such as ``"7D"``, ``"1h"`` (a plain
@@ -109,9 +120,12 @@ def rolling_statistic(
             ``"propagate"``: a window holding a NaN gives NaN, and ``"count"`` (and
             ``min_periods``) count every point of the window. ``"raise"``: ValueError if ``y``
             holds NaN (at run time under ``jit``).
-        method: ``"auto"``, ``"tree"`` or ``"reference"`` (see :func:`range_statistic`).
+        method: ``"auto"``, ``"tree"`` or ``"reference"`` (see :func:`range_statistic`);
+            with ``window=`` also ``"blocks"`` (the fixed-count road, the default there).
         q: static float in ``[0, 1]`` for ``statistic="quantile"`` (see
             :func:`range_statistic`); padded, as the median (``capacity=``).
+        window: static int >= 1: windows of the last ``window`` points (see above), instead
+            of an x-width; ``capacity`` then defaults to ``window``.
 
     Returns:
         ``(N, *channels)`` (or ``(*batch, *channels)`` with ``at``) float, or a dict of them.
@@ -128,6 +142,10 @@ def rolling_statistic(
         [3.0, 5.0, 3.0, 9.0, 5.0]
         >>> jaxsubset.rolling_statistic(x, y, statistic="sum", before=2.0, after=1.0).tolist()
         [3.0, 6.0, 5.0, 9.0, 9.0]
+        >>> jaxsubset.rolling_statistic(None, y, statistic="mean", window=2).tolist()
+        [1.0, 1.5, 2.5, 3.5, 4.5]
+        >>> jaxsubset.rolling_statistic(None, y, statistic="max", window=3, min_periods=3).tolist()
+        [nan, nan, 3.0, 4.0, 5.0]
     """
     func = "rolling_statistic"
     names, single = check_statistics(statistic, func)
