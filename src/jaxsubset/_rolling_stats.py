@@ -308,7 +308,8 @@ def _rolling_window(
         y2 = y.reshape(n, c)
         if lead:
             y2 = jnp.pad(y2, [(0, lead), (0, 0)])
-        out = _window_program(y2, jnp.asarray(n, index_dtype()), **kw)
+        length = jnp.asarray(n, index_dtype()) if lead else None  # None: every row present
+        out = _window_program(y2, length, **kw)
         res = {s: v[lead : lead + n].reshape((n, *ch)) for s, v in out.items()}
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
@@ -327,7 +328,7 @@ def _needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bo
 )  # fmt: skip
 def _window_program(
     y: Array,
-    length: Array,
+    length: Array | None,
     *,
     window: int,
     stats: tuple[str, ...],

@@ -101,7 +101,7 @@ def reduce_ranges(
     return out
 
 
-def sliding_ranges(num: int, length: Array, window: int) -> tuple[Array, Array]:
+def sliding_ranges(num: int, length: Array | None, window: int) -> tuple[Array, Array]:
     """The index ranges of the trailing windows of ``window`` points over ``num`` rows.
 
     Row ``j``'s window is ``[max(0, j - window + 1), j]`` cut at the ``length`` present rows.
@@ -109,13 +109,13 @@ def sliding_ranges(num: int, length: Array, window: int) -> tuple[Array, Array]:
     idt = index_dtype()
     pos = jnp.arange(num, dtype=idt)
     start = jnp.maximum(pos - (window - 1), 0)
-    stop = jnp.minimum(pos + 1, jnp.asarray(length, idt))
+    stop = pos + 1 if length is None else jnp.minimum(pos + 1, jnp.asarray(length, idt))
     return start, jnp.maximum(stop - start, 0)
 
 
 def reduce_sliding(
     y: Array,
-    length: Array,
+    length: Array | None,
     window: int,
     stats: tuple[str, ...],
     *,
@@ -129,7 +129,8 @@ def reduce_sliding(
 
     The statistics :func:`choose` sends to the block road (``"sliding"``) are computed there
     in O(N); the others (or all, with ``method="tree"``/``"reference"``) over the equivalent
-    index ranges by :func:`reduce_ranges`. Rows from ``length`` on are absent.
+    index ranges by :func:`reduce_ranges`. Rows from ``length`` on are absent (``None``:
+    every row is present).
 
     Returns:
         dict of ``(N, C)`` arrays by statistic name, with ``"count"``.

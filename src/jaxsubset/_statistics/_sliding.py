@@ -35,6 +35,7 @@ The folds:
 """
 
 import functools
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -309,14 +310,21 @@ class _IntSum(_Sum):
 
 @functools.partial(jax.jit, static_argnames=("window", "stats", "ddof", "omit"))
 def sliding_statistics(
-    y: Array, length: Array, *, window: int, stats: tuple[str, ...], ddof: int, omit: bool
+    y: Array,
+    length: Array | None,
+    *,
+    window: int,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
 ) -> dict[str, Array]:
     """count/sum/mean/var/std/sem/min/max over every trailing window of ``window`` points.
 
     Args:
         y: ``(N, C)`` values; rows from ``length`` on are absent (bucket padding, or the rows
             a centred window reads past the end): they never enter a statistic.
-        length: scalar int (may be traced), the present rows ``[0, length)``.
+        length: scalar int (may be traced), the present rows ``[0, length)``; ``None``: all
+            ``N`` rows (no masks in the program).
         window: static int >= 1; row ``j``'s window is ``[max(0, j - window + 1), j]``.
         stats: names among :data:`SLIDING_STATISTICS`.
         ddof: delta degrees of freedom of var/std/sem.
@@ -340,11 +348,16 @@ def sliding_statistics(
     yf = y.astype(fdt)
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
     nan = jnp.array(jnp.nan, fdt)
-    length = jnp.asarray(length, idt)
     pos = jnp.arange(num, dtype=idt)
-    present = (pos < length)[:, None]
+    if length is None:
+        present: Any = True
+        last = num - 1
+    else:
+        length = jnp.asarray(length, idt)
+        present = (pos < length)[:, None]
+        last = length - 1
     # present points of each window: [max(0, j - w + 1), min(j, length - 1)]
-    rows = jnp.minimum(pos, length - 1) - jnp.maximum(pos - (w - 1), 0) + 1
+    rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
     rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
     isnan = jnp.isnan(yf) if is_float else jnp.zeros(yf.shape, bool)
     notnan = present & ~isnan
