@@ -338,16 +338,12 @@ def sliding_statistics(
     fdt = float_dtype(y.dtype)
     num, ch = y.shape
     w = window
-    out: dict[str, Array] = {}
     if num == 0:
+        out = {s: jnp.zeros((0, ch), fdt) for s in stats}
         out["count"] = jnp.zeros((0, ch), idt)
-        for s in stats:
-            if s != "count":
-                out[s] = jnp.zeros((0, ch), fdt)
         return out
     yf = y.astype(fdt)
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
-    nan = jnp.array(jnp.nan, fdt)
     pos = jnp.arange(num, dtype=idt)
     if length is None:
         present: Any = True
@@ -359,6 +355,36 @@ def sliding_statistics(
     # present points of each window: [max(0, j - w + 1), min(j, length - 1)]
     rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
     rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
+    if not is_float:
+        return _statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False)
+    # the NaN/inf counts cost folds of their own: a program without them runs when every
+    # present value is finite (one reduction decides; both programs give the same results)
+    finite_only = jnp.all(jnp.isfinite(yf) | ~jnp.asarray(present))
+
+    def run(nonfinite: bool):
+        return lambda v: _statistics(v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite)
+
+    return lax.cond(finite_only, run(False), run(True), yf)
+
+
+def _statistics(
+    yf: Array,
+    present: Any,
+    rows: Array,
+    w: int,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    *,
+    nonfinite: bool,
+) -> dict[str, Array]:
+    """:func:`sliding_statistics` of float ``yf``; ``nonfinite=False`` when it holds no NaN/inf."""
+    idt = index_dtype()
+    fdt = yf.dtype
+    num, ch = yf.shape
+    nan = jnp.array(jnp.nan, fdt)
+    out: dict[str, Array] = {}
+    is_float = nonfinite
     isnan = jnp.isnan(yf) if is_float else jnp.zeros(yf.shape, bool)
     notnan = present & ~isnan
     moments = bool({"var", "std", "sem"} & set(stats))
