@@ -31,7 +31,11 @@ The folds:
   window: offsets like ``1e8 + noise`` cancel exactly (Sterbenz) and the error of
   ``M2 = S2 - S1**2 / n`` is bounded by the piece's own spread around one of its own points
   (never by a value outside the window). The pieces are then ``(n, c, m, M2)`` partials
-  combined by Chan's formula (:func:`._tree._chan`), as the block tree does.
+  combined by Chan's formula (:func:`._tree._chan`), as the block tree does; the levels over
+  sub-block totals sum them the same way around the shift of their first/last total.
+- data holding NaN or +-inf add one fold of packed 0/1 flags counting them per window (the
+  sums fold finite values only: a matmul's ``0 * inf`` would be NaN in other windows); a
+  ``lax.cond`` on one reduction skips it when every value is finite.
 """
 
 import functools
@@ -66,11 +70,9 @@ class _Fold:
     def identity_like(self, p):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def presuf(self, r):
+    def presuf(self, r):  # pragma: no cover - interface
         """Inclusive prefix and suffix folds along axis 1 of ``(R, b, C)`` partials."""
-        pre = lax.associative_scan(self.combine, r, axis=1)
-        suf = lax.associative_scan(self.combine, r, axis=1, reverse=True)
-        return pre, suf
+        raise NotImplementedError
 
     def next(self) -> "_Fold":
         """The fold of the sub-block totals (the recursion's level)."""
