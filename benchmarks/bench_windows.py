@@ -5,15 +5,19 @@ Workloads (float64, side by side in one process, interleaved rounds, steady stat
 1. ``regular``: ``N`` points one second apart, windows of ``w`` samples (``w`` = 100 and
    10^4) as an x-width: ``jaxsubset.rolling_statistic`` under ``jit`` against bottleneck
    ``move_*``, numbagg ``move_*``, pandas ``rolling("<w>s")`` and polars ``rolling_*_by``.
-2. ``irregular``: ``N`` points with exponential spacing (mean 1 s), a 100 s window (~100
+2. ``fixed``: the same windows as a fixed count of points,
+   ``rolling_statistic(None, y, statistic=..., window=w)`` under ``jit`` (the block road, O(N))
+   against bottleneck ``move_*``, numbagg ``move_*`` and pandas ``rolling(w)`` (all with
+   ``min_count``/``min_periods`` 1).
+3. ``irregular``: ``N`` points with exponential spacing (mean 1 s), a 100 s window (~100
    points): jaxsubset against pandas and polars, mean/std/max and median (jaxsubset's median
    reads padded windows of ``capacity=256``; at 1e7 points that is the padded road's memory).
-3. ``ranges``: 1000 x-ranges (``select``) of capacity 1024 in ``N`` points, ``Subsets.mean``
+4. ``ranges``: 1000 x-ranges (``select``) of capacity 1024 in ``N`` points, ``Subsets.mean``
    under ``jit``, against the floor of reading the K*L values (a NumPy fancy-index sum).
 
-Targets (issue 15): regular mean/std/min/max within 1.5x of bottleneck and faster than
-numbagg; irregular mean/std/min/max >= 3x faster than pandas and polars, median >= 2x; the
-ranges within 3x of the floor. Each is printed MET or MISSED.
+Targets (issue 15): regular (x-width) and fixed-count mean/std/min/max within 1.5x of
+bottleneck and faster than numbagg; irregular mean/std/min/max >= 3x faster than pandas
+and polars, median >= 2x; the ranges within 3x of the floor. Each is printed MET or MISSED.
 
 Run ``python benchmarks/bench_windows.py [--quick] [--n N] [--json PATH]`` or
 ``python benchmarks/run.py --only windows``. Peers missing from the environment are skipped
@@ -122,6 +126,63 @@ def workload_regular(cfg: dict, targets: list[dict]) -> list[dict]:
     return rows
 
 
+def workload_fixed(cfg: dict, targets: list[dict]) -> list[dict]:
+    import pandas as pd
+
+    bn, nb = _peer("bottleneck"), _peer("numbagg")
+    n = cfg["n"]
+    y = np.random.default_rng(1).normal(3.0, 2.0, n)
+    s = pd.Series(y)
+    yj = jax.device_put(y)
+    rows = []
+    for w in cfg["widths"]:
+        for stat in STATS:
+            f = jax.jit(
+                lambda y, w=w, st=stat: jaxsubset.rolling_statistic(None, y, statistic=st, window=w)
+            )
+            fns = {
+                "jaxsubset": lambda f=f: f(yj),
+                "pandas": lambda w=w, st=stat: getattr(s.rolling(w, min_periods=1), st)(),
+            }
+            move = f"move_{stat}"
+            if bn:
+                bn_fn = getattr(bn, move)
+                fns["bottleneck"] = lambda w=w, fn=bn_fn: fn(y, w, min_count=1)
+            if nb and hasattr(nb, move):
+                nb_fn = getattr(nb, move)
+                fns["numbagg"] = lambda w=w, fn=nb_fn: fn(y, window=w, min_count=1)
+            tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+            ref = getattr(s.rolling(w, min_periods=1), stat)().to_numpy()
+            if stat == "std":  # pandas' ddof=1, the library's default 0
+                cnt = np.minimum(np.arange(n) + 1, w)
+                ref = ref * np.sqrt(np.where(cnt > 1, (cnt - 1) / cnt, np.nan))
+            got = np.asarray(fns["jaxsubset"]())
+            err = float(np.nanmax(np.abs(got - ref) / (1 + np.abs(ref))))
+            row = dict(window=w, stat=stat, max_rel_err=err)
+            row.update({k + "_s": v for k, v in tt.items()})
+            for peer in ("bottleneck", "numbagg", "pandas"):
+                if peer in tt:
+                    row[f"ours_over_{peer}"] = tt["jaxsubset"] / tt[peer]
+            if "bottleneck" in tt:
+                _target(
+                    targets,
+                    f"fixed w={w} {stat} within 1.5x of bottleneck",
+                    row["ours_over_bottleneck"],
+                    1.5,
+                    higher=False,
+                )
+            if "numbagg" in tt:
+                _target(
+                    targets,
+                    f"fixed w={w} {stat} faster than numbagg",
+                    tt["numbagg"] / tt["jaxsubset"],
+                    1.0,
+                    higher=True,
+                )
+            rows.append(row)
+    return rows
+
+
 def workload_irregular(cfg: dict, targets: list[dict]) -> list[dict]:
     import pandas as pd
 
@@ -194,7 +255,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--quick", action="store_true", help="small N (seconds), for the smoke test")
     p.add_argument("--n", type=int, help="points (default 1e7; --quick 2e4)")
     p.add_argument("--json", metavar="PATH", help="write every result to PATH as JSON")
-    p.add_argument("--only", choices=("regular", "irregular", "ranges"), action="append")
+    p.add_argument("--only", choices=("regular", "fixed", "irregular", "ranges"), action="append")
     args = p.parse_args(argv)
     cfg: dict[str, Any] = dict(QUICK if args.quick else FULL)
     if args.n:
@@ -202,13 +263,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     info = print_header("jaxsubset windows (issue 15)" + (" --quick" if args.quick else ""))
     info["loadavg"] = os.getloadavg()
     print(f"load average {info['loadavg']}")
-    only = set(args.only or ("regular", "irregular", "ranges"))
+    only = set(args.only or ("regular", "fixed", "irregular", "ranges"))
     results: dict[str, list[dict]] = {}
     targets: list[dict] = []
     if "regular" in only:
         print(f"\n-- regular: N={cfg['n']:.0e}, windows {cfg['widths']} samples")
         results["regular"] = workload_regular(cfg, targets)
         print_table(results["regular"], sorted({k for r in results["regular"] for k in r}))
+    if "fixed" in only:
+        print(f"\n-- fixed-count windows: N={cfg['n']:.0e}, window={cfg['widths']} points")
+        results["fixed"] = workload_fixed(cfg, targets)
+        print_table(results["fixed"], sorted({k for r in results["fixed"] for k in r}))
     if "irregular" in only:
         print(f"\n-- irregular: N={cfg['n']:.0e}, 100 s windows (~100 points)")
         results["irregular"] = workload_irregular(cfg, targets)

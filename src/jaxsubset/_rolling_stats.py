@@ -11,12 +11,19 @@ import numpy as np
 from . import _bucket
 from ._axis import bound_array, time_kind, window_width
 from ._ranges import Ranges, rolling_ranges
-from ._statistics._dispatch import median_capacity, reduce_ranges
+from ._statistics._dispatch import (
+    median_capacity,
+    reduce_ranges,
+    reduce_sliding,
+    sliding_ranges,
+)
 from ._statistics._registry import (
     DEFAULT_DDOF,
     RANGE_ROADS,
+    SLIDING_ROADS,
     check_method,
     check_statistics,
+    choose,
     float_dtype,
     with_quantile,
 )
@@ -34,7 +41,7 @@ from ._validate import (
 
 
 def rolling_statistic(
-    x: ArrayLike,
+    x: ArrayLike | None,
     y: ArrayLike,
     width: ArrayLike | None = None,
     statistic: str | Sequence[str] = "mean",
@@ -50,6 +57,7 @@ def rolling_statistic(
     nan_policy: str = "omit",
     method: str = "auto",
     q: float | None = None,
+    window: int | None = None,
 ) -> Array | dict[str, Array]:
     """Rolling x-width window statistics with pandas offset-window semantics, in O(N log N).
 
@@ -69,10 +77,21 @@ def rolling_statistic(
     ``x[i] - b < x <= x[i] + f`` with ``closed`` deciding each end, its tied rows ruled as in
     :func:`jaxsubset.rolling` (``after=0`` is the trailing window ``width=b``).
 
+    Fixed-count windows: ``window=w`` (instead of ``width``/``before``/``after``/``at``) is
+    pandas' ``Series(y).rolling(w)``: the window of row ``i`` is the last ``w`` points up to
+    it, ``[i - w + 1, i]`` (fewer at the start; ``w > N`` allowed), ``center=True`` pandas'
+    centred int window (ending ``(w - 1) // 2`` rows later). ``x`` is unused there (pass
+    ``None``, or an x of ``y``'s length). ``min_periods`` keeps this library's default 1:
+    pandas' ``rolling(w).mean()`` (default ``min_periods=w``) is ``rolling_statistic(None, y,
+    statistic="mean", window=w, min_periods=w)``. count/sum/mean/var/std/sem/min/max run on
+    the O(N) block road (``method="blocks"``: van Herk / Gil-Werman prefix and suffix folds,
+    each window combined from partials of its own points); the others on the tree or padded
+    road over the same windows.
+
     Args:
-        x: ``(N,)`` sorted sample positions: numbers, or a time axis as ``numpy.datetime64``
-            (converted once to exact int64 nanoseconds; needs JAX's 64-bit mode) or as integer
-            nanoseconds.
+        x: ``(N,)`` sorted sample positions (``None`` with ``window=``): numbers, or a time
+            axis as ``numpy.datetime64`` (converted once to exact int64 nanoseconds; needs
+            JAX's 64-bit mode) or as integer nanoseconds.
         y: ``(N, *channels)`` values.
         width: window width in x units (scalar, may be traced); on a datetime64 axis a
             duration: ``numpy.timedelta64`` or a string such as ``"7D"``, ``"1h"`` (a plain
@@ -101,9 +120,12 @@ def rolling_statistic(
             ``"propagate"``: a window holding a NaN gives NaN, and ``"count"`` (and
             ``min_periods``) count every point of the window. ``"raise"``: ValueError if ``y``
             holds NaN (at run time under ``jit``).
-        method: ``"auto"``, ``"tree"`` or ``"reference"`` (see :func:`range_statistic`).
+        method: ``"auto"``, ``"tree"`` or ``"reference"`` (see :func:`range_statistic`);
+            with ``window=`` also ``"blocks"`` (the fixed-count road, the default there).
         q: static float in ``[0, 1]`` for ``statistic="quantile"`` (see
             :func:`range_statistic`); padded, as the median (``capacity=``).
+        window: static int >= 1: windows of the last ``window`` points (see above), instead
+            of an x-width; ``capacity`` then defaults to ``window``.
 
     Returns:
         ``(N, *channels)`` (or ``(*batch, *channels)`` with ``at``) float, or a dict of them.
@@ -120,6 +142,10 @@ def rolling_statistic(
         [3.0, 5.0, 3.0, 9.0, 5.0]
         >>> jaxsubset.rolling_statistic(x, y, statistic="sum", before=2.0, after=1.0).tolist()
         [3.0, 6.0, 5.0, 9.0, 9.0]
+        >>> jaxsubset.rolling_statistic(None, y, statistic="mean", window=2).tolist()
+        [1.0, 1.5, 2.5, 3.5, 4.5]
+        >>> jaxsubset.rolling_statistic(None, y, statistic="max", window=3, min_periods=3).tolist()
+        [nan, nan, 3.0, 4.0, 5.0]
     """
     func = "rolling_statistic"
     names, single = check_statistics(statistic, func)
@@ -128,7 +154,46 @@ def rolling_statistic(
     min_periods = static_int(min_periods, "min_periods", func, minimum=0)
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)
+    if window is not None:
+        given = {"width": width, "before": before, "after": after, "at": at}
+        clash = [k for k, v in given.items() if v is not None]
+        if clash:
+            raise ValueError(
+                f"{func}: `window` (a number of points) cannot be combined with "
+                f"{', '.join(f'`{k}`' for k in clash)} (x-width windows); pass one or the other"
+            )
+        if closed != "right":
+            raise ValueError(
+                f"{func}: `window` windows are the last `window` points up to each row; "
+                f"`closed` must be 'right' with them, got {closed!r}"
+            )
+        window = static_int(window, "window", func)
+        method = check_method(method, func, SLIDING_ROADS)
+        y = _as_y(y, func)
+        if x is not None and np.shape(x)[:1] != y.shape[:1]:
+            raise ValueError(
+                f"{func}: `x` and `y` must have the same length along the first axis, "
+                f"got len(x)={np.shape(x)[:1]} and y.shape={tuple(y.shape)}"
+            )
+        if nan_policy == "raise":
+            y = _raise_on_nan(y, func, "y")
+        return _rolling_window(
+            y,
+            window,
+            stats,
+            names,
+            single,
+            center,
+            min_periods,
+            ddof,
+            nan_policy,
+            method,
+            capacity,
+            func,
+        )
     method = check_method(method, func, RANGE_ROADS)
+    if x is None:
+        raise TypeError(f"{func}: `x` is needed for x-width windows (only `window=` takes None)")
     tk = time_kind(x)
     x = as_x(x, func)
     y = _as_y(y, func)
@@ -197,6 +262,90 @@ def rolling_statistic(
         s: v.reshape(batch + ch) for s, v in _finish(out, count, stats, min_periods, fdt).items()
     }
     return public_names(res[stats[0]] if single else res, names, stats, single)
+
+
+def _rolling_window(
+    y: Array,
+    window: int,
+    stats: tuple[str, ...],
+    names: tuple[str, ...],
+    single: bool,
+    center: Any,
+    min_periods: int,
+    ddof: int,
+    nan_policy: str,
+    method: str,
+    capacity: int | None,
+    func: str,
+) -> Array | dict[str, Array]:
+    """``rolling_statistic(..., window=w)``: the last ``w`` points up to each row (pandas).
+
+    ``center=True`` is pandas' centred int window: the trailing window ending ``(w - 1) // 2``
+    rows later (``y`` is read with that many absent rows appended). Eager calls pad ``y``
+    with absent rows to a bucket size (one compiled program per bucket); a trailing window
+    never reaches rows after its own, so the results are those of the unpadded call.
+    """
+    if not isinstance(center, bool | np.bool_):
+        raise TypeError(f"{func}: `center` must be a bool, got {center!r}")
+    lead = (window - 1) // 2 if center else 0
+    n, ch = y.shape[0], tuple(y.shape[1:])
+    c = int(np.prod(ch))
+    cap = None
+    if _needs_window_capacity(stats, method, func):
+        cap = static_int(capacity, "capacity", func) if capacity is not None else window
+    want = tuple(dict.fromkeys((*stats, "count")))
+    kw = dict(
+        window=window, stats=stats, want=want, ddof=ddof, omit=nan_policy == "omit",
+        method=method, capacity=cap, func=func, min_periods=min_periods,
+        fdt=np.dtype(float_dtype(y.dtype)),
+    )  # fmt: skip
+    if _bucket.enabled() and not is_traced(y):
+        y2 = np.asarray(y).reshape(n, c) if _bucket._on_host(y) else y.reshape(n, c)
+        yp = _bucket.pad(y2, _bucket.bucket(n + lead))
+        out = _window_program(yp, jnp.asarray(n, index_dtype()), **kw)
+        res = {s: _bucket.unpad(v[lead:], n, (n, *ch)) for s, v in out.items()}
+    else:
+        y2 = y.reshape(n, c)
+        if lead:
+            y2 = jnp.pad(y2, [(0, lead), (0, 0)])
+        length = jnp.asarray(n, index_dtype()) if lead else None  # None: every row present
+        out = _window_program(y2, length, **kw)
+        res = {s: v[lead : lead + n].reshape((n, *ch)) for s, v in out.items()}
+    return public_names(res[stats[0]] if single else res, names, stats, single)
+
+
+def _needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
+    """Whether any statistic of a ``window=`` call runs on the padded (reference) road."""
+    return any(choose("sliding", s, method, func) == "reference" for s in stats)
+
+
+@functools.partial(
+    jax.jit,
+    static_argnames=(
+        "window", "stats", "want", "ddof", "omit", "method", "capacity", "func",
+        "min_periods", "fdt",
+    ),
+)  # fmt: skip
+def _window_program(
+    y: Array,
+    length: Array | None,
+    *,
+    window: int,
+    stats: tuple[str, ...],
+    want: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    method: str,
+    capacity: int | None,
+    func: str,
+    min_periods: int,
+    fdt: Any,
+) -> dict[str, Array]:
+    out = reduce_sliding(
+        y, length, window, want, ddof=ddof, omit=omit, method=method, capacity=capacity, func=func
+    )
+    _, rows = sliding_ranges(y.shape[0], length, window)
+    return _finish(out, rows, stats, min_periods, fdt)
 
 
 def _bucketed_ranges(

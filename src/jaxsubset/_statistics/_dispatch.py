@@ -8,7 +8,8 @@ import numpy as np
 from .._typing import Array
 from .._validate import index_dtype, is_traced
 from ._reference import reference_ranges
-from ._registry import RANGE_ROADS, choose
+from ._registry import RANGE_ROADS, SLIDING_ROADS, choose
+from ._sliding import sliding_statistics
 from ._tree import tree_ranges
 
 
@@ -100,4 +101,77 @@ def reduce_ranges(
     return out
 
 
-__all__ = ["RANGE_ROADS", "clip_ranges", "median_capacity", "reduce_ranges"]
+def sliding_ranges(num: int, length: Array | None, window: int) -> tuple[Array, Array]:
+    """The index ranges of the trailing windows of ``window`` points over ``num`` rows.
+
+    Row ``j``'s window is ``[max(0, j - window + 1), j]`` cut at the ``length`` present rows.
+    """
+    idt = index_dtype()
+    pos = jnp.arange(num, dtype=idt)
+    start = jnp.maximum(pos - (window - 1), 0)
+    stop = pos + 1 if length is None else jnp.minimum(pos + 1, jnp.asarray(length, idt))
+    return start, jnp.maximum(stop - start, 0)
+
+
+def reduce_sliding(
+    y: Array,
+    length: Array | None,
+    window: int,
+    stats: tuple[str, ...],
+    *,
+    ddof: int = 0,
+    omit: bool = False,
+    method: str = "auto",
+    capacity: int | None = None,
+    func: str = "rolling_statistic",
+) -> dict[str, Array]:
+    """Statistics of ``y`` over every trailing window of ``window`` points, by road.
+
+    The statistics :func:`choose` sends to the block road (``"sliding"``) are computed there
+    in O(N); the others (or all, with ``method="tree"``/``"reference"``) over the equivalent
+    index ranges by :func:`reduce_ranges`. Rows from ``length`` on are absent (``None``:
+    every row is present).
+
+    Returns:
+        dict of ``(N, C)`` arrays by statistic name, with ``"count"``.
+    """
+    half = jnp.issubdtype(y.dtype, jnp.floating) and jnp.finfo(y.dtype).bits < 32
+    in_dtype = y.dtype
+    if half:  # float16/bfloat16 compute in float32, as reduce_ranges
+        y = y.astype(jnp.float32)
+    roads: dict[str, list[str]] = {}
+    for s in dict.fromkeys((*stats, "count")):
+        roads.setdefault(choose("sliding", s, method, func), []).append(s)
+    out: dict[str, Array] = {}
+    blocks = tuple(roads.pop("blocks", ()))
+    if blocks:
+        out.update(sliding_statistics(y, length, window=window, stats=blocks, ddof=ddof, omit=omit))
+    rest = tuple(s for names in roads.values() for s in names)
+    if rest:
+        start, count = sliding_ranges(y.shape[0], length, window)
+        out.update(
+            reduce_ranges(
+                y,
+                start,
+                count,
+                rest,
+                ddof=ddof,
+                omit=omit,
+                method=method,
+                capacity=capacity,
+                func=func,
+            )
+        )
+    if half:
+        out = {s: v if s == "count" else v.astype(in_dtype) for s, v in out.items()}
+    return out
+
+
+__all__ = [
+    "RANGE_ROADS",
+    "SLIDING_ROADS",
+    "clip_ranges",
+    "median_capacity",
+    "reduce_ranges",
+    "reduce_sliding",
+]

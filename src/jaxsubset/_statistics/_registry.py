@@ -64,12 +64,19 @@ RANGE_ROADS = {
     # every statistic a fold of partials computes: all but the order statistics
     "tree": tuple(s for s in STATISTICS if s not in ("median", "quantile")),
 }
+# trailing windows of a fixed number of points (``rolling_statistic(..., window=w)``): the
+# block road (van Herk / Gil-Werman prefix and suffix folds, O(N)) or any range road over the
+# equivalent ranges
+SLIDING_ROADS = {
+    "blocks": ("count", "sum", "mean", "var", "std", "sem", "min", "max"),
+    **RANGE_ROADS,
+}
 LABEL_ROADS = {
     "reference": STATISTICS,
     "scatter": ("count", "sum", "mean", "var", "std", "sem", "min", "max", "median"),
     "sort": STATISTICS[:-1],  # the quantile: only padded (the reference road)
 }
-METHODS = ("auto", "reference", "tree", "scatter", "sort")
+METHODS = ("auto", "reference", "tree", "blocks", "scatter", "sort")
 
 
 def quantile_key(q: Any, func: str) -> str:
@@ -148,8 +155,9 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
     """THE road choice: which road computes ``statistic`` over subsets of ``kind``.
 
     Args:
-        kind: ``"ranges"`` (contiguous index ranges of sorted x) or ``"labels"`` (a bin label
-            per point, any order).
+        kind: ``"ranges"`` (contiguous index ranges of sorted x), ``"sliding"`` (trailing
+            windows of a fixed number of points) or ``"labels"`` (a bin label per point, any
+            order).
         statistic: a name of :data:`STATISTICS`.
         method: ``"auto"`` or a road name (validated by :func:`check_method`).
         func: the public function, for error messages.
@@ -158,9 +166,15 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
         The road's name. ``"auto"`` picks the fast road of the backend family; a forced road
         that cannot compute ``statistic`` is an error naming both.
     """
-    roads = RANGE_ROADS if kind == "ranges" else LABEL_ROADS
+    roads = {"ranges": RANGE_ROADS, "sliding": SLIDING_ROADS}.get(kind, LABEL_ROADS)
     statistic = base_name(statistic)
     if method == "auto":
+        if kind == "sliding":
+            # fixed-count windows are static: the O(N) block road on every backend (sums as a
+            # matmul on the CPU, cumulative sums elsewhere); the rest as ranges
+            if statistic in SLIDING_ROADS["blocks"]:
+                return "blocks"
+            return choose("ranges", statistic, method, func)
         if kind == "ranges":
             return "tree" if statistic in RANGE_ROADS["tree"] else "reference"
         # scatters are fast on the CPU; on GPUs/TPUs scatter-adds serialise on collisions, so

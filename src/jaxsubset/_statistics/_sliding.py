@@ -1,0 +1,445 @@
+"""The sliding road: trailing windows of a FIXED number of points ``w``, in O(N), exact.
+
+A trailing window ``[i - w + 1, i]`` is folded from partials that each hold only points of
+the window (van Herk / Gil-Werman, generalised to windows longer than a block), so **no
+value outside a window can change its result**; nothing is ever subtracted.
+
+Structure: the points are cut into aligned sub-blocks of ``b`` points (a property of the
+fold). In each sub-block the prefix and suffix folds of every point are computed. With
+``w > b`` the window of row ``i`` is
+
+    suffix(i - w + 1)  (+)  the whole sub-blocks strictly between  (+)  prefix(i)
+
+where the suffix is a *static* flat shift by ``w - 1`` and the number of whole sub-blocks
+between depends only on ``i mod b`` (``q - 2``, ``q - 1`` or ``q`` for ``w = q b + r``): a
+fixed-count trailing window over the sub-block totals, the same problem ``b`` times smaller,
+solved by recursion (a window of ``c + 1`` totals is one more total folded into the window of
+``c``). Windows of at most ``b`` points fold ``w`` static shifts directly. Rows ``i < w - 1``
+(windows truncated at the start, as pandas with ``min_periods``) fold identities in place of
+the missing points. Only static reshapes, shifts, cumulative folds and, on the CPU, a small
+triangular matmul: no gather, no scatter, no serial loop over the data.
+
+The folds:
+
+- sums (sum, mean, counts): within a sub-block of 16 points a ``precision=HIGHEST``
+  triangular matmul on the CPU (exact products by 0/1, the same additions as a sum), a
+  cumulative sum elsewhere;
+- min/max: ``lax.cummax``/``cummin`` forward and reversed in sub-blocks of 4 (van Herk);
+- moments (var/std/sem): the points of a sub-block's *prefix* are summed as ``y - c`` and
+  ``(y - c)**2`` with ``c`` the first finite point of the sub-block, those of its *suffix*
+  with ``c`` its last finite point, so ``c`` is always a point of the piece and so of the
+  window: offsets like ``1e8 + noise`` cancel exactly (Sterbenz) and the error of
+  ``M2 = S2 - S1**2 / n`` is bounded by the piece's own spread around one of its own points
+  (never by a value outside the window). The pieces are then ``(n, c, m, M2)`` partials
+  combined by Chan's formula (:func:`._tree._chan`), as the block tree does; the levels over
+  sub-block totals sum them the same way around the shift of their first/last total.
+- data holding NaN or +-inf add one fold of packed 0/1 flags counting them per window (the
+  sums fold finite values only: a matmul's ``0 * inf`` would be NaN in other windows); a
+  ``lax.cond`` on one reduction skips it when every value is finite.
+"""
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from .._typing import Array
+from .._validate import index_dtype
+from ._registry import backend, float_dtype
+from ._tree import _chan
+
+
+SLIDING_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max")
+
+
+def _tmap(f, *ps):
+    return jax.tree_util.tree_map(f, *ps)
+
+
+class _Fold:
+    """An associative fold: how partials combine, its identity, its sub-block prefix/suffix."""
+
+    block = 4
+    inner: "_Fold"
+
+    def combine(self, a, b):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def identity_like(self, p):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def presuf(self, r):  # pragma: no cover - interface
+        """Inclusive prefix and suffix folds along axis 1 of ``(R, b, C)`` partials."""
+        raise NotImplementedError
+
+    def next(self) -> "_Fold":
+        """The fold of the sub-block totals (the recursion's level)."""
+        return self
+
+
+class _Sum(_Fold):
+    block = 16
+
+    def combine(self, a, b):
+        return a + b
+
+    def identity_like(self, p):
+        return jnp.zeros_like(p)
+
+    def presuf(self, r):
+        return self.scan(r, False), self.scan(r, True)
+
+    def scan(self, r, reverse: bool):
+        """The inclusive prefix (suffix with ``reverse``) sums along axis 1 of ``(R, b, C)``."""
+        if backend() == "cpu" and jnp.issubdtype(r.dtype, jnp.floating):
+            # a 0/1 triangular matmul in full precision: each output a sum of the sub-block's
+            # own points (CPU only: elsewhere f32 dots may run in TF32). The points of a
+            # sub-block are made the last axis (a bitcast for one channel).
+            rows, b, ch = r.shape
+            low = jnp.tril(jnp.ones((b, b), r.dtype))  # low[k, l] = l <= k
+            x = jnp.moveaxis(r, 1, 2).reshape(rows * ch, b)
+            tri = low if reverse else low.T  # x @ low.T: prefix; x @ low: suffix
+            out = jnp.matmul(x, tri, precision=lax.Precision.HIGHEST).reshape(rows, ch, b)
+            return jnp.moveaxis(out, 2, 1)
+        return lax.cumsum(r, axis=1, reverse=reverse)
+
+
+class _Extreme(_Fold):
+    block = 4
+
+    def __init__(self, which: str):
+        self.which = which
+        self.op = jnp.minimum if which == "min" else jnp.maximum
+        self.cum = lax.cummin if which == "min" else lax.cummax
+        self.ident = jnp.inf if which == "min" else -jnp.inf
+
+    def combine(self, a, b):
+        return self.op(a, b)
+
+    def identity_like(self, p):
+        return jnp.full_like(p, self.ident)
+
+    def presuf(self, r):
+        x = jnp.moveaxis(r, 1, 2)  # the sub-block's points the last axis
+        pre, suf = self.cum(x, axis=2), self.cum(x, axis=2, reverse=True)
+        return jnp.moveaxis(pre, 2, 1), jnp.moveaxis(suf, 2, 1)
+
+
+class _Chan(_Fold):
+    """``(n, c, m, M2)`` partials (mean ``c + m``, ``c`` one of the partial's points)."""
+
+    block = 4
+
+    def combine(self, a, b):
+        return _chan(a, b)
+
+    def presuf(self, r):
+        # b - 1 combinations each way, unrolled: a smaller program than a parallel scan
+        cols = [_tmap(lambda a, k=k: a[:, k], r) for k in range(r[0].shape[1])]
+        pre = [cols[0]]
+        for col in cols[1:]:
+            pre.append(self.combine(pre[-1], col))
+        suf = [cols[-1]]
+        for col in cols[-2::-1]:
+            suf.append(self.combine(col, suf[-1]))
+        suf = suf[::-1]
+        return _tmap(lambda *a: jnp.stack(a, 1), *pre), _tmap(lambda *a: jnp.stack(a, 1), *suf)
+
+    def identity_like(self, p):
+        return _tmap(jnp.zeros_like, p)
+
+
+class _ShiftedMoments(_Chan):
+    """Moments whose sub-block prefix/suffix are sums around one point of each piece.
+
+    Partials are ``(n, c, m, M2)`` (a point: ``(1, y, 0, 0)``). A prefix piece is summed
+    around the shift ``c0`` of the first non-empty partial of its sub-block, a suffix piece
+    around that of the last one: a point of the piece whenever the piece counts any point.
+    With ``d = (c - c0) + m`` per partial, ``S1 = sum(n d)`` and ``S2 = sum(M2 + n d**2)``
+    are sub-block sums (a matmul on the CPU), and the piece is ``(n, c0, S1 / n,
+    S2 - S1**2 / n)``. Every level of the recursion uses the same fold.
+    """
+
+    block = 16
+
+    def presuf(self, r):
+        n, c, m, q = r
+        fdt = m.dtype
+        b = m.shape[1]
+        ok = n > 0
+        pos = jnp.arange(b)[None, :, None]
+        first = jnp.min(jnp.where(ok, pos, b), axis=1, keepdims=True)
+        last = jnp.max(jnp.where(ok, pos, -1), axis=1, keepdims=True)
+        c_pre = jnp.take_along_axis(c, jnp.clip(first, 0, b - 1), axis=1)
+        c_suf = jnp.take_along_axis(c, jnp.clip(last, 0, b - 1), axis=1)
+        nf = n.astype(fdt)
+        # a deviation or square beyond the float range is clamped to it (a matmul's 0 * inf
+        # would reach the pieces without that point); the pieces holding it get M2 = inf
+        big = jnp.finfo(fdt).max
+        s = _Sum()
+        pn, sn = s.presuf(nf)
+
+        def sums(ref, which):
+            d = jnp.clip(jnp.where(ok, (c - ref) + m, 0), -big, big)
+            s2 = jnp.minimum(jnp.where(ok, q, 0) + nf * jnp.minimum(d * d, big), big)
+            return s.scan(nf * d, which), s.scan(s2, which)
+
+        p1, p2 = sums(c_pre, False)
+        s1, s2 = sums(c_suf, True)
+
+        def moments(cnt, s1, s2, c0):
+            safe = jnp.where(cnt > 0, cnt, 1)
+            mean = s1 / safe
+            m2 = jnp.where(s2 >= big, jnp.inf, jnp.maximum(s2 - s1 * mean, 0))
+            return cnt.round().astype(n.dtype), jnp.broadcast_to(c0, s1.shape), mean, m2
+
+        return moments(pn, p1, p2, c_pre), moments(sn, s1, s2, c_suf)
+
+
+def _shift(p, d: int, fold: _Fold):
+    """``p`` moved down ``d`` rows along axis 0, identities entering at the top."""
+
+    def one(a, e):
+        if d == 0:
+            return a
+        if d >= a.shape[0]:
+            return e
+        return jnp.concatenate([e[:d], a[: a.shape[0] - d]], axis=0)
+
+    return _tmap(one, p, fold.identity_like(p))
+
+
+def _counts_between(w: int, b: int) -> list[int]:
+    """Whole sub-blocks strictly between the sub-blocks of ``i - w + 1`` and ``i``, by ``i % b``."""
+    q, r = divmod(w, b)
+    out = []
+    for o in range(b):
+        v = o - r + 1
+        out.append(q - 2 if v == b else (q - 1 if v >= 0 else q))
+    return out
+
+
+def sliding_fold(fold: _Fold, leaves, w: int):
+    """The fold of every trailing window of ``w`` points (truncated at the start).
+
+    Args:
+        fold: the level's fold.
+        leaves: pytree of ``(N, C)`` per-point partials (identities where not counted).
+        w: static window length >= 1.
+
+    Returns:
+        A pytree of ``(N, C)`` partials: row ``i`` folds ``leaves[max(0, i - w + 1) .. i]``.
+    """
+    n = jax.tree_util.tree_leaves(leaves)[0].shape[0]
+    b = fold.block
+    if w <= b or n <= b:
+        inner = fold.next()  # per-point leaves are partials of the inner fold
+        acc = leaves
+        for d in range(1, min(w, n)):
+            acc = inner.combine(_shift(leaves, d, inner), acc)
+        return acc
+    nb = -(-n // b)
+    size = nb * b
+
+    def pad(a, e):
+        return jnp.concatenate([a, jnp.broadcast_to(e[:1], (size - n,) + a.shape[1:])])
+
+    if size > n:
+        leaves = _tmap(pad, leaves, fold.next().identity_like(leaves))
+    r = _tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), leaves)
+    pre, suf = fold.presuf(r)
+    inner = fold.next()
+    totals = _tmap(lambda a: a[:, 0], suf)  # the suffix at a sub-block's start: its total
+    counts = _counts_between(w, b)
+    lo = min(counts)
+    # mids[c][J]: the fold of totals[J - c .. J - 1]
+    if lo <= 0:
+        mid = inner.identity_like(totals)
+    else:
+        mid = _shift(sliding_fold(inner, totals, lo), 1, inner)
+    mids = {max(lo, 0): mid}
+    for c in range(max(lo, 0), max(counts)):
+        mids[c + 1] = inner.combine(_shift(totals, c + 1, inner), mids[c])
+    # the middle of column o (row i = J b + o) is mids[counts[o]][J]: a static column choice
+    top = max(counts)
+    sel = _tmap(lambda a: a[:, None], mids[top])
+    for c, m in mids.items():
+        if c != top and c in counts:
+            mask = jnp.array([k == c for k in counts])[None, :, None]
+            sel = _tmap(lambda u, v, mask=mask: jnp.where(mask, u[:, None], v), m, sel)
+    flat = _tmap(lambda a: a.reshape((size,) + a.shape[2:]), suf)
+    head = _shift(flat, w - 1, inner)  # the suffix from i - w + 1 to its sub-block's end
+    head = _tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), head)
+    out = inner.combine(inner.combine(head, sel), pre)
+    return _tmap(lambda a: a.reshape((size,) + a.shape[2:])[:n], out)
+
+
+def _count_fold(flags: Array, w: int) -> Array:
+    """Trailing-window counts of boolean ``flags`` ``(N, C)``, exactly, in the index dtype."""
+    idt = index_dtype()
+    fdt = jnp.result_type(float)
+    if w < 2 ** (jnp.finfo(fdt).nmant + 1):  # sums of 0/1 below 2**(mantissa + 1): exact
+        return sliding_fold(_Sum(), flags.astype(fdt), w).round().astype(idt)
+    return sliding_fold(_IntSum(), flags.astype(idt), w)
+
+
+def _count_flags(flags: list[Array], w: int) -> list[Array]:
+    """Trailing-window counts of several boolean ``(N, C)`` flags, exactly.
+
+    Packed into one fold as digits in base ``w + 1`` (no window counts more than ``w``) when
+    the packed sums are exact integers of the float dtype, else one fold each.
+    """
+    fdt = jnp.result_type(float)
+    base = w + 1
+    if len(flags) == 1 or base ** len(flags) > 2 ** (jnp.finfo(fdt).nmant + 1):
+        return [_count_fold(f, w) for f in flags]
+    packed = sum(f.astype(fdt) * float(base**k) for k, f in enumerate(flags))
+    total = sliding_fold(_Sum(), packed, w).round()
+    out = []
+    for _ in flags:  # the digits, exact: every operand an integer below 2**(mantissa + 1)
+        rest = jnp.floor(total / base)
+        out.append((total - rest * base).astype(index_dtype()))
+        total = rest
+    return out
+
+
+class _IntSum(_Sum):
+    def scan(self, r, reverse: bool):
+        return lax.cumsum(r, axis=1, reverse=reverse)
+
+
+@functools.partial(jax.jit, static_argnames=("window", "stats", "ddof", "omit"))
+def sliding_statistics(
+    y: Array,
+    length: Array | None,
+    *,
+    window: int,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+) -> dict[str, Array]:
+    """count/sum/mean/var/std/sem/min/max over every trailing window of ``window`` points.
+
+    Args:
+        y: ``(N, C)`` values; rows from ``length`` on are absent (bucket padding, or the rows
+            a centred window reads past the end): they never enter a statistic.
+        length: scalar int (may be traced), the present rows ``[0, length)``; ``None``: all
+            ``N`` rows (no masks in the program).
+        window: static int >= 1; row ``j``'s window is ``[max(0, j - window + 1), j]``.
+        stats: names among :data:`SLIDING_STATISTICS`.
+        ddof: delta degrees of freedom of var/std/sem.
+        omit: leave NaN readings out (per channel).
+
+    Returns:
+        dict of ``(N, C)`` arrays by statistic name (the registry's conventions), and
+        ``"count"`` (the counted points of each window) always.
+    """
+    idt = index_dtype()
+    fdt = float_dtype(y.dtype)
+    num, ch = y.shape
+    w = window
+    if num == 0:
+        out = {s: jnp.zeros((0, ch), fdt) for s in stats}
+        out["count"] = jnp.zeros((0, ch), idt)
+        return out
+    yf = y.astype(fdt)
+    is_float = jnp.issubdtype(y.dtype, jnp.inexact)
+    pos = jnp.arange(num, dtype=idt)
+    if length is None:
+        present: Any = True
+        last = num - 1
+    else:
+        length = jnp.asarray(length, idt)
+        present = (pos < length)[:, None]
+        last = length - 1
+    # present points of each window: [max(0, j - w + 1), min(j, length - 1)]
+    rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
+    rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
+    if not is_float:
+        return _statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False)
+    # the NaN/inf counts cost folds of their own: a program without them runs when every
+    # present value is finite (one reduction decides; both programs give the same results)
+    finite_only = jnp.all(jnp.isfinite(yf) | ~jnp.asarray(present))
+
+    def run(nonfinite: bool):
+        return lambda v: _statistics(v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite)
+
+    return lax.cond(finite_only, run(False), run(True), yf)
+
+
+def _statistics(
+    yf: Array,
+    present: Any,
+    rows: Array,
+    w: int,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    *,
+    nonfinite: bool,
+) -> dict[str, Array]:
+    """:func:`sliding_statistics` of float ``yf``; ``nonfinite=False`` when it holds no NaN/inf."""
+    idt = index_dtype()
+    fdt = yf.dtype
+    num, ch = yf.shape
+    nan = jnp.array(jnp.nan, fdt)
+    out: dict[str, Array] = {}
+    is_float = nonfinite
+    isnan = jnp.isnan(yf) if is_float else jnp.zeros(yf.shape, bool)
+    notnan = present & ~isnan
+    moments = bool({"var", "std", "sem"} & set(stats))
+    sums = bool({"sum", "mean"} & set(stats))
+    zeros = jnp.zeros((num, ch), idt)
+    n_nan = n_pos = n_neg = zeros
+    if is_float:
+        # NaN and +-inf counts of every window in one fold of 0/1 flags (exact integers); the
+        # sums and moments fold finite values only (a matmul's 0 * inf would be NaN)
+        flags = [present & isnan]
+        if sums or moments:
+            flags += [present & (yf == jnp.inf), present & (yf == -jnp.inf)]
+        counts = _count_flags(flags, w)
+        n_nan = counts[0]
+        if sums or moments:
+            n_pos, n_neg = counts[1], counts[2]
+    n = rows - n_nan if omit else rows
+    poisoned = n_nan > 0 if (is_float and not omit) else jnp.zeros((num, ch), bool)
+    out["count"] = n
+    finite = notnan & jnp.isfinite(yf) if is_float else notnan
+    if sums:
+        total = sliding_fold(_Sum(), jnp.where(finite, yf, 0), w)
+        # a window holding +inf (-inf) sums to +inf (-inf), both: NaN (inf - inf), as NumPy
+        inf = jnp.array(jnp.inf, fdt)
+        total = jnp.where(n_pos > 0, inf, total)
+        total = jnp.where(n_neg > 0, -inf, total)
+        total = jnp.where((n_pos > 0) & (n_neg > 0), nan, total)
+        if "sum" in stats:
+            out["sum"] = jnp.where(poisoned, nan, total)
+        if "mean" in stats:
+            safe = jnp.where(n > 0, n, 1).astype(fdt)
+            out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe)
+    if moments:
+        # moments of the finite points; a window holding +-inf has NaN variance (inf - inf)
+        v = jnp.where(finite, yf, 0)
+        zero = jnp.zeros_like(v)
+        leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
+        _, _, _, q = sliding_fold(_ShiftedMoments(), leaves, w)
+        denom = n - ddof
+        bad = poisoned | (n_pos + n_neg > 0) | (denom <= 0)
+        var = jnp.where(bad, nan, q / jnp.where(denom > 0, denom, 1).astype(fdt))
+        if "var" in stats:
+            out["var"] = var
+        pos_var = var > 0
+        std = jnp.where(pos_var, jnp.sqrt(jnp.where(pos_var, var, 1)), var)
+        if "std" in stats:
+            out["std"] = std
+        if "sem" in stats:  # std / sqrt(n), the same ddof (var is NaN where n == 0)
+            out["sem"] = std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(fdt))
+    for which in ("min", "max"):
+        if which in stats:
+            fold = _Extreme(which)
+            vals = jnp.where(notnan, yf, fold.ident)
+            ext = sliding_fold(fold, vals, w)
+            out[which] = jnp.where(poisoned | (n == 0), nan, ext)
+    return out

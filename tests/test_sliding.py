@@ -1,0 +1,246 @@
+"""rolling_statistic(..., window=w): fixed-count windows on the block road (van Herk).
+
+Against pandas ``Series.rolling(w, min_periods=...)``, bottleneck ``move_*`` and NumPy
+slices; against the tree road (``method="tree"``); pollution-free; jit/vmap/grad; few
+compilations (one call asks for many statistics).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+
+import jaxsubset
+from checks import compile_and_check, vmap_and_check
+from jaxsubset._statistics import _sliding
+from jaxsubset._statistics._registry import choose
+
+
+BLOCKS = ("count", "sum", "mean", "var", "std", "sem", "min", "max")
+X64 = bool(jax.config.read("jax_enable_x64"))
+RTOL = 1e-9 if X64 else 2e-4
+
+
+def _data(n: int = 300, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    y = rng.normal(3.0, 2.0, (n, 2))
+    y[rng.random((n, 2)) < 0.1] = np.nan
+    y[40:60, 1] = np.nan  # a run of NaN longer than the short windows
+    return y
+
+
+def _pandas(y: np.ndarray, w: int, min_periods: int, center: bool = False) -> dict:
+    out: dict[str, list] = {s: [] for s in BLOCKS}
+    for c in range(y.shape[1]):
+        r = pd.Series(y[:, c]).rolling(w, min_periods=min_periods, center=center)
+        cnt = r.count().to_numpy()
+        out["count"].append(cnt)
+        out["sum"].append(r.sum().to_numpy())
+        out["mean"].append(r.mean().to_numpy())
+        out["var"].append(r.var(ddof=1).to_numpy())
+        out["std"].append(r.std(ddof=1).to_numpy())
+        out["sem"].append(r.sem(ddof=1).to_numpy())
+        out["min"].append(r.min().to_numpy())
+        out["max"].append(r.max().to_numpy())
+    return {k: np.stack(v, axis=1) for k, v in out.items()}
+
+
+def _close(got, want, name, rtol=RTOL):
+    got, want = np.asarray(got, float), np.asarray(want, float)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{name}: NaN places")
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, err_msg=name)
+
+
+@pytest.mark.parametrize("w", [1, 7, 100, 300, 450])
+def test_against_pandas_omit(w):
+    """pandas' rolling(w, min_periods=1) with NaN skipped; w = 1, w = N and w > N included."""
+    y = _data()
+    if not X64:
+        y = y.astype(np.float32)
+    got = jaxsubset.rolling_statistic(None, y, statistic=BLOCKS, window=w, ddof=1)
+    want = _pandas(y.astype(np.float64), w, 1)
+    for s in BLOCKS:
+        _close(got[s], want[s], f"{s} w={w}")
+    assert got["count"].dtype == y.dtype  # NaN below min_periods, as the x-width windows
+
+
+def test_pandas_default_min_periods_and_center():
+    """pandas' rolling(w) (min_periods=w) and rolling(w, center=True), odd and even w."""
+    y = _data(120)
+    for w, center in ((10, False), (9, True), (10, True)):
+        got = jaxsubset.rolling_statistic(
+            None, y, statistic=("mean", "std", "max"), window=w, min_periods=w, ddof=1,
+            center=center,
+        )  # fmt: skip
+        want = _pandas(y, w, w, center=center)
+        for s in ("mean", "std", "max"):
+            _close(got[s], want[s], f"{s} w={w} center={center}")
+
+
+def test_against_bottleneck_and_slices():
+    """bottleneck's move_* (1-D, no NaN) and a hand window from NumPy slices, ddof 0."""
+    bn = pytest.importorskip("bottleneck")
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=500).astype(np.float64 if X64 else np.float32)
+    w = 37
+    got = jaxsubset.rolling_statistic(
+        None, y, statistic=("mean", "std", "var", "min", "max", "sum"), window=w
+    )
+    for s in ("mean", "std", "var", "min", "max", "sum"):
+        _close(got[s], getattr(bn, f"move_{s}")(y, w, min_count=1), f"bottleneck {s}")
+    i = 300
+    win = y[i - w + 1 : i + 1]
+    assert np.isclose(float(got["var"][i]), np.var(win), rtol=RTOL)
+    assert float(got["min"][i]) == win.min() and float(got["max"][i]) == win.max()
+
+
+def test_propagate():
+    """nan_policy='propagate': a window holding a NaN is NaN; count counts every row."""
+    y = _data(200)
+    w = 20
+    got = jaxsubset.rolling_statistic(None, y, statistic=BLOCKS, window=w, nan_policy="propagate")
+    held = pd.DataFrame(np.isnan(y)).rolling(w, min_periods=1).sum().to_numpy() > 0
+    want = _pandas(y, w, 1)
+    for s in ("sum", "mean", "min", "max"):
+        _close(got[s], np.where(held, np.nan, want[s]), f"propagate {s}")
+    rows = np.minimum(np.arange(200) + 1, w)
+    np.testing.assert_array_equal(np.asarray(got["count"]), np.stack([rows, rows], 1))
+
+
+def test_equals_tree_and_fallbacks():
+    """The block road equals the tree road on random data; median and skew fall back."""
+    y = _data(257, seed=3)
+    w = 50
+    stats = (*BLOCKS, "median", "skew")
+    got = jaxsubset.rolling_statistic(None, y, statistic=stats, window=w)
+    tree = jaxsubset.rolling_statistic(
+        None, y, statistic=(*BLOCKS, "skew"), window=w, method="tree"
+    )
+    for s in (*BLOCKS, "skew"):
+        _close(got[s], tree[s], f"tree {s}", rtol=1e-12 if X64 else 1e-5)
+    med = pd.DataFrame(y).rolling(w, min_periods=1).median().to_numpy()
+    _close(got["median"], med, "median")
+    assert choose("sliding", "mean", "auto", "f") == "blocks"
+    assert choose("sliding", "median", "auto", "f") == "reference"
+    assert choose("sliding", "skew", "auto", "f") == "tree"
+
+
+def test_float32_offsets_and_step():
+    """float32: 1e4 + noise keeps its std; a step inside a sub-block costs no digits."""
+    rng = np.random.default_rng(4)
+    noise = rng.normal(size=2000)
+    y = np.stack([1e4 + noise, np.where(np.arange(2000) < 1005, 0.0, 1e4 + noise)], 1)
+    w = 100
+    got = jaxsubset.rolling_statistic(None, y.astype(np.float32), statistic="std", window=w)
+    ref = (
+        pd.DataFrame(y.astype(np.float32).astype(np.float64)).rolling(w, min_periods=1).std(ddof=0)
+    )
+    np.testing.assert_allclose(np.asarray(got)[w:], ref.to_numpy()[w:], rtol=2e-3, atol=1e-3)
+    # the windows entirely after the step see only 1e4 + noise
+    after = np.asarray(got)[1005 + w :, 1]
+    np.testing.assert_allclose(after, ref.to_numpy()[1005 + w :, 1], rtol=2e-3)
+
+
+@pytest.mark.skipif(not X64, reason="1e8 + noise needs float64")
+def test_float64_step_1e8():
+    """0s, then 1e8 + noise from the middle of a sub-block: the windows after the step."""
+    rng = np.random.default_rng(5)
+    y = np.where(np.arange(3000) < 1509, 0.0, 1e8 + rng.normal(size=3000))
+    w = 300
+    got = np.asarray(jaxsubset.rolling_statistic(None, y, statistic="std", window=w))
+    ref = pd.Series(y).rolling(w).std(ddof=0).to_numpy()
+    two_pass = np.array([np.std(y[i - w + 1 : i + 1]) for i in range(1509 + w, 3000, 97)])
+    np.testing.assert_allclose(got[1509 + w :: 97], two_pass, rtol=1e-9)
+    np.testing.assert_allclose(got[w:1509], 0.0, atol=0)
+    del ref
+
+
+def test_pollution_free():
+    """A -9e33 (float32), an inf or a NaN at index 2 changes only the windows holding it."""
+    n, w = 200, 20
+    y = np.zeros((n, 3), np.float32)
+    y[2] = (-9e33, np.inf, np.nan)
+    got = jaxsubset.rolling_statistic(
+        None, y, statistic=("sum", "mean", "std", "min", "max"), window=w
+    )
+    far = slice(2 + w, n)  # windows without index 2
+    for s in ("sum", "mean", "std", "min", "max"):
+        np.testing.assert_array_equal(np.asarray(got[s])[far], 0.0, err_msg=s)
+    held = slice(2, 2 + w)
+    np.testing.assert_array_equal(np.asarray(got["sum"])[held, 0], np.float32(-9e33))
+    np.testing.assert_array_equal(np.asarray(got["sum"])[held, 1], np.inf)
+    assert np.isnan(np.asarray(got["std"])[held, 1]).all()  # inf - inf
+    np.testing.assert_array_equal(np.asarray(got["sum"])[held, 2], 0.0)  # NaN omitted
+
+
+def test_dtypes():
+    """int, bool and float16 y compute in the default float / float32, as reduce_ranges."""
+    y = np.arange(40) % 7
+    got = jaxsubset.rolling_statistic(None, y, statistic=("mean", "max"), window=5)
+    ref = pd.Series(y.astype(float)).rolling(5, min_periods=1)
+    _close(got["mean"], ref.mean(), "int mean")
+    _close(got["max"], ref.max(), "int max")
+    assert got["mean"].dtype == jnp.result_type(float)
+    b = jaxsubset.rolling_statistic(None, y > 3, statistic="sum", window=5)
+    _close(b, pd.Series((y > 3).astype(float)).rolling(5, min_periods=1).sum(), "bool sum")
+    h = jaxsubset.rolling_statistic(None, y.astype(np.float16), statistic="mean", window=5)
+    assert h.dtype == jnp.float16
+    np.testing.assert_allclose(np.asarray(h, float), ref.mean(), rtol=1e-3)
+
+
+def test_neutral_sums(monkeypatch):
+    """Off the CPU the sub-block sums are cumulative sums: the same results."""
+    y = jnp.asarray(_data(90))
+    cpu = _sliding.sliding_statistics(y, 90, window=33, stats=BLOCKS, ddof=1, omit=True)
+    monkeypatch.setattr(_sliding, "backend", lambda: "gpu")
+    jax.clear_caches()
+    other = _sliding.sliding_statistics(y, 90, window=33, stats=BLOCKS, ddof=1, omit=True)
+    jax.clear_caches()
+    for s in BLOCKS:
+        _close(other[s], cpu[s], f"cumsum {s}", rtol=1e-12 if X64 else 1e-5)
+
+
+def test_jit_vmap_grad_no_recompile():
+    """Under jit (w static, y traced), vmap over a batch, grad equal to the tree's."""
+    rng = np.random.default_rng(6)
+    ys = [jnp.asarray(rng.normal(size=(64, 2))) for _ in range(3)]
+
+    def f(y):
+        return jaxsubset.rolling_statistic(None, y, statistic=("mean", "std", "max"), window=9)
+
+    compile_and_check(f, [(y,) for y in ys])
+    vmap_and_check(lambda y: jaxsubset.rolling_statistic(None, y, statistic="std", window=9),
+                   [np.stack(ys)])  # fmt: skip
+
+    def loss(y, method):
+        return jnp.sum(
+            jaxsubset.rolling_statistic(None, y, statistic="mean", window=9, method=method)
+        )
+
+    g = jax.grad(loss)(ys[0], "auto")
+    assert np.isfinite(np.asarray(g)).all()
+    np.testing.assert_allclose(g, jax.grad(loss)(ys[0], "tree"), rtol=1e-6)
+
+
+def test_errors():
+    y = np.zeros(10)
+    f = jaxsubset.rolling_statistic
+    with pytest.raises(ValueError, match="`window`.*cannot be combined with `width`"):
+        f(np.arange(10.0), y, 2.0, window=3)
+    with pytest.raises(ValueError, match="`before`, `after`"):
+        f(None, y, before=1.0, after=1.0, window=3)
+    with pytest.raises(ValueError, match="`window` must be a positive int, got 0"):
+        f(None, y, window=0)
+    with pytest.raises(TypeError, match="`window` must be a Python int"):
+        f(None, y, window=2.5)
+    with pytest.raises(ValueError, match="`closed` must be 'right'"):
+        f(None, y, window=3, closed="left")
+    with pytest.raises(ValueError, match="same length"):
+        f(np.arange(9.0), y, window=3)
+    with pytest.raises(ValueError, match="method='blocks' cannot compute 'median'"):
+        f(None, y, statistic="median", window=3, method="blocks")
+    with pytest.raises(ValueError, match="`method` must be one of"):
+        f(np.arange(10.0), y, 2.0, method="blocks")
+    with pytest.raises(TypeError, match="`x` is needed"):
+        f(None, y, 2.0)
