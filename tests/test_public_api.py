@@ -17,6 +17,15 @@ pytestmark = pytest.mark.one_mode
 PUBLIC = sorted(n for n in dir(jaxsubset) if not n.startswith("_"))
 
 
+def test_all_lists_exactly_the_public_names():
+    # `from jaxsubset import *` and documentation tools read __all__: no public name missing,
+    # no private or stale one listed
+    # (subpackages such as `cli` appear as attributes once imported: they are not the API)
+    functions = {n for n in PUBLIC if not inspect.ismodule(getattr(jaxsubset, n))}
+    assert set(jaxsubset.__all__) == functions | {"ranges"}
+    assert len(set(jaxsubset.__all__)) == len(jaxsubset.__all__)
+
+
 def test_public_names_are_documented_with_examples():
     assert {
         "Subsets",
