@@ -8,6 +8,7 @@ read-ahead in a thread), and the table is built from the same columns as the in-
 import math
 import os
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -61,15 +62,18 @@ def wants_stream(path: str, stats: tuple[str, ...], *, stream_above_mb: float) -
 def _time_x(col: np.ndarray, label: str, block: int) -> np.ndarray:
     """A datetime64 x column as int64 nanoseconds: a view of a ``datetime64[ns]`` column
     (checked for NaT block by block), else converted and range-checked into memory."""
-    where = lambda i: f"row {i}"  # noqa: E731
+
+    def where(a: int) -> Callable[[int], str]:
+        return lambda i: f"row {a + i}"
+
     if col.dtype == np.dtype("datetime64[ns]"):
         ns = col.view(np.int64)
         for a in range(0, ns.shape[0], block):
-            checked_ns(col[a : a + block], label, lambda i, a=a: where(a + i))
+            checked_ns(col[a : a + block], label, where(a))
         return ns
     out = np.empty(col.shape[0], np.int64)
     for a in range(0, col.shape[0], block):
-        out[a : a + block] = checked_ns(col[a : a + block], label, lambda i, a=a: where(a + i))
+        out[a : a + block] = checked_ns(col[a : a + block], label, where(a))
     return out
 
 
@@ -276,15 +280,27 @@ def streamed_statistics(
     n_missing = _missing(yy, nan_policy, path, block)
     policy = "omit" if nan_policy == "omit" else "propagate"
     kernel_stats = tuple(s for s in stats if s != "count") or ("sum",)
-    common = dict(statistic=kernel_stats, ddof=ddof, nan_policy=policy, block_size=block)
     bounds: dict[str, np.ndarray] = {}
     source = _source(xy.x, yy, block)
+
+    def run(kind: str, **kind_args: Any) -> dict[str, Any]:
+        """jaxsubset.stream of ``source``, with the statistics and block every kind shares."""
+        return jaxsubset.stream(
+            source,
+            kind,
+            statistic=kernel_stats,
+            ddof=ddof,
+            nan_policy=policy,
+            block_size=block,
+            **kind_args,
+        )
+
     try:
         if chunks is not None:
-            out = jaxsubset.stream(source, "chunks", n=chunks, **common)
+            out = run("chunks", n=chunks)
             what = f"{chunks} chunks"
         elif size is not None:
-            out = jaxsubset.stream(source, "chunks", size=size, **common)
+            out = run("chunks", size=size)
             what = f"chunks of {size} points"
         elif window is not None:
             if window > xy.x.shape[0]:
@@ -292,33 +308,31 @@ def streamed_statistics(
                     f"--window {window} is longer than the data ({xy.x.shape[0]} points)"
                 )
             step = step or 1
-            out = jaxsubset.stream(source, "sliding", size=window, step=step, **common)
+            out = run("sliding", size=window, step=step)
             what = f"sliding windows of {window} points, step {step}"
         elif width is not None and center:
             value, what, bounds = x_request(xy, width=width, center=True)
             half = -(-value // 2) if isinstance(value, int) else value / 2
             cap = _window_capacity(xy.x, half, half, block)
-            out = jaxsubset.stream(
-                source, "rolling", width=value, center=True, capacity=cap, **common
-            )
+            out = run("rolling", width=value, center=True, capacity=cap)
         elif width is not None:
             value, what, bounds = x_request(xy, width=width)
             cap = _rolling_capacity(xy.x, value, block)
-            out = jaxsubset.stream(source, "rolling", width=value, capacity=cap, **common)
+            out = run("rolling", width=value, capacity=cap)
         elif windows is not None and windows.before is not None:
             b, a, what, bounds = rolling_request(windows, xy)
             cap = _window_capacity(xy.x, b, a, block)
-            out = jaxsubset.stream(source, "rolling", before=b, after=a, capacity=cap, **common)
+            out = run("rolling", before=b, after=a, capacity=cap)
         elif windows is not None:
             kw, what, bounds = dynamic_request(windows, xy)
             cap = _bounds_capacity(xy.x, bounds["lo"], bounds["hi"])
-            out = jaxsubset.stream(source, "dynamic", capacity=cap, **kw, **common)
+            out = run("dynamic", capacity=cap, **kw)
         else:
             edges, what, bounds = x_request(xy, bins=bins)
             idx = np.searchsorted(xy.x, edges, side="left")
             idx[-1] = np.searchsorted(xy.x, edges[-1], side="right")
             cap = jaxsubset.required_capacity(np.diff(idx))
-            out = jaxsubset.stream(source, "bins", edges=edges, capacity=cap, **common)
+            out = run("bins", edges=edges, capacity=cap)
     except ValueError as e:  # stream's own checks (x unsorted, NaN in x): one line
         raise InputError(f"{path}: {e}") from None
     ranges = types.SimpleNamespace(start=out["start"], count=out["count"])

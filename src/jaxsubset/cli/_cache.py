@@ -38,7 +38,10 @@ def command_cache(no_cache: bool = False) -> Callable[[], None]:
         >>> restore = command_cache(no_cache=True)
         >>> restore()
     """
-    if no_cache or _disabled_by_env() or jax.config.jax_compilation_cache_dir:
+    # jax sets its options as attributes at run time (no stub declares them), and
+    # jax.config.read refuses this one (an option with a context manager)
+    cache_dir = jax.config.jax_compilation_cache_dir  # type: ignore[attr-defined]
+    if no_cache or _disabled_by_env() or cache_dir:
         return _nothing  # off, or the caller set a cache of its own: leave it alone
     names = (
         "jax_compilation_cache_dir",

@@ -5,6 +5,7 @@ import datetime as _dt
 import re
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -97,7 +98,7 @@ def fixed_width_dates(arr: np.ndarray, x_format: str) -> np.ndarray | None:
         return None
     codes = np.ascontiguousarray(arr.astype(f"U{pos}")).view(np.uint32).reshape(len(arr), pos)
     codes = codes.astype(np.int64)
-    fields = {"m": 1, "d": 1, "H": 0, "M": 0, "S": 0}
+    fields: dict[str, int | np.ndarray] = {"m": 1, "d": 1, "H": 0, "M": 0, "S": 0}
     for key, at in layout:
         if key.startswith("="):
             if np.any(codes[:, at] != ord(key[1])):
@@ -196,10 +197,20 @@ def parse_dates(
     return checked_ns(values[inv.reshape(-1)], label, where, None)
 
 
-def iso_unit(*columns: np.ndarray) -> str:
+# the units iso_unit chooses from (a Literal: NumPy's datetime_as_string declares its units so)
+IsoUnit = Literal["D", "s", "ms", "us", "ns"]
+
+
+def iso_unit(*columns: np.ndarray) -> IsoUnit:
     """The coarsest ``datetime_as_string`` unit that shows every date of ``columns`` exactly:
     ``"D"`` for whole days, ``"s"`` for whole seconds, else ``"ms"``, ``"us"`` or ``"ns"``."""
-    for unit, step in (("D", 86_400 * 10**9), ("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+    steps: tuple[tuple[IsoUnit, int], ...] = (
+        ("D", 86_400 * 10**9),
+        ("s", 10**9),
+        ("ms", 10**6),
+        ("us", 10**3),
+    )
+    for unit, step in steps:
         if not any(
             np.any(d[~np.isnat(d)].view(np.int64) % step)
             for d in (np.asarray(c).astype("datetime64[ns]") for c in columns)
@@ -208,7 +219,7 @@ def iso_unit(*columns: np.ndarray) -> str:
     return "ns"
 
 
-def iso_strings(dates: np.ndarray, unit: str | None = None) -> list[str | None]:
+def iso_strings(dates: np.ndarray, unit: IsoUnit | None = None) -> list[str | None]:
     """datetime64 values as ISO-8601 text, None for NaT.
 
     Whole days print as ``2001-12-29``, whole seconds as ``2001-12-29T06:00:00``, finer times

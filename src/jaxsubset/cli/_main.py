@@ -55,7 +55,7 @@ def _number_arg(convert: Any, minimum: float, what: str, maximum: float | None =
 
 MAX_INT = 2**62  # counts, sizes and steps: beyond any data, and clear of int64 overflow
 MAX_DDOF = 2**31 - 1  # a traced int32 in JAX's default mode
-_MAX_TEXT = {MAX_INT: "2**62", MAX_DDOF: "2**31-1"}
+_MAX_TEXT: dict[float, str] = {MAX_INT: "2**62", MAX_DDOF: "2**31-1"}
 _positive_int = _number_arg(int, 1, "a positive integer", MAX_INT)
 _nonneg_int = _number_arg(int, 0, "an integer >= 0", MAX_DDOF)
 _nonneg_float = _number_arg(float, 0.0, "a number >= 0")
@@ -408,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(stderr)
         return 2
     debug = bool(args.debug)
-    x64 = bool(jax.config.jax_enable_x64)
+    x64 = bool(jax.config.read("jax_enable_x64"))
     restore_cache = command_cache(bool(args.no_cache))
     try:
         with _signals_clean_up():

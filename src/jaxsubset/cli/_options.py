@@ -55,18 +55,27 @@ def parse_period(text: str, option: str) -> tuple[str, int] | None:
 
 def parse_bins(text: str) -> int | np.ndarray:
     """``--bins``: a number of equal-width bins, or comma-separated increasing edges."""
+    return _bin_edges(text) if "," in text else _bin_count(text)
+
+
+def _bin_count(text: str) -> int:
+    """``--bins`` without a comma: a number of equal-width bins."""
     text = text.strip()
-    if "," not in text:
-        try:
-            n = int(text)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise InputError(
-                "--bins takes a number of bins (e.g. --bins 10) or at least two "
-                f"comma-separated edges (e.g. --bins 0,1,2.5,10), got {text!r}"
-            )
-        return n
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(
+            "--bins takes a number of bins (e.g. --bins 10) or at least two "
+            f"comma-separated edges (e.g. --bins 0,1,2.5,10), got {text!r}"
+        )
+    return n
+
+
+def _bin_edges(text: str) -> np.ndarray:
+    """``--bins`` with a comma: increasing, finite, at least two edges."""
+    text = text.strip()
     try:
         edges = np.array([float(s) for s in text.split(",") if s.strip()], dtype=np.float64)
     except ValueError:
@@ -261,11 +270,11 @@ def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarra
                 f"--bins {stripped}: date edges need a time axis, but x column {xy.x_name!r} "
                 f"holds numbers {_NUMBERS_HINT}"
             )
-        edges = parse_bins(text)
+        edges = _bin_edges(text)
         return edges, f"{len(edges) - 1} bins"
     period = parse_period(stripped, "--bins") if PERIOD.match(stripped) else None
     if period is None:
-        n = parse_bins(text)
+        n = _bin_count(text)
         edges = _time_edges(x, n, text.strip()) if xy.x_time else np.histogram_bin_edges(x, n)
         return edges, f"{n} bins"
     if not xy.x_time:

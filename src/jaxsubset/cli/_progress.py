@@ -83,7 +83,7 @@ class Progress:
             now = time.perf_counter()
             if now - self.t0 < self.delay:
                 return
-            finished = bool(self.total) and self.done >= self.total
+            finished = bool(self.total and self.done >= self.total)
             if not force and not finished and now - self.last < 0.1:
                 return
             self.last = now

@@ -144,13 +144,18 @@ def compute_statistics(
     n_blocks = _blocks(count, xy.y.shape[1])[2] if padded else 0
     progress.stage("computing", total=n_blocks + bool(fast))
     if fast:
-        flat = jaxsubset.Ranges(start, count, ranges.max_count)
+        # host arrays on purpose: range_statistic's eager road reads them with np.asarray, and
+        # Ranges declares the jax Arrays the library's own constructors return
+        flat = jaxsubset.Ranges(start, count, ranges.max_count)  # type: ignore[arg-type]
         res = jaxsubset.range_statistic(xy.y, flat, fast, ddof=ddof, nan_policy=policy)
         out.update({st: np.asarray(res[st], dtype=np.float64) for st in fast})
         progress.advance()
     if padded:
-        kw = {"ddof": ddof, "progress": progress, "nan_policy": policy}
-        out.update(gather_stats(xy.x, xy.y, start, count, padded, **kw))
+        out.update(
+            gather_stats(
+                xy.x, xy.y, start, count, padded, ddof=ddof, progress=progress, nan_policy=policy
+            )
+        )
     if "count" in stats:
         out["count"] = count.astype(np.int64)[:, None]
     if "valid" in stats:

@@ -208,12 +208,12 @@ def dynamic_request(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], s
                 f"--offset {args.offset}: with calendar windows the offset must be in [0, 28D) "
                 "(a shift of the month starts)"
             )
-        lo, hi = _calendar_bounds(x, months, per, off)
+        starts, ends = _calendar_bounds(x, months, per, off)
         kw = dict(every=f"{months}mo", period=f"{per}mo", offset=np.timedelta64(off, "ns"))
         return (
             kw,
             "calendar " + what,
-            {"lo": np.asarray(lo, np.int64), "hi": np.asarray(hi, np.int64)},
+            {"lo": np.asarray(starts, np.int64), "hi": np.asarray(ends, np.int64)},
         )
     every = axis_value(args.every, "--every", xy, integer=True)
     per = every if args.period is None else axis_value(args.period, "--period", xy, integer=True)

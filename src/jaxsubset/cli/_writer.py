@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dates import iso_strings, iso_unit
+from ._dates import IsoUnit, iso_strings, iso_unit
 from ._files import InputError, suffix
 
 
@@ -197,7 +197,7 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _cells(values: Any, unit: str) -> list[str]:
+def _cells(values: Any, unit: IsoUnit) -> list[str]:
     a = np.asarray(values)
     if a.dtype.kind == "M":  # a time axis: ISO dates, NaT where a subset is empty
         return ["NaT" if t is None else t for t in iso_strings(a, unit)]
