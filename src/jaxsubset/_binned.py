@@ -530,7 +530,7 @@ def binned_statistic(
     uniform = nbins is not None
     if uniform:
         if range is not None:
-            rg = range
+            rg: Any = range  # a pair, or an array of shape (2,) (also traced)
             if not is_traced(rg) and len(rg) == 1:
                 rg = rg[0]
             if is_traced(rg) or not isinstance(rg, tuple | list) or len(rg) != 2:

@@ -99,7 +99,8 @@ def _install_atomic_writes(path: pathlib.Path) -> None:
         cc._initialize_cache()
         base = cc._cache
         if isinstance(base, LRUCache) and not base.eviction_enabled:
-            cc._cache = _AtomicFileCache(path)
+            # duck-typed (get/put): JAX's CacheInterface is private, imported only in here
+            cc._cache = _AtomicFileCache(path)  # type: ignore[assignment]
     except Exception as e:  # pragma: no cover - a JAX without these internals
         logger.debug("jaxsubset: JAX's own cache writes kept (%s)", e)
 

@@ -782,6 +782,7 @@ def chunks(
         else:
             layout = (big_n // size, size, int(big_n % size > 0), big_n % size)
         return _split(x, y, r.start, r.count, layout)
+    assert r.max_count is not None  # for mypy: chunk ranges always have a bound
     return _to_subsets(x, y, r, max(r.max_count, 1))
 
 
@@ -1442,7 +1443,9 @@ def bin_ranges(
     # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
     # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic
     below_edge = _count(x, _resolve_bound(edges, "edges", x, _func, None, "left"), "left", n_real)
-    last = _count(x, _resolve_bound(edges[-1:], "edges", x, _func, None, "right"), "right", n_real)
+    # edges is an array here (the concrete edges read above, or traced ones)
+    last_edge = edges[-1:]  # type: ignore[index]
+    last = _count(x, _resolve_bound(last_edge, "edges", x, _func, None, "right"), "right", n_real)
     left = below_edge[:-1]
     right = jnp.concatenate([below_edge[1:-1], last])
     return Ranges(left, jnp.maximum(right - left, 0))

@@ -38,7 +38,7 @@ def work_dtype(dtype: Any) -> Any:
     float16/bfloat16 values are computed in float32 (their results are cast back), so a sum
     or count of many points does not saturate a 10-bit mantissa.
     """
-    return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    return jnp.float64 if jax.config.read("jax_enable_x64") else jnp.float32
 
 
 def clean_labels(label: Array, nbins: int) -> Array:
@@ -102,7 +102,7 @@ def _scatter_road(
     held_nan = (n_nan > 0) & (not omit)
     out: dict[str, Array] = {}
     zero_nan = jnp.where(nan, 0, yw) if omit else yw  # omitted readings add nothing
-    total = None
+    total: Any = None  # the per-bin sums, set whenever "sum" or "mean" is asked
     if "sum" in stats or "mean" in stats:
         total = _per_bin("add", 0, lab, zero_nan, nbins)
     for s in stats:

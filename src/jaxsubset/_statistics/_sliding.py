@@ -349,7 +349,7 @@ def sliding_statistics(
     pos = jnp.arange(num, dtype=idt)
     if length is None:
         present: Any = True
-        last = num - 1
+        last: int | Array = num - 1
     else:
         length = jnp.asarray(length, idt)
         present = (pos < length)[:, None]
