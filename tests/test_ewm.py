@@ -89,7 +89,7 @@ def test_channels_jit_without_recompiling_vmap_and_grad():
 
     compile_and_check(f, [(X, y2, FLOAT(h)) for h in (1.0, 2.0, 4.0)])
     vmap_and_check(lambda y: jaxsubset.ewm_statistic(X, y, 2.0, "std"), (y2.T,))
-    g = jax.grad(lambda y: jaxsubset.ewm_statistic(X, y, 2.0, "std")[-1])(jnp.asarray(Y))
+    g = jax.jit(jax.grad(lambda y: jaxsubset.ewm_statistic(X, y, 2.0, "std")[-1]))(jnp.asarray(Y))
     g = np.asarray(g)
     assert np.isfinite(g).all() and (g[[4, 60, 61]] == 0).all() and np.abs(g).sum() > 0
 

@@ -115,6 +115,8 @@ CHECKS = textwrap.dedent(
 )
 
 
+# the subprocesses switch 64-bit mode on themselves: the same check in either run
+@pytest.mark.one_mode
 def test_shard_equals_single_device_on_4_and_8_devices():
     procs = {}
     for n_devices in (4, 8):  # both subprocesses at once: compilation is mostly one core each
