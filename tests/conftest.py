@@ -11,12 +11,24 @@ import os
 
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+# Folders of this run: made by the first process that loads this file (xdist's controller,
+# whose environment its workers inherit, so they share them) and removed by it at the end.
+_OWNED: list[str] = []
+
+
+def _run_folder(env: str, prefix: str) -> str:
+    if env not in os.environ:
+        import tempfile
+
+        os.environ[env] = tempfile.mkdtemp(prefix=prefix)
+        _OWNED.append(os.environ[env])
+    return os.environ[env]
+
+
 # the command keeps a compilation cache in the user's cache folder; tests write theirs to a
 # folder of this run (tests of the cache set their own), never to ~/.cache
-if "JAXSUBSET_CACHE_DIR" not in os.environ:
-    import tempfile
-
-    os.environ["JAXSUBSET_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxsubset-test-cache-")
+_run_folder("JAXSUBSET_CACHE_DIR", "jaxsubset-test-cache-")
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
@@ -35,20 +47,13 @@ def _share_compiled_programs() -> None:
     the per-module cache release below drops them from memory, and this folder hands them back
     without compiling again. A cache hit still records JAX's backend-compile event, so
     ``tests/compilations.py`` counts it as a compilation, as before. The folder is this run's
-    (xdist's run id, else a fresh one), never a user's cache.
+    (:func:`_run_folder`), never a user's cache.
     """
     if os.environ.get("JAXSUBSET_TEST_NO_SHARED_CACHE"):
         return
-    import tempfile
-
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if run:
-        folder = os.path.join(tempfile.gettempdir(), f"jaxsubset-suite-{run}")
-    else:
-        folder = tempfile.mkdtemp(prefix="jaxsubset-suite-")
     from jaxsubset import enable_compilation_cache
 
-    enable_compilation_cache(folder)
+    enable_compilation_cache(_run_folder("JAXSUBSET_TEST_SUITE_CACHE", "jaxsubset-suite-"))
 
 
 _share_compiled_programs()
@@ -56,6 +61,14 @@ _share_compiled_programs()
 # JAX compiles on first use of every shape: keep property tests small and deadline-free.
 settings.register_profile("jaxsubset", max_examples=40, deadline=None, derandomize=True)
 settings.load_profile("jaxsubset")
+
+
+def pytest_unconfigure(config):
+    """Remove the run's folders, in the process that made them (after its workers ended)."""
+    import shutil
+
+    for folder in _OWNED:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
