@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import jaxsubset
+from compilations import compilations
 from references import FLOAT, tol
 
 
@@ -305,3 +306,30 @@ def test_select_property_equals_boolean_mask(n, lo, span, seed):
     held = min(ref.size, 16)
     np.testing.assert_array_equal(np.asarray(s.x)[:held], ref[:held])
     np.testing.assert_array_equal(np.asarray(s.mask), np.arange(16) < held)
+
+
+def test_eager_reductions_are_one_program_each_and_equal_the_traced_ones():
+    x = np.arange(40.0, dtype=FLOAT)
+    y = np.stack([x**2, np.where(x % 7 == 3, np.nan, x)], axis=1).astype(FLOAT)
+    s = jaxsubset.chunks(x, y, 5)
+    with compilations() as seen:
+        got = s.std(ddof=1, nan_policy="omit")
+    assert seen == ["jit(_eager_reduction)"], seen  # one program, not one per operation
+    with compilations() as seen:
+        again = s.std(ddof=1, nan_policy="omit")
+        q = s.quantile(0.25)
+    assert seen.of("_eager_reduction") == 1, seen  # only the quantile's program is new
+    want = np.stack([np.nanstd(c, axis=0, ddof=1) for c in np.split(y, 5)])
+    np.testing.assert_allclose(np.asarray(got), want, **tol())
+    np.testing.assert_array_equal(np.asarray(again), np.asarray(got))
+    np.testing.assert_allclose(
+        np.asarray(q)[:, 0], np.quantile(np.split(y[:, 0], 5), 0.25, axis=1), **tol()
+    )
+    # the same methods inside jit (traced fields: no nested program of their own)
+    traced = jax.jit(lambda s: (s.std(ddof=1, nan_policy="omit"), s.quantile(0.25)))(s)
+    np.testing.assert_allclose(np.asarray(traced[0]), np.asarray(got), **tol())
+    np.testing.assert_allclose(np.asarray(traced[1]), np.asarray(q), **tol())
+    with pytest.raises(ValueError, match="nan_policy"):
+        s.mean(nan_policy="bogus")  # argument errors unchanged through the one program
+    with pytest.raises(ValueError, match="NaN"):
+        s.mean(nan_policy="raise")  # still checked eagerly
