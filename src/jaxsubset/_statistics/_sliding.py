@@ -47,6 +47,7 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
+from ._moments import spread_statistics
 from ._registry import backend, float_dtype
 from ._tree import _chan
 
@@ -425,17 +426,7 @@ def _statistics(
         zero = jnp.zeros_like(v)
         leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
         _, _, _, q = sliding_fold(_ShiftedMoments(), leaves, w)
-        denom = n - ddof
-        bad = poisoned | (n_pos + n_neg > 0) | (denom <= 0)
-        var = jnp.where(bad, nan, q / jnp.where(denom > 0, denom, 1).astype(fdt))
-        if "var" in stats:
-            out["var"] = var
-        pos_var = var > 0
-        std = jnp.where(pos_var, jnp.sqrt(jnp.where(pos_var, var, 1)), var)
-        if "std" in stats:
-            out["std"] = std
-        if "sem" in stats:  # std / sqrt(n), the same ddof (var is NaN where n == 0)
-            out["sem"] = std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(fdt))
+        out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_pos + n_neg > 0)))
     for which in ("min", "max"):
         if which in stats:
             fold = _Extreme(which)

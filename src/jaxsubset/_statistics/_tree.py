@@ -37,6 +37,7 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
+from ._moments import spread_statistics
 from ._registry import float_dtype
 
 
@@ -402,17 +403,7 @@ def tree_ranges(
         zero = jnp.zeros_like(v)
         leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
         _, _, _, q = _fold_ranges(_Moments(), leaves, start, stop)
-        denom = n - ddof
-        bad = poisoned | (n_inf > 0) | (denom <= 0)
-        var = jnp.where(bad, nan, q / jnp.where(denom > 0, denom, 1).astype(fdt))
-        if "var" in stats:
-            out["var"] = var
-        pos = var > 0
-        std = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
-        if "std" in stats:
-            out["std"] = std
-        if "sem" in stats:  # std / sqrt(n), the same ddof (var is NaN where n == 0)
-            out["sem"] = std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(fdt))
+        out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_inf > 0)))
     if {"skew", "kurt"} & set(stats):
         from ._moments import shape_statistic
 
