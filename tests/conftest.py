@@ -26,6 +26,12 @@ def _run_folder(env: str, prefix: str) -> str:
     return os.environ[env]
 
 
+# XLA's backend at its lowest effort (JAX's own switch for test-like work, inherited by the
+# processes the tests start): the same HLO passes, LLVM without optimisation. Programs compile
+# in about two thirds of the time and compute the same bits (test_optimization_level.py proves
+# that for every road); JAX_DISABLE_MOST_OPTIMIZATIONS=0 runs the suite fully optimised.
+os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
+
 # the command keeps a compilation cache in the user's cache folder; tests write theirs to a
 # folder of this run (tests of the cache set their own), never to ~/.cache
 _run_folder("JAXSUBSET_CACHE_DIR", "jaxsubset-test-cache-")
@@ -36,8 +42,14 @@ from hypothesis import settings  # noqa: E402
 
 
 # JAX reads JAX_ENABLE_X64 itself when it starts; unset means on here (the suite's historic mode).
-_X64 = os.environ.get("JAX_ENABLE_X64", "1").strip().lower() not in ("0", "false", "no", "off", "")
+_OFF = ("0", "false", "no", "off", "")
+_X64 = os.environ.get("JAX_ENABLE_X64", "1").strip().lower() not in _OFF
 jax.config.update("jax_enable_x64", _X64)
+# (again here: a plugin may have imported JAX before this file set the variable)
+jax.config.update(
+    "jax_disable_most_optimizations",
+    os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"].strip().lower() not in _OFF,
+)
 
 
 def _share_compiled_programs() -> None:
