@@ -46,6 +46,15 @@ def is_traced(value: Any) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
+def traced_array(value: Any) -> jax.Array:
+    """A traced value (``is_traced(value)``) as one JAX array.
+
+    A tracer is returned as it is; a list or tuple holding tracers (``[lo, hi]`` built inside
+    ``jit``) is stacked by ``jnp.asarray``, so its ``dtype``/``ndim`` can be read.
+    """
+    return value if isinstance(value, jax.Array) else jnp.asarray(value)
+
+
 def time_kind(value: Any) -> str | None:
     """``"M"`` for datetime64 data, ``"m"`` for timedelta64 data, else None (never traced)."""
     if isinstance(value, jax.core.Tracer | jax.Array):
@@ -219,7 +228,7 @@ def exact_array(v: np.ndarray, name: str, func: str) -> Array:
 def window_width(value: Any, name: str, x: Array, func: str, time: str | None) -> Any:
     """A concrete width-like argument as an exact NumPy array (durations as int64 ns), >= 0."""
     if is_traced(value):
-        return value
+        return traced_array(value)
     v = concrete_bound(value, name, x, func, time, width=True)
     if np.any(v < 0):
         raise ValueError(f"{func}: `{name}` must be >= 0, got {v.tolist()!r}")

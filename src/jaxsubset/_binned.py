@@ -37,6 +37,7 @@ from ._validate import (
     index_dtype,
     is_traced,
     static_int,
+    traced_array,
 )
 
 
@@ -345,7 +346,7 @@ def _edges_dtype(x: Array) -> Any:
 
 def _bin_count(bins: Any, func: str) -> int | None:
     """The static number of bins when ``bins`` is an int, None when it holds the edges."""
-    if is_traced(bins) and jnp.ndim(bins) == 0:
+    if is_traced(bins) and traced_array(bins).ndim == 0:
         static_int(bins, "bins", func)  # raises: the number of bins sets a shape
     if isinstance(bins, int | np.integer) and not isinstance(bins, bool | np.bool_):
         return static_int(bins, "bins", func)
@@ -503,7 +504,9 @@ def binned_statistic(
             )
     if isinstance(values, list | tuple) and not is_traced(values):
         values = np.asarray(values)
-    if not is_traced(values):
+    if is_traced(values):
+        values = traced_array(values)
+    else:
         np_v = np.asarray(values)
         if np_v.dtype.kind not in "biuf":
             raise TypeError(f"{func}: `values` must be real numeric, got dtype {np_v.dtype}")
@@ -561,7 +564,7 @@ def binned_statistic(
             step = (hi - lo) / nbins
             edges = (jnp.arange(nbins + 1, dtype=wdt) * step + lo).at[-1].set(hi).astype(edt)
     else:
-        edges = bins if is_traced(bins) else jax.device_put(np.asarray(bins, float))
+        edges = traced_array(bins) if is_traced(bins) else jax.device_put(np.asarray(bins, float))
         if edges.ndim != 1 or edges.shape[0] < 2:
             raise ValueError(
                 f"{func}: `bins` must be an int or a 1-D array of at least 2 edges, got shape "

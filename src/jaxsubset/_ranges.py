@@ -53,6 +53,7 @@ from ._validate import (
     index_dtype,
     is_traced,
     static_int,
+    traced_array,
 )
 
 
@@ -404,7 +405,7 @@ def _resolve_bound(
     """Any bound (concrete or traced, dates on a time axis) -> x's key space for ``side``."""
     xdt = np.dtype(x.dtype)
     if is_traced(value):
-        return _traced_key(value, xdt, side)
+        return _traced_key(traced_array(value), xdt, side)
     return tuple(  # device_put: no program per shape, unlike jnp.asarray
         None if a is None else jax.device_put(np.asarray(a))
         for a in _host_key(_concrete_bound(value, name, x, func, time), xdt, side)
@@ -477,7 +478,9 @@ def _lower_bounds(
     """The key of ``a - width`` for anchors ``a`` already in x's dtype (saturating, exact)."""
     xdt = np.dtype(x.dtype)
     traced = is_traced(width)
-    if not traced:
+    if traced:
+        width = traced_array(width)
+    else:
         width = _concrete_bound(width, "width", x, func, time, width=True)
         if np.any(width < 0):
             raise ValueError(f"{func}: `width` must be >= 0, got {width.tolist()!r}")
@@ -1097,8 +1100,14 @@ def _anchored_lower(
             raise ValueError(f"{func}: `width` must be >= 0, got {w.tolist()!r}")
         key = _host_anchored_lower(a, w, xdt, side)
         return tuple(None if e is None else jnp.asarray(e) for e in key)
-    a = at if is_traced(at) else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
-    if not is_traced(width):
+    a = (
+        traced_array(at)
+        if is_traced(at)
+        else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
+    )
+    if is_traced(width):
+        width = traced_array(width)
+    else:
         w = _concrete_bound(width, "width", x, func, time, width=True)
         if np.any(w < 0):
             raise ValueError(f"{func}: `width` must be >= 0, got {w.tolist()!r}")
@@ -1182,7 +1191,11 @@ def _anchored_upper(
         a = _concrete_bound(at, "at", x, func, time)
         key = _host_anchored_upper(a, np.asarray(after), xdt, side)
         return tuple(None if e is None else jnp.asarray(e) for e in key)
-    a = at if is_traced(at) else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
+    a = (
+        traced_array(at)
+        if is_traced(at)
+        else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
+    )
     if not is_traced(after):
         after = _exact_array(np.asarray(after), "after", func)
     if xdt.kind in "iu" and a.dtype.kind in "iu" and np.dtype(after.dtype).kind in "iu":
@@ -1363,7 +1376,7 @@ def rolling(
 
 def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
     """Validate bin edges: 1-D, at least two, non-decreasing and NaN-free when concrete."""
-    arr = edges if is_traced(edges) else jnp.asarray(edges)
+    arr = traced_array(edges) if is_traced(edges) else jnp.asarray(edges)
     if arr.ndim != 1 or arr.shape[0] < 2:
         raise ValueError(
             f"{func}: `edges` must be a 1-D array of at least 2 edges, got shape {tuple(arr.shape)}"
@@ -1565,7 +1578,9 @@ def nearest(
     check_sorted_x(x, func)
     n_real = jnp.maximum(_length(length, x.shape[0], func), 1)
     key = _resolve_bound(values, "values", x, func, tk, "left")
-    if not is_traced(values):
+    if is_traced(values):
+        vals = traced_array(values)
+    else:
         # only values between two samples use their distances: integers clipped to x's range
         # (those beyond it snap to an end by `key` alone), so no value wraps in 32-bit mode
         v = _concrete_bound(values, "values", x, func, tk)
@@ -1573,8 +1588,8 @@ def nearest(
             lo, hi = _int_limits(x.dtype) if x.dtype.kind in "iu" else (-(2**53), 2**53)
             v = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
             v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
-        values = jnp.asarray(v.astype(np.result_type(v.dtype, x.dtype)))
-    return _nearest_impl(x, values, key, n_real)
+        vals = jnp.asarray(v.astype(np.result_type(v.dtype, x.dtype)))
+    return _nearest_impl(x, vals, key, n_real)
 
 
 # ---------------------------------------------------------------------------- eager buckets
