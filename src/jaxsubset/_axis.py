@@ -157,8 +157,18 @@ def int_limits(dtype: Any) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------ bounds and widths on either axis
-def concrete_bound(value: Any, name: str, x: Array, func: str, time: str | None, width=False):
-    """A concrete bound as an exact NumPy array (dates/durations as int64 nanoseconds)."""
+def concrete_bound(
+    value: Any,
+    name: str,
+    x: Array | np.ndarray | None,
+    func: str,
+    time: str | None,
+    width: bool = False,
+) -> np.ndarray:
+    """A concrete bound as an exact NumPy array (dates/durations as int64 nanoseconds).
+
+    ``x`` is not read (``time`` says what the axis is): streamed data pass None.
+    """
     if time is not None:
         if width or time == "m":
             value = timedelta_to_ns(value, name, func)
@@ -225,7 +235,9 @@ def exact_array(v: np.ndarray, name: str, func: str) -> Array:
     return jax.device_put(np.asarray(v))  # no program per shape, unlike jnp.asarray
 
 
-def window_width(value: Any, name: str, x: Array, func: str, time: str | None) -> Any:
+def window_width(
+    value: Any, name: str, x: Array | np.ndarray | None, func: str, time: str | None
+) -> Any:
     """A concrete width-like argument as an exact NumPy array (durations as int64 ns), >= 0."""
     if is_traced(value):
         return traced_array(value)

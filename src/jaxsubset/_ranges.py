@@ -24,6 +24,7 @@ The rules, in one place (``stream`` resolves with the same functions):
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -245,10 +246,11 @@ def _traced_key(v: Array, xdt: np.dtype, side: str) -> tuple[Array, Any, Any]:
         if np.can_cast(vdt, xdt):
             return v.astype(xdt), None, None
         vlo, vhi = _int_limits(vdt if vdt.kind != "b" else np.uint8)
-        below = v < vdt.type(lo) if lo > vlo else None
-        above = v > vdt.type(hi) if hi < vhi else None
+        # None where v's dtype holds no value below (above) x's dtype
+        under = v < vdt.type(lo) if lo > vlo else None
+        over = v > vdt.type(hi) if hi < vhi else None
         c = jnp.clip(v, vdt.type(max(lo, vlo)), vdt.type(min(hi, vhi)))
-        return c.astype(xdt), below, above
+        return c.astype(xdt), under, over
     if vdt == xdt:
         return _keys(v), None, None
     r = v.astype(xdt)
@@ -406,10 +408,15 @@ def _resolve_bound(
     xdt = np.dtype(x.dtype)
     if is_traced(value):
         return _traced_key(traced_array(value), xdt, side)
-    return tuple(  # device_put: no program per shape, unlike jnp.asarray
-        None if a is None else jax.device_put(np.asarray(a))
-        for a in _host_key(_concrete_bound(value, name, x, func, time), xdt, side)
-    )
+    # device_put: no program per shape, unlike jnp.asarray
+    host = _host_key(_concrete_bound(value, name, x, func, time), xdt, side)
+    return _map_key(host, lambda a: jax.device_put(np.asarray(a)))
+
+
+def _map_key(bound: tuple[Any, Any, Any], f: Callable[[Any], Array]) -> tuple[Array, Any, Any]:
+    """``(key, below, above)`` with ``f`` applied to each part (a None flag stays None)."""
+    key, below, above = bound
+    return f(key), None if below is None else f(below), None if above is None else f(above)
 
 
 def _int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any, Any]:
@@ -698,9 +705,9 @@ def chunk_ranges(
                 jnp.asarray(i * q + np.minimum(i, r), idt), jnp.asarray(q + (i < r), idt), bound
             )
         m = _length(length, big_n, _func)
-        q, r = m // n, m % n
-        i = jnp.arange(n, dtype=idt)
-        return Ranges(i * q + jnp.minimum(i, r), q + (i < r).astype(idt), bound)
+        qj, rj = m // n, m % n
+        ij = jnp.arange(n, dtype=idt)
+        return Ranges(ij * qj + jnp.minimum(ij, rj), qj + (ij < rj).astype(idt), bound)
     assert size is not None  # for mypy: `_chunk_args` gives exactly one
     k = -(-big_n // size)
     m = _length(length, big_n, _func)
@@ -783,6 +790,7 @@ def chunks(
             q, rem = divmod(big_n, n)
             layout = (rem, q + 1, n - rem, q) if rem else (n, q, 0, q)
         else:
+            assert size is not None  # for mypy: chunk_ranges checked that exactly one is given
             layout = (big_n // size, size, int(big_n % size > 0), big_n % size)
         return _split(x, y, r.start, r.count, layout)
     assert r.max_count is not None  # for mypy: chunk ranges always have a bound
@@ -883,6 +891,7 @@ def sliding(
         count = np.where(start + size <= big_n, size, 0)
         return _bucketed_gather(x, y, start, count, size, k=(big_n - size) // step + 1)
     r = sliding_ranges(x, size, step=step, length=length, _func="sliding")
+    assert r.max_count is not None  # for mypy: sliding ranges carry their size
     if length is None:
         return _full_windows(x, y, r.start, r.count, r.max_count)
     return _to_subsets(x, y, r, r.max_count)
@@ -935,9 +944,9 @@ def select_ranges(
     x = as_x(x, _func)
     check_sorted_x(x, _func)
     lo_side, hi_side = _sides(closed)
-    lo = _resolve_bound(lo, "lo", x, _func, tk, lo_side)
-    hi = _resolve_bound(hi, "hi", x, _func, tk, hi_side)
-    return _xrange(x, lo, hi, closed, _length(length, x.shape[0], _func))
+    lo_key = _resolve_bound(lo, "lo", x, _func, tk, lo_side)
+    hi_key = _resolve_bound(hi, "hi", x, _func, tk, hi_side)
+    return _xrange(x, lo_key, hi_key, closed, _length(length, x.shape[0], _func))
 
 
 def select(
@@ -1094,12 +1103,11 @@ def _anchored_lower(
     nothing), else the difference in the promoted float dtype, rounded toward ``side``."""
     xdt = np.dtype(x.dtype)
     if not is_traced(at) and not is_traced(width):
-        a = _concrete_bound(at, "at", x, func, time)
+        ah = _concrete_bound(at, "at", x, func, time)
         w = _concrete_bound(width, "width", x, func, time, width=True)
         if np.any(w < 0):
             raise ValueError(f"{func}: `width` must be >= 0, got {w.tolist()!r}")
-        key = _host_anchored_lower(a, w, xdt, side)
-        return tuple(None if e is None else jnp.asarray(e) for e in key)
+        return _map_key(_host_anchored_lower(ah, w, xdt, side), jnp.asarray)
     a = (
         traced_array(at)
         if is_traced(at)
@@ -1127,7 +1135,9 @@ def _anchored_lower(
     return _traced_key(a.astype(d) - wj.astype(d), xdt, side)
 
 
-def _host_anchored_lower(a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str) -> tuple:
+def _host_anchored_lower(
+    a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str
+) -> tuple[np.ndarray, Any, Any]:
     """Concrete ``at - width`` as ``(key, below, above)``: Python-int exact when both are
     integers, else in the promoted float dtype (``stream`` resolves with this too)."""
     if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
@@ -1188,9 +1198,8 @@ def _anchored_upper(
     dtype rounded toward ``side``); ``after`` already converted (:func:`_window_widths`)."""
     xdt = np.dtype(x.dtype)
     if not is_traced(at) and not is_traced(after):
-        a = _concrete_bound(at, "at", x, func, time)
-        key = _host_anchored_upper(a, np.asarray(after), xdt, side)
-        return tuple(None if e is None else jnp.asarray(e) for e in key)
+        ah = _concrete_bound(at, "at", x, func, time)
+        return _map_key(_host_anchored_upper(ah, np.asarray(after), xdt, side), jnp.asarray)
     a = (
         traced_array(at)
         if is_traced(at)
@@ -1209,7 +1218,9 @@ def _anchored_upper(
     return _traced_key(a.astype(d) + after.astype(d), xdt, side)
 
 
-def _host_anchored_upper(a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str) -> tuple:
+def _host_anchored_upper(
+    a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str
+) -> tuple[np.ndarray, Any, Any]:
     """Concrete ``at + after`` as ``(key, below, above)``: Python-int exact when both are
     integers, else in the promoted float dtype (``stream`` resolves with this too)."""
     if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
@@ -1245,7 +1256,7 @@ def _window_widths(
     after: Any,
     center: Any,
     closed: str,
-    x: Array,
+    x: Array | np.ndarray,
     func: str,
     time: str | None,
 ) -> tuple[Any, Any, str]:
@@ -1256,6 +1267,7 @@ def _window_widths(
     integer x (time axes included) an odd width is halved exactly: a bound ``a +- w/2`` lies
     between two integers, so each side becomes the integer that keeps the same points
     (``x > a - w/2`` is ``x > a - ceil(w/2)``, ``x >= a - w/2`` is ``x >= a - floor(w/2)``).
+    Only ``x``'s dtype is read (``stream`` passes an empty NumPy array of it).
     """
     if not isinstance(center, bool | np.bool_):
         raise TypeError(f"{func}: `center` must be True or False, got {center!r}")
@@ -1446,19 +1458,18 @@ def bin_ranges(
         edges = _period_edges(x, edges, length, tk, _func)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
+    e: np.ndarray | Array  # the concrete edges (exact, on the host) or the traced ones
     if not is_traced(edges):
-        raw = _concrete_bound(edges, "edges", x, _func, tk)
-        check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, _func)
-        edges = raw
+        e = _concrete_bound(edges, "edges", x, _func, tk)
+        check_edges(np.asarray(e, np.float64) if e.dtype == object else e, _func)
     else:
-        check_edges(edges, _func)
+        e = traced_array(edges)
+        check_edges(e, _func)
     n_real = _length(length, x.shape[0], _func)
     # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
     # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic
-    below_edge = _count(x, _resolve_bound(edges, "edges", x, _func, None, "left"), "left", n_real)
-    # edges is an array here (the concrete edges read above, or traced ones)
-    last_edge = edges[-1:]  # type: ignore[index]
-    last = _count(x, _resolve_bound(last_edge, "edges", x, _func, None, "right"), "right", n_real)
+    below_edge = _count(x, _resolve_bound(e, "edges", x, _func, None, "left"), "left", n_real)
+    last = _count(x, _resolve_bound(e[-1:], "edges", x, _func, None, "right"), "right", n_real)
     left = below_edge[:-1]
     right = jnp.concatenate([below_edge[1:-1], last])
     return Ranges(left, jnp.maximum(right - left, 0))
@@ -1518,7 +1529,7 @@ def _bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None
     nbins = raw.shape[0] - 1
     # the extra edges repeat the last one: their bins are empty and cut off
     size = _bucket.bucket(nbins, _bucket.MIN_K) + 1
-    left = tuple(None if a is None else _bucket.pad(a, size, fill=np.asarray(a)[-1]) for a in left)
+    left = _map_key(left, lambda a: _bucket.pad(a, size, fill=np.asarray(a)[-1]))
     xp, yp, m = _padded_xy(x, y)
     nb = jnp.asarray(nbins, index_dtype())
     out = _padded_bins(xp, yp, left, last, nb, m, capacity=capacity)
