@@ -58,6 +58,11 @@ from ._validate import (
 )
 
 
+# A bound in x's key space (see "the ONE resolver"): ``(key, below, above)``, each flag an
+# array or None where it cannot be set.
+_Key = tuple[Array, Any, Any]
+
+
 @functools.partial(jax.tree_util.register_dataclass)
 @dataclasses.dataclass(frozen=True)
 class Ranges:
@@ -228,7 +233,7 @@ def _host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any,
     return key, None, None
 
 
-def _traced_key(v: Array, xdt: np.dtype, side: str) -> tuple[Array, Any, Any]:
+def _traced_key(v: Array, xdt: np.dtype, side: str) -> _Key:
     """A traced bound -> ``(key, below, above)`` with the rules of :func:`_host_key`.
 
     Exact except that a float bound of another width than a float ``x`` is converted by XLA,
@@ -385,9 +390,7 @@ def _searchsorted_keys(x: Array, key: Array, side: str, sorted_keys: bool = Fals
     return lo
 
 
-def _count(
-    x: Array, bound: tuple[Array, Any, Any], side: str, n_real: Array, sorted_keys: bool = False
-) -> Array:
+def _count(x: Array, bound: _Key, side: str, n_real: Array, sorted_keys: bool = False) -> Array:
     """``#{x < v}`` (side "left") or ``#{x <= v}`` ("right") among the first ``n_real`` points.
 
     ``sorted_keys``: the bounds are known to be sorted (one window per point of sorted x).
@@ -401,9 +404,7 @@ def _count(
     return i
 
 
-def _resolve_bound(
-    value: Any, name: str, x: Array, func: str, time: str | None, side: str
-) -> tuple[Array, Any, Any]:
+def _resolve_bound(value: Any, name: str, x: Array, func: str, time: str | None, side: str) -> _Key:
     """Any bound (concrete or traced, dates on a time axis) -> x's key space for ``side``."""
     xdt = np.dtype(x.dtype)
     if is_traced(value):
@@ -413,7 +414,7 @@ def _resolve_bound(
     return _map_key(host, lambda a: jax.device_put(np.asarray(a)))
 
 
-def _map_key(bound: tuple[Any, Any, Any], f: Callable[[Any], Array]) -> tuple[Array, Any, Any]:
+def _map_key(bound: tuple[Any, Any, Any], f: Callable[[Any], Array]) -> _Key:
     """``(key, below, above)`` with ``f`` applied to each part (a None flag stays None)."""
     key, below, above = bound
     return f(key), None if below is None else f(below), None if above is None else f(above)
@@ -479,9 +480,7 @@ def _host_lower(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> t
     return key, None
 
 
-def _lower_bounds(
-    a: Array, width: Any, x: Array, side: str, func: str, time: str | None
-) -> tuple[Array, Any, Any]:
+def _lower_bounds(a: Array, width: Any, x: Array, side: str, func: str, time: str | None) -> _Key:
     """The key of ``a - width`` for anchors ``a`` already in x's dtype (saturating, exact)."""
     xdt = np.dtype(x.dtype)
     traced = is_traced(width)
@@ -798,7 +797,9 @@ def chunks(
 
 
 @functools.partial(jax.jit, static_argnames=("layout",))
-def _split(x: Array, y: Array, start: Array, count: Array, layout: tuple) -> Subsets:
+def _split(
+    x: Array, y: Array, start: Array, count: Array, layout: tuple[int, int, int, int]
+) -> Subsets:
     """Consecutive pieces by reshape: ``n1`` of ``s1`` points, then ``n2`` of ``s2`` (padded)."""
     n1, s1, n2, s2 = layout
 
@@ -912,7 +913,7 @@ def _full_windows(x: Array, y: Array, start: Array, count: Array, size: int) -> 
 
 
 # ---------------------------------------------------------------------------- x-value ranges
-def _xrange(x: Array, lo: tuple, hi: tuple, closed: str, n_real: Array) -> Ranges:
+def _xrange(x: Array, lo: _Key, hi: _Key, closed: str, n_real: Array) -> Ranges:
     """The points with ``lo <= x < hi`` (``closed`` decides the ends), bounds as resolver keys."""
     lo_side, hi_side = _sides(closed)
     i0 = _count(x, lo, lo_side, n_real)
@@ -1095,9 +1096,7 @@ def _rolling_rows(
     return Ranges(start, count)
 
 
-def _anchored_lower(
-    x: Array, at: Any, width: Any, side: str, func: str, time: str | None
-) -> tuple[Array, Any, Any]:
+def _anchored_lower(x: Array, at: Any, width: Any, side: str, func: str, time: str | None) -> _Key:
     """The key of ``at - width`` for explicit anchors: exact integer arithmetic on integer x
     (both concrete: Python ints on the host; an integer difference below x's dtype counts
     nothing), else the difference in the promoted float dtype, rounded toward ``side``."""
@@ -1157,9 +1156,7 @@ def _canon_np(v: np.ndarray) -> np.dtype:
 
 
 # ------------------------------------------------------------- centred and asymmetric windows
-def _upper_bounds(
-    a: Array, width: Any, x: Array, side: str, func: str, dtype: Any = None
-) -> tuple[Array, Any, Any]:
+def _upper_bounds(a: Array, width: Any, x: Array, side: str, func: str, dtype: Any = None) -> _Key:
     """The key of ``a + width`` for anchors ``a`` (saturating, exact): the mirror of
     :func:`_lower_bounds`. ``width`` is traced or a concrete NumPy array already converted.
 
@@ -1191,9 +1188,7 @@ def _upper_bounds(
     return _traced_key(a.astype(d) + w, xdt, side)
 
 
-def _anchored_upper(
-    x: Array, at: Any, after: Any, side: str, func: str, time: str | None
-) -> tuple[Array, Any, Any]:
+def _anchored_upper(x: Array, at: Any, after: Any, side: str, func: str, time: str | None) -> _Key:
     """The key of ``at + after`` for explicit anchors (exact integers, else the promoted float
     dtype rounded toward ``side``); ``after`` already converted (:func:`_window_widths`)."""
     xdt = np.dtype(x.dtype)
@@ -1536,7 +1531,7 @@ def _bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None
     return _cut_subsets(out, nbins, (nbins,), capacity)
 
 
-def _nearest_impl(x: Array, values: Array, key: tuple, n_real: Array) -> Array:
+def _nearest_impl(x: Array, values: Array, key: _Key, n_real: Array) -> Array:
     """The first index of the sample nearest to each value (``n_real >= 1``).
 
     ``hi`` is the first sample ``>= v`` (exact, in key space): past the end the last sample,
@@ -1689,7 +1684,7 @@ def _bucketed_gather(
 
 @functools.partial(jax.jit, static_argnames=("closed", "capacity"))
 def _padded_select(
-    x: Array, y: Array, lo: tuple, hi: tuple, n: Array, *, closed: str, capacity: int
+    x: Array, y: Array, lo: _Key, hi: _Key, n: Array, *, closed: str, capacity: int
 ) -> Subsets:
     r = _xrange(x, lo, hi, closed, n)
     return _gather(x, y, r.start, r.count, capacity, length=n)
@@ -1697,7 +1692,7 @@ def _padded_select(
 
 @functools.partial(jax.jit, static_argnames=("capacity",))
 def _padded_bins(
-    x: Array, y: Array, left: tuple, last: tuple, nbins: Array, n: Array, *, capacity: int
+    x: Array, y: Array, left: _Key, last: _Key, nbins: Array, n: Array, *, capacity: int
 ) -> Subsets:
     """:func:`bin_ranges` with the edges padded past the ``nbins`` real bins, and the gather."""
     below_edge = _count(x, left, "left", n)
