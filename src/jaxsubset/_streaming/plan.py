@@ -323,7 +323,7 @@ def concrete(value: Any, name: str, func: str, width: bool = False) -> np.ndarra
     Streamed x is numeric (never a time axis), so dates are refused as they are in memory; the
     messages are the in-memory path's. (``_concrete_bound`` does not read its ``x``.)
     """
-    return _concrete_bound(value, name, None, func, None, width)  # type: ignore[arg-type]
+    return _concrete_bound(value, name, None, func, None, width)
 
 
 def key_bounds(
@@ -444,7 +444,7 @@ def plan(
         after,
         kind_args.get("center", False),
         closed,
-        np.empty(0, xdt),  # type: ignore[arg-type]
+        np.empty(0, xdt),
         func,
         None,
     )

@@ -69,6 +69,14 @@ def _period(text: str, option: str) -> tuple[str, int] | None:
     return p[0], sign * p[1]
 
 
+def _months(text: str, option: str) -> int:
+    """The months of a calendar period (``check_windows`` has made sure it is one)."""
+    p = _period(text, option)
+    if p is None or p[0] != "calendar":
+        raise InputError(f"{option} {text}: not a calendar period (e.g. 1M, 3M, 1Y)")
+    return p[1]
+
+
 def check_windows(args: argparse.Namespace) -> None:
     """The window options' checks that need no data (which options go together, units)."""
     before, after = getattr(args, "before", None), getattr(args, "after", None)
@@ -200,16 +208,16 @@ def dynamic_request(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], s
     if x.shape[0] == 0:
         raise InputError("--every: the data hold no points")
     if is_calendar(args):
-        months = _period(args.every, "--every")[1]  # type: ignore[index]
-        per = months if args.period is None else _period(args.period, "--period")[1]  # type: ignore[index]
+        months = _months(args.every, "--every")
+        per_months = months if args.period is None else _months(args.period, "--period")
         off = 0 if args.offset is None else axis_value(args.offset, "--offset", xy)
         if not 0 <= off < 28 * 86_400 * 10**9:
             raise InputError(
                 f"--offset {args.offset}: with calendar windows the offset must be in [0, 28D) "
                 "(a shift of the month starts)"
             )
-        starts, ends = _calendar_bounds(x, months, per, off)
-        kw = dict(every=f"{months}mo", period=f"{per}mo", offset=np.timedelta64(off, "ns"))
+        starts, ends = _calendar_bounds(x, months, per_months, off)
+        kw = dict(every=f"{months}mo", period=f"{per_months}mo", offset=np.timedelta64(off, "ns"))
         return (
             kw,
             "calendar " + what,
