@@ -272,31 +272,15 @@ def test_window_argument_errors():
         jaxsubset.rolling_statistic(x, x, after=np.ones(4))
 
 
-def test_command_center_matches_pandas(tmp_path, monkeypatch):
+def test_command_center_matches_pandas(tmp_path, run):
     # `jaxsubset stats --width W --center`: pandas' centred windows, numeric and date axes
-    from jaxsubset.cli import main
-
-    monkeypatch.chdir(tmp_path)
     y = np.nan_to_num(Y, nan=0.5)
     rows = "\n".join(f"{t},{v!r}" for t, v in zip(T.tolist(), y.tolist(), strict=True))
     (tmp_path / "n.csv").write_text("x,y\n" + rows + "\n")
-    assert (
-        main(
-            [
-                "stats",
-                "n.csv",
-                "--width",
-                "3",
-                "--center",
-                "--stat",
-                "sum,count",
-                "--out",
-                "n_out.csv",
-                "--quiet",
-            ]
-        )
-        == 0
+    rc, _, err = run(
+        "n.csv", "--width", 3, "--center", "--stat", "sum,count", "--out", "n_out.csv", "--quiet"
     )
+    assert rc == 0, err
     got = pd.read_csv(tmp_path / "n_out.csv")
     want = pd.Series(y, index=SERIES.index).rolling("3s", center=True)
     np.testing.assert_allclose(got["sum"], want.sum().to_numpy(), **tol())
@@ -306,26 +290,13 @@ def test_command_center_matches_pandas(tmp_path, monkeypatch):
     dates = (np.datetime64("2001-01-01") + T.astype("timedelta64[D]")).astype(str)
     rows = "\n".join(f"{d},{v!r}" for d, v in zip(dates.tolist(), y.tolist(), strict=True))
     (tmp_path / "d.csv").write_text("x,y\n" + rows + "\n")
-    assert (
-        main(
-            [
-                "stats",
-                "d.csv",
-                "--width",
-                "3D",
-                "--center",
-                "--stat",
-                "mean",
-                "--out",
-                "d_out.csv",
-                "--quiet",
-            ]
-        )
-        == 0
+    rc, _, err = run(
+        "d.csv", "--width", "3D", "--center", "--stat", "mean", "--out", "d_out.csv", "--quiet"
     )
+    assert rc == 0, err
     got = pd.read_csv(tmp_path / "d_out.csv")
     idx = pd.DatetimeIndex(dates.astype("datetime64[ns]"))
     want = pd.Series(y, index=idx).rolling("3D", center=True).mean()
     np.testing.assert_allclose(got["mean"], want.to_numpy(), **tol())
     # --center goes with --width only (exit status 2, one line)
-    assert main(["stats", "n.csv", "--chunks", "2", "--center", "--quiet"]) == 2
+    assert run("n.csv", "--chunks", "2", "--center", "--quiet")[0] == 2
