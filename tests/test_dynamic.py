@@ -213,6 +213,10 @@ def test_dynamic_bounds_host_only_limits_and_errors():
     assert lo.dtype == np.float64 and lo.tolist() == [0.0, 1.0, 2.0] and hi.tolist()[-1] == 2.5
     lo, hi = jaxsubset.dynamic_bounds(np.zeros(0), 1.0)
     assert lo.shape == hi.shape == (0,)
+    lo, hi = jaxsubset.dynamic_bounds(np.arange(11), 2**62, period=2**63)  # past int64
+    assert lo.dtype == np.int64 and hi.dtype == np.float64 and hi.tolist() == [2.0**63]
+    with pytest.raises(ValueError, match="beyond the int64 nanoseconds"):
+        jaxsubset.dynamic_bounds(t, "1D", period=np.timedelta64(2**63 - 1, "ns"))
     with pytest.raises(ValueError, match=re.escape("`every` gives 100 windows")) as e:
         jaxsubset.dynamic_bounds(np.arange(100), 1, max_windows=99)
     assert e.value.reason == "gives 100 windows over the data; choose a longer one"

@@ -115,6 +115,26 @@ def _step(value: Any, name: str, x: Any, func: str, time: str | None, positive: 
     return v
 
 
+def _steps(
+    every: Any, period: Any, offset: Any, x: Any, func: str, time: str | None
+) -> tuple[bool, Any, Any, Any]:
+    """``(calendar, every, period, offset)``: calendar windows (months, on a time axis) give
+    ``every``/``period`` in months, else the exact steps of :func:`_step`; ``offset`` always
+    as :func:`_step` (durations as int64 ns)."""
+    months = _months(every, time)
+    if months is not None:
+        per_months = months if period is None else _months(period, time)
+        if per_months is None:
+            raise ValueError(
+                f"{func}: with a calendar `every` ({every!r}), `period` must be calendar too "
+                f"(e.g. '2mo'), got {period!r}"
+            )
+        return True, months, per_months, _step(offset, "offset", x, func, time, positive=False)
+    ev = _step(every, "every", x, func, time, positive=True)
+    per = ev if period is None else _step(period, "period", x, func, time, positive=True)
+    return False, ev, per, _step(offset, "offset", x, func, time, positive=False)
+
+
 def _host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tuple[Any, int]:
     """The first window start and the number of windows, from concrete sorted ``x``.
 
@@ -172,9 +192,7 @@ def _host_windows(
     """``(lo, hi)`` of the windows of a numeric axis from its first and last point (what
     :func:`jaxsubset.stream` and :func:`jaxsubset.shard` resolve; concrete arguments only)."""
     closed = check_closed(closed, func)
-    ev: Any = _step(every, "every", None, func, None, positive=True)
-    per: Any = ev if period is None else _step(period, "period", None, func, None, positive=True)
-    off: Any = _step(offset, "offset", None, func, None, positive=False)
+    _, ev, per, off = _steps(every, period, offset, None, func, None)
     return _window_bounds(ends, ev, per, off, closed, None)
 
 
@@ -205,19 +223,9 @@ def dynamic_ranges(
         num_windows = static_int(num_windows, "num_windows", _func, minimum=0)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
-    cal = _months(every, tk)
-    if cal is not None:
-        pm = cal if period is None else _months(period, tk)
-        if pm is None:
-            raise ValueError(
-                f"{_func}: with a calendar `every` ({every!r}), `period` must be calendar too "
-                f"(e.g. '2mo'), got {period!r}"
-            )
-        off_ns = _step(offset, "offset", x, _func, tk, positive=False)
-        return _calendar_ranges(x, cal, pm, off_ns, closed, length, _func)
-    ev: Any = _step(every, "every", x, _func, tk, positive=True)
-    per: Any = ev if period is None else _step(period, "period", x, _func, tk, positive=True)
-    off: Any = _step(offset, "offset", x, _func, tk, positive=False)
+    calendar, ev, per, off = _steps(every, period, offset, x, _func, tk)
+    if calendar:
+        return _calendar_ranges(x, ev, per, off, closed, length, _func)
     concrete = not is_traced((x, ev, off, length))
     if concrete:
         xc = np.asarray(x)
@@ -360,12 +368,13 @@ def dynamic_bounds(
     Returns:
         ``(lo, hi)``, two ``(K,)`` ``numpy.ndarray``: ``datetime64[ns]`` for datetime64 ``x``
         (``timedelta64[ns]`` for timedelta64), int64 for integer ``x`` with integer
-        ``every``/``period``/``offset``, else float64. It needs no 64-bit JAX mode (NumPy only).
+        ``every``/``period``/``offset`` (float64 if a bound lies beyond int64), else float64.
+        It needs no 64-bit JAX mode (NumPy only).
 
     Raises:
         ValueError: ``every``/``period`` not > 0, a calendar ``offset`` outside ``[0, 28D)``,
             more than ``max_windows`` windows (with a ``reason`` attribute: the message
-            without the function's prefix), a bound beyond int64, NaT in ``x``.
+            without the function's prefix), a bound past 2262 on a time axis, NaT in ``x``.
         TypeError: traced ``x`` (inside ``jit``), a duration on a numeric axis.
 
     Example:
@@ -398,20 +407,10 @@ def dynamic_bounds(
         ends = timedelta_to_ns(ends, "x", func)
     elif ends.dtype.kind not in "biuf":
         raise TypeError(f"{func}: `x` must be numbers or datetime64, got dtype {arr.dtype}")
-    cal = _months(every, tk)
-    if cal is not None:
-        months = cal if period is None else _months(period, tk)
-        if months is None:
-            raise ValueError(
-                f"{func}: with a calendar `every` ({every!r}), `period` must be calendar too "
-                f"(e.g. '2mo'), got {period!r}"
-            )
-        off = _step(offset, "offset", None, func, tk, positive=False)
-        lo, hi = _calendar_bounds(ends, cal, months, off, closed, func, max_windows)
+    calendar, ev, per, off = _steps(every, period, offset, None, func, tk)
+    if calendar:
+        lo, hi = _calendar_bounds(ends, ev, per, off, closed, func, max_windows)
     else:
-        ev: Any = _step(every, "every", None, func, tk, positive=True)
-        per: Any = ev if period is None else _step(period, "period", None, func, tk, positive=True)
-        off = _step(offset, "offset", None, func, tk, positive=False)
         lo, hi = _window_bounds(ends, ev, per, off, closed, None, func, max_windows)
     out = []
     for v in (lo, hi):
@@ -420,9 +419,12 @@ def dynamic_bounds(
             try:
                 v = np.asarray(v.tolist(), np.int64).reshape(v.shape)
             except OverflowError:
-                raise ValueError(
-                    f"{func}: a window bound lies beyond the int64 range of the axis"
-                ) from None
+                if tk is not None:
+                    raise ValueError(
+                        f"{func}: a window bound lies beyond the int64 nanoseconds of a time "
+                        "axis (1677-09-22 .. 2262-04-11)"
+                    ) from None
+                v = v.astype(np.float64)  # numbers past int64 (the windows saturate there)
         if tk is not None:
             v = v.view(f"{'datetime64' if tk == 'M' else 'timedelta64'}[ns]")
         out.append(v)

@@ -175,7 +175,9 @@ def dynamic_request(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], s
                 f"--offset {args.offset}: with calendar windows the offset must be in [0, 28D) "
                 "(a shift of the month starts)"
             )
-        kw = dict(every=f"{months}mo", period=f"{per}mo", offset=np.timedelta64(off, "ns"))
+        kw: dict[str, Any] = dict(
+            every=f"{months}mo", period=f"{per}mo", offset=np.timedelta64(off, "ns")
+        )
         lo, hi = jaxsubset.dynamic_bounds(x.view("datetime64[ns]"), **kw)
         return kw, "calendar " + what, {"lo": lo.view(np.int64), "hi": hi.view(np.int64)}
     every = axis_value(args.every, "--every", xy, integer=True)
