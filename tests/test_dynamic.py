@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import jaxsubset
-from compilations import compilations
+from checks import compile_and_check
 from references import FLOAT, needs_x64, tol
 
 
@@ -121,18 +121,15 @@ def test_dynamic_under_jit_needs_num_windows_and_compiles_once():
     x = jnp.asarray(T)
     k = int(jaxsubset.ranges.dynamic(T, 5).count.shape[0])
 
-    @jax.jit
     def f(x, every, offset):
         r = jaxsubset.ranges.dynamic(x, every, offset=offset, num_windows=k)
         return r.start, r.count
 
-    with compilations() as seen:
-        for every, offset in [(5, 0), (5, 2), (5, -2)]:
-            want = jaxsubset.ranges.dynamic(T, every, offset=offset, num_windows=k)
-            start, count = f(x, jnp.asarray(every), jnp.asarray(offset))
-            np.testing.assert_array_equal(count, want.count)
-            np.testing.assert_array_equal(start, want.start)
-    assert seen.of("f") == 1
+    # traced every/offset: one compilation, the eager (concrete) windows
+    cases = [
+        (x, jnp.asarray(every), jnp.asarray(offset)) for every, offset in [(5, 0), (5, 2), (5, -2)]
+    ]
+    compile_and_check(f, cases, rtol=0, atol=0)
     # the eager count of windows is polars' span (with the empty windows kept)
     out = _polars(T, Y, 5, None, 0, "left")
     assert k == (out["_lower_boundary"][-1] - out["_lower_boundary"][0]) // 5 + 1
