@@ -8,6 +8,8 @@ the 64-bit run. ``tests/references.py`` holds ``X64`` and the per-dtype toleranc
 """
 
 import os
+import subprocess
+import sys
 
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -126,3 +128,44 @@ def command_mode():
     jax.config.update("jax_enable_x64", True)
     yield
     jax.config.update("jax_enable_x64", before)
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch, capsys):
+    """``run(*argv)`` -> (exit status, stdout, stderr) of ``jaxsubset stats *argv``.
+
+    The command runs in-process (``jaxsubset.cli.main``) in the test's ``tmp_path``, so file
+    names in ``argv`` are relative to it. A module may wrap it in a fixture of the same name.
+    """
+    from jaxsubset.cli import main
+
+    monkeypatch.chdir(tmp_path)
+
+    def go(*argv):
+        rc = main(["stats", *map(str, argv)])
+        out, err = capsys.readouterr()
+        return rc, out, err
+
+    return go
+
+
+@pytest.fixture
+def run_process(tmp_path):
+    """``run_process(*args)`` -> the ``subprocess.CompletedProcess`` of ``jaxsubset *args``.
+
+    A fresh ``python -m jaxsubset`` process (it pays the JAX import and compilations) in the
+    test's ``tmp_path``, for the process-level contract: exit status, stdout, stderr.
+    """
+    env = dict(os.environ, MPLBACKEND="Agg", JAX_PLATFORMS="cpu")
+
+    def go(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "jaxsubset", *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=300,
+        )
+
+    return go
