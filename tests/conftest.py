@@ -111,11 +111,15 @@ def _keep_the_jax_mode():
 
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
-    """Drop JAX's compiled programs after every test module.
+    """Drop JAX's in-memory compiled programs after every test module.
 
-    A whole-suite process otherwise accumulates every executable XLA compiled; in clean-clone
-    CI runs of this session XLA's CPU compiler then segfaulted in libgcc's unwinder (at a
-    different, individually passing test each time). Later modules recompile what they use.
+    Two reasons. Isolation: the tests that count compilations (``tests/compilations.py``) see
+    the same fresh in-memory caches whichever modules a worker ran before (``--dist
+    worksteal`` makes that order vary), so a count cannot depend on the schedule. Robustness:
+    a whole-suite process that kept every executable XLA compiled crashed in earlier clean-clone
+    runs (XLA's CPU compiler segfaulting in libgcc's unwinder, at a different, individually
+    passing test each time). The run's persistent cache (:func:`_share_compiled_programs`)
+    hands the dropped programs back without compiling them again.
     """
     yield
     jax.clear_caches()
