@@ -2,7 +2,10 @@
 
 import ast
 import inspect
+import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -167,3 +170,26 @@ def test_the_command_uses_only_the_public_api():
             ):
                 bad.append(f"{path.name}:{node.lineno} reads jaxsubset.{node.attr}")
     assert bad == []
+
+
+def test_streaming_is_imported_on_first_use():
+    # `import jaxsubset` does not load the streaming package (a first statistic needs none of
+    # it); `stream` and `shard` load it when first asked for, and `import *` still binds them
+    code = (
+        "import sys, jaxsubset\n"
+        "def loaded(): return any(m.startswith('jaxsubset._streaming') for m in sys.modules)\n"
+        "print(loaded())\n"
+        "from jaxsubset import *\n"
+        "print(loaded(), stream is jaxsubset.stream, shard.__module__)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "True", "jaxsubset._streaming.shard"]
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        jaxsubset.no_such_name  # noqa: B018

@@ -10,6 +10,7 @@ with the conventions of the README's "Statistics" section; ``"quantile"`` takes 
 """
 
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version
+from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
 
 from . import ranges as ranges
 from ._axis import (
@@ -49,9 +50,29 @@ from ._ranges import (
 from ._rolling_stats import rolling_statistic as rolling_statistic
 from ._statistics._registry import STATISTICS as STATISTICS
 from ._stats import range_statistic as range_statistic
-from ._streaming.driver import stream as stream
-from ._streaming.shard import shard as shard
 from ._subsets import Subsets as Subsets
+
+
+if _TYPE_CHECKING:  # imported on first use (module __getattr__): a first statistic needs neither
+    from ._streaming.driver import stream as stream
+    from ._streaming.shard import shard as shard
+
+_LAZY = {"stream": "._streaming.driver", "shard": "._streaming.shard"}
+
+
+def __getattr__(name: str) -> _Any:
+    """``stream`` and ``shard``, imported (once) when first asked for."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 try:
