@@ -18,6 +18,7 @@ from ._statistics._dispatch import (
     sliding_ranges,
 )
 from ._statistics._registry import (
+    CAPACITY_ROADS,
     DEFAULT_DDOF,
     RANGE_ROADS,
     SLIDING_ROADS,
@@ -315,8 +316,8 @@ def _rolling_window(
 
 
 def _needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
-    """Whether any statistic of a ``window=`` call runs on the padded (reference) road."""
-    return any(choose("sliding", s, method, func) == "reference" for s in stats)
+    """Whether any statistic of a ``window=`` call runs on a road that needs a capacity."""
+    return any(choose("sliding", s, method, func) in CAPACITY_ROADS for s in stats)
 
 
 @functools.partial(

@@ -13,6 +13,7 @@ from ._checks import nan_guard
 from ._ranges import Ranges
 from ._statistics._dispatch import clip_ranges, median_capacity, reduce_ranges
 from ._statistics._registry import (
+    CAPACITY_ROADS,
     DEFAULT_DDOF,
     RANGE_ROADS,
     check_method,
@@ -29,8 +30,8 @@ def _check_statistic(statistic: Any, func: str) -> str:
 
 
 def _needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
-    """Whether any statistic runs on the padded road (and so needs a static capacity)."""
-    return any(choose("ranges", s, method, func) == "reference" for s in stats)
+    """Whether any statistic runs on a road that needs a static capacity (a bound on counts)."""
+    return any(choose("ranges", s, method, func) in CAPACITY_ROADS for s in stats)
 
 
 def _as_y(y: Any, func: str) -> Array:
