@@ -67,12 +67,14 @@ def _count_below(ordered: Array, key: Array) -> Array:
     rows, m = key.shape
     flat = ordered.reshape(-1)
     base = (jnp.arange(rows, dtype=jnp.int32) * m)[:, None]
-    cnt = jnp.zeros(key.shape, jnp.int32)
-    step = m // 2
-    while step >= 1:  # a branch-free binary search: log2(M) gathers
-        probe = flat[base + cnt + (step - 1)]
-        cnt = jnp.where(probe < key, cnt + step, cnt)
-        step //= 2
+    bits = m.bit_length() - 1
+
+    def step(i: Array, cnt: Array) -> Array:  # a branch-free binary search
+        half = jnp.int32(m // 2) >> i
+        probe = flat[base + cnt + (half - 1)]
+        return jnp.where(probe < key, cnt + half, cnt)
+
+    cnt = lax.fori_loop(0, bits, step, jnp.zeros(key.shape, jnp.int32))
     return cnt
 
 
@@ -179,21 +181,22 @@ def build(rank: Array) -> Array:
     etype = jnp.int16 if half <= np.iinfo(np.int16).max else jnp.int32
     at = lax.broadcasted_iota(jnp.int32, rank.shape, 1)
     base = lax.broadcasted_iota(jnp.int32, rank.shape, 0) * m
-    cur = rank
-    tables = []
-    for shift in range(levels - 1, -1, -1):
+
+    def level(cur: Array, shift: Array) -> tuple[Array, Array]:
         bit = (cur >> shift) & 1
         e = _zeros_before(bit == 0)
         table = jnp.concatenate([e, jnp.full((rows, 1), half, jnp.int32)], axis=1)
-        tables.append(table.astype(etype).reshape(-1))
-        if shift:  # the next arrangement: a stable partition, 0s first
-            nxt = jnp.where(bit == 0, e, half + at - e) + base
-            flat = jnp.zeros((rows * m,), jnp.int32)
-            flat = flat.at[nxt.reshape(-1)].set(
-                cur.reshape(-1), unique_indices=True, mode="promise_in_bounds"
-            )
-            cur = flat.reshape(rows, m)
-    return jnp.stack(tables)
+        # the next arrangement: a stable partition, 0s first (after the last level unused)
+        nxt = jnp.where(bit == 0, e, half + at - e) + base
+        flat = jnp.zeros((rows * m,), jnp.int32)
+        flat = flat.at[nxt.reshape(-1)].set(
+            cur.reshape(-1), unique_indices=True, mode="promise_in_bounds"
+        )
+        return flat.reshape(rows, m), table.astype(etype).reshape(-1)
+
+    # one compiled body for every level (a small program whatever the capacity)
+    _, tables = lax.scan(level, rank, jnp.arange(levels - 1, -1, -1, dtype=jnp.int32))
+    return tables
 
 
 def row_tables(key: Array) -> tuple[Array, Array]:
