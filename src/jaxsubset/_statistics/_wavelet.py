@@ -306,6 +306,11 @@ def wavelet_ranges(
     idt = index_dtype()
     yf = y.astype(fdt)
     m, d, rows = geometry(num, capacity)
+    if ch * rows * (m + 1) >= 2**31:  # the rows are indexed in int32
+        raise ValueError(
+            f"the wavelet road indexes its rows in int32: {ch} channel(s) x {rows * m} row "
+            "points is too many; reduce fewer channels at a time or pass method='reference'"
+        )
     # the rows of every channel: (C * R, M) values, positions past the data repeat the last
     # point (no range reaches them)
     pos = jnp.arange(rows, dtype=idt)[:, None] * d + jnp.arange(m, dtype=idt)
