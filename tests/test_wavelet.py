@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
 import jaxsubset
 from checks import compile_and_check, vmap_and_check
@@ -219,6 +220,13 @@ def test_road_choice_and_errors():
     assert choose("ranges", "quantile(0.5)", "auto", "f") == "wavelet"
     assert choose("sliding", "median", "auto", "f") == "wavelet"
     assert choose("ranges", "median", "reference", "f") == "reference"
+    # bins as index ranges (one row over the whole series), NaN sorted last as SciPy's
+    rng = np.random.default_rng(7)
+    xs, v = np.sort(rng.random(200)), rng.normal(size=200).astype(FLOAT)
+    v[::9] = np.nan
+    got = jaxsubset.binned_statistic(xs, v, "median", bins=6, method="wavelet").statistic
+    want = scipy.stats.binned_statistic(xs, v, "median", bins=6).statistic
+    np.testing.assert_allclose(got, want, rtol=1e-6)
     x = jnp.arange(20.0)
     with pytest.raises(ValueError, match="method='wavelet' cannot compute 'mean'"):
         range_statistic(x, jaxsubset.ranges.chunks(x, 4), "mean", method="wavelet")
