@@ -122,7 +122,7 @@ def test_equals_tree_and_fallbacks():
     med = pd.DataFrame(y).rolling(w, min_periods=1).median().to_numpy()
     _close(got["median"], med, "median")
     assert choose("sliding", "mean", "auto", "f") == "blocks"
-    assert choose("sliding", "median", "auto", "f") == "reference"
+    assert choose("sliding", "median", "auto", "f") == "wavelet"
     assert choose("sliding", "skew", "auto", "f") == "tree"
 
 

@@ -21,6 +21,7 @@ from ._axis import bound_array, period_edges, time_kind, to_datetime64, x_to_ns
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
 from ._statistics._registry import (
+    CAPACITY_ROADS,
     LABEL_ROADS,
     RANGE_ROADS,
     check_method,
@@ -239,7 +240,7 @@ def _reduce(
     else:  # method="tree" on unsorted x: one sort by bin makes the bins ranges
         ys, _, start, count = group_by_label(v, clean_labels(label, nbins), nbins)
     cap = None
-    if method == "reference":
+    if method in CAPACITY_ROADS:  # a bin may hold every point
         cap = capacity if capacity is not None else max(v.shape[0], 1)
     return reduce_ranges(ys, start, count, stats, omit=omit, method=method, capacity=cap, func=func)
 
@@ -422,8 +423,11 @@ def binned_statistic(
         method: the road, keyword-only. ``"auto"`` (default): the backend's fast road.
             ``"reference"``: the padded masked reductions of :class:`jaxsubset.Subsets` (the
             ground truth, ``nbins x capacity`` work). ``"tree"``: the block tree over index
-            ranges (unsorted ``x`` is sorted by bin first; no median). ``"scatter"``: scatters
-            into the bins by label (the median by a radix select). ``"sort"``: one sort by bin,
+            ranges (unsorted ``x`` is sorted by bin first; no median). ``"wavelet"``: the
+            median only, over index ranges as ``"tree"`` (a bin may hold every point: one
+            wavelet matrix over the data, ``capacity`` as the reference road).
+            ``"scatter"``: scatters into the bins by label (the median by a radix select).
+            ``"sort"``: one sort by bin,
             then the range roads (the median by a sort of (bin, value) pairs). Every road
             gives the same results within rounding.
 

@@ -18,6 +18,7 @@ from ._statistics._dispatch import (
     sliding_ranges,
 )
 from ._statistics._registry import (
+    CAPACITY_ROADS,
     DEFAULT_DDOF,
     RANGE_ROADS,
     SLIDING_ROADS,
@@ -85,8 +86,9 @@ def rolling_statistic(
     pandas' ``rolling(w).mean()`` (default ``min_periods=w``) is ``rolling_statistic(None, y,
     statistic="mean", window=w, min_periods=w)``. count/sum/mean/var/std/sem/min/max run on
     the O(N) block road (``method="blocks"``: van Herk / Gil-Werman prefix and suffix folds,
-    each window combined from partials of its own points); the others on the tree or padded
-    road over the same windows.
+    each window combined from partials of its own points); the median and quantiles on the
+    wavelet road (``O(log w)`` per window, see :func:`range_statistic`), the others on the
+    tree over the same windows.
 
     Args:
         x: ``(N,)`` sorted sample positions (``None`` with ``window=``): numbers, or a time
@@ -114,16 +116,17 @@ def rolling_statistic(
         ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"``: 0 as
             everywhere in the library (NumPy/SciPy); pass ``ddof=1`` for pandas'
             ``rolling().std()``/``.sem()``.
-        capacity: static padded window length for the padded road (``"median"``,
-            ``method="reference"``; see :func:`range_statistic`).
+        capacity: static bound on the points of a window for the median and quantiles (and
+            the padded length of ``method="reference"``; see :func:`range_statistic`).
         nan_policy: ``"omit"`` (default, as pandas): NaN readings are skipped per channel.
             ``"propagate"``: a window holding a NaN gives NaN, and ``"count"`` (and
             ``min_periods``) count every point of the window. ``"raise"``: ValueError if ``y``
             holds NaN (at run time under ``jit``).
-        method: ``"auto"``, ``"tree"`` or ``"reference"`` (see :func:`range_statistic`);
-            with ``window=`` also ``"blocks"`` (the fixed-count road, the default there).
+        method: ``"auto"``, ``"tree"``, ``"wavelet"`` or ``"reference"`` (see
+            :func:`range_statistic`); with ``window=`` also ``"blocks"`` (the fixed-count
+            road, the default there).
         q: static float in ``[0, 1]`` for ``statistic="quantile"`` (see
-            :func:`range_statistic`); padded, as the median (``capacity=``).
+            :func:`range_statistic`); on the median's road (``capacity=``).
         window: static int >= 1: windows of the last ``window`` points (see above), instead
             of an x-width; ``capacity`` then defaults to ``window``.
 
@@ -315,8 +318,8 @@ def _rolling_window(
 
 
 def _needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
-    """Whether any statistic of a ``window=`` call runs on the padded (reference) road."""
-    return any(choose("sliding", s, method, func) == "reference" for s in stats)
+    """Whether any statistic of a ``window=`` call runs on a road that needs a capacity."""
+    return any(choose("sliding", s, method, func) in CAPACITY_ROADS for s in stats)
 
 
 @functools.partial(

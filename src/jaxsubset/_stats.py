@@ -13,6 +13,7 @@ from ._checks import nan_guard
 from ._ranges import Ranges
 from ._statistics._dispatch import clip_ranges, median_capacity, reduce_ranges
 from ._statistics._registry import (
+    CAPACITY_ROADS,
     DEFAULT_DDOF,
     RANGE_ROADS,
     check_method,
@@ -29,8 +30,8 @@ def _check_statistic(statistic: Any, func: str) -> str:
 
 
 def _needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
-    """Whether any statistic runs on the padded road (and so needs a static capacity)."""
-    return any(choose("ranges", s, method, func) == "reference" for s in stats)
+    """Whether any statistic runs on a road that needs a static capacity (a bound on counts)."""
+    return any(choose("ranges", s, method, func) in CAPACITY_ROADS for s in stats)
 
 
 def _as_y(y: Any, func: str) -> Array:
@@ -63,8 +64,12 @@ def range_statistic(
     road): each range is combined from partial results of its own points only, so a value
     outside a range (a huge one, an inf, a NaN) can never change it, and long float32 ranges
     keep the accuracy of a direct sum; O(N log N) work, never ``K x capacity``. The median
-    sorts inside padded windows of ``capacity`` points (``method="reference"``, the padded
-    masked reduction of :class:`jaxsubset.Subsets`, which every road is tested against).
+    and quantiles run on the wavelet road (``method="wavelet"``): the data is ranked once in
+    overlapping rows of about ``4 * capacity`` points and each range's order statistics are
+    read from a wavelet matrix of those ranks in ``O(log capacity)`` steps, equal to the
+    padded road's results (``method="reference"``, the padded masked reduction of
+    :class:`jaxsubset.Subsets` that sorts ``capacity`` slots per range, which every road is
+    tested against).
     Conventions are those of :class:`jaxsubset.Subsets`: an empty range gives NaN (0 for
     ``"sum"`` and ``"count"``), a range holding a NaN gives NaN unless ``nan_policy="omit"``,
     a range holding an infinite value has NaN ``"var"``/``"std"`` (``inf - inf``, as NumPy).
@@ -87,22 +92,24 @@ def range_statistic(
         ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"`` (divisor
             ``n - ddof``; NaN where ``n - ddof <= 0``); 0 as NumPy and SciPy (pandas'
             ``sem()`` and ``scipy.stats.sem`` use 1: pass ``ddof=1``).
-        capacity: static padded length for the padded road (``"median"``, or any statistic
-            with ``method="reference"``); default ``ranges.max_count``, or (eagerly) the
-            largest count rounded up to a power of two. A range with more points than
-            ``capacity`` gives NaN there (never a statistic of a truncated window).
+        capacity: static bound on the points of a range for the median and quantiles (and
+            the padded length of ``method="reference"``); default ``ranges.max_count``, or
+            (eagerly) the largest count rounded up to a power of two. A range with more points
+            than ``capacity`` gives NaN there (never a statistic of a truncated range).
         nan_policy: SciPy's names. ``"propagate"`` (default): a range holding a NaN gives NaN
             (``"count"`` counts every point). ``"omit"``: NaN readings are left out per channel,
             as NumPy's nan-functions (``"count"`` counts the real readings; a range of only NaN
             gives NaN, 0 for ``"sum"``); the gradient is zero at omitted readings.
             ``"raise"``: ValueError if ``y`` holds NaN (at run time under ``jit``).
-        method: ``"auto"`` (default: the tree for every statistic but the median),
-            ``"tree"`` or ``"reference"``, as ``jnp.searchsorted(method=)`` exposes its
-            algorithms; every road gives the same results up to rounding.
+        method: ``"auto"`` (default: the tree for every statistic but the median and
+            quantiles, the wavelet road for those), ``"tree"``, ``"wavelet"`` (the median,
+            quantiles and count only) or ``"reference"``, as ``jnp.searchsorted(method=)``
+            exposes its algorithms; every road gives the same results up to rounding (the
+            wavelet and padded roads the same bits).
         q: static float in ``[0, 1]``, keyword-only, for ``statistic="quantile"`` (as
             ``numpy.quantile(a, q)`` and pandas' ``quantile(q)``: linear interpolation
             between the sorted values, NaN where it reads an infinite value, as NumPy;
-            ``q=0.5`` is the median). Padded, as the median (``capacity=``).
+            ``q=0.5`` is the median). On the median's road (``capacity=``).
 
     Returns:
         ``(*batch, *channels)`` float (``"count"``: int), or a dict of them by statistic name

@@ -11,6 +11,7 @@ from ._reference import reference_ranges
 from ._registry import RANGE_ROADS, SLIDING_ROADS, choose
 from ._sliding import sliding_statistics
 from ._tree import tree_ranges
+from ._wavelet import wavelet_ranges
 
 
 def clip_ranges(start: Array, count: Array, n: int | Array) -> tuple[Array, Array]:
@@ -35,10 +36,10 @@ def median_capacity(count: Array, capacity: Any, max_count: int | None, func: st
         return max(int(max_count), 1)
     if is_traced(count):
         raise TypeError(
-            f"{func}: the median (and method='reference') reads every range into padded "
-            "windows and needs a static `capacity` under jit for ranges whose size depends on "
-            "data; compute it outside jit with jaxsubset.required_capacity(ranges.count) and "
-            "pass capacity=..."
+            f"{func}: the median and quantiles (and method='reference') need a static "
+            "`capacity` (the most points of a range) under jit for ranges whose size depends "
+            "on data; compute it outside jit with jaxsubset.required_capacity(ranges.count) "
+            "and pass capacity=..."
         )
     cnt = np.asarray(count)
     big = int(cnt.max()) if cnt.size else 1
@@ -88,6 +89,10 @@ def reduce_ranges(
     for road, names in roads.items():
         if road == "tree":
             out.update(tree_ranges(y, start, count, tuple(names), ddof=ddof, omit=omit))
+        elif road == "wavelet":
+            if capacity is None:
+                raise TypeError(f"{func}: the wavelet road needs a static `capacity`")
+            out.update(wavelet_ranges(y, start, count, tuple(names), omit=omit, capacity=capacity))
         else:
             if capacity is None:
                 raise TypeError(f"{func}: the padded road needs a static `capacity`")

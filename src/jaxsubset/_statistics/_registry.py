@@ -63,7 +63,12 @@ RANGE_ROADS = {
     "reference": STATISTICS,
     # every statistic a fold of partials computes: all but the order statistics
     "tree": tuple(s for s in STATISTICS if s not in ("median", "quantile")),
+    # the order statistics of ranges of at most ``capacity`` points: a wavelet matrix of the
+    # ranks in overlapping rows, O(log capacity) per range (``_wavelet``); and their counts
+    "wavelet": ("count", "median", "quantile"),
 }
+# roads that need a static ``capacity`` (a bound on the points of a range)
+CAPACITY_ROADS = ("reference", "wavelet")
 # trailing windows of a fixed number of points (``rolling_statistic(..., window=w)``): the
 # block road (van Herk / Gil-Werman prefix and suffix folds, O(N)) or any range road over the
 # equivalent ranges
@@ -76,7 +81,7 @@ LABEL_ROADS = {
     "scatter": ("count", "sum", "mean", "var", "std", "sem", "min", "max", "median"),
     "sort": STATISTICS[:-1],  # the quantile: only padded (the reference road)
 }
-METHODS = ("auto", "reference", "tree", "blocks", "scatter", "sort")
+METHODS = ("auto", "reference", "tree", "wavelet", "blocks", "scatter", "sort")
 
 
 def quantile_key(q: Any, func: str) -> str:
@@ -176,7 +181,9 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
                 return "blocks"
             return choose("ranges", statistic, method, func)
         if kind == "ranges":
-            return "tree" if statistic in RANGE_ROADS["tree"] else "reference"
+            # the order statistics: the wavelet road on every backend (sorts, scatters of
+            # unique indices, gathers), O(log capacity) per range instead of a padded sort
+            return "tree" if statistic in RANGE_ROADS["tree"] else "wavelet"
         # scatters are fast on the CPU; on GPUs/TPUs scatter-adds serialise on collisions, so
         # there one sort groups the points and the range road finishes (as it does for the
         # statistics the scatter road has no formula for)
@@ -200,7 +207,7 @@ def choose_bins(x_sorted: bool, stats: tuple[str, ...], method: str) -> str:
     """
     if method in ("scatter", "sort"):
         return "labels"
-    if method == "tree":
+    if method in ("tree", "wavelet"):
         return "ranges"
     if method == "reference":
         return "ranges" if x_sorted else "labels"

@@ -1,0 +1,364 @@
+"""The wavelet road: medians and quantiles of index ranges of bounded length, exactly.
+
+The padded road sorts ``capacity`` slots for every range (``K * capacity * log(capacity)``
+work). Here the data is read once into overlapping **rows** of ``M`` points (a power of two,
+``M = 4 L`` with ``L >= capacity``, consecutive rows ``D = M - L`` points apart), so every
+range of at most ``L`` points lies inside the row of its start. In each row:
+
+- the values are ranked once, ``0 .. M - 1`` (ties by position, as a stable sort: the order
+  of ``jnp.sort``, NaN last and ``-0.0`` equal to ``0.0``);
+- a **wavelet matrix** of the ranks is built, one level per rank bit from the top: level
+  ``l`` holds, for every position ``p`` of its arrangement, ``E_l[p]`` = the number of
+  elements before ``p`` whose bit is 0; the next arrangement puts the 0s first, then the 1s,
+  each group in its previous order (a stable partition: one scatter of unique indices).
+
+The ``k``-th smallest value of the positions ``[lo, hi)`` of a row is then found in
+``log2(M)`` steps, each reading two entries of one level (``E_l[lo]``, ``E_l[hi]``): if at
+least ``k + 1`` elements of the range have bit 0, the answer's bit is 0 and the range moves to
+``[E_l[lo], E_l[hi])``; else ``k`` drops by their number, the bit is 1 and the range moves to
+``[M/2 + lo - E_l[lo], M/2 + hi - E_l[hi])``. The bits read are the rank of the answer in its
+row, and the row's sorted order gives its position in the data.
+
+Work: one sort of ``N M / D`` keys in rows, ``log2(M)`` scatters and cumulative counts over
+them, and ``log2(M)`` pairs of gathers per order statistic of a range; memory ``O(N log M)``
+small integers. No serial loop over the data or the ranges (the loop over the levels is a
+``lax.scan``, the ranges are read in chunks by ``lax.map`` so a chunk's state stays in cache).
+
+Results equal the padded road's (:meth:`jaxsubset.Subsets.median`/``quantile``): the same
+order statistics, combined by the same formulas, read from ``y`` at the selected points, so
+the gradient reaches exactly the one or two points a result is made of, as there.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from .._typing import Array
+from .._validate import index_dtype
+from ._median import order_key
+from ._reference import counted, nan_counts
+from ._registry import float_dtype, quantile_q
+
+
+WORD = 32  # bits packed per word to count the zeros of a level
+QUERY_CHUNK = 1 << 15  # order statistics selected together (their state stays in cache)
+ROW_CHUNK = 1 << 16  # row points ranked and built together
+
+
+def geometry(num: int, capacity: int) -> tuple[int, int, int]:
+    """``(M, D, R)``: row length (a power of two >= 32), row stride and number of rows.
+
+    Every range of at most ``capacity`` points starting at ``s < num`` lies in row
+    ``s // D``, which covers ``[D (s // D), D (s // D) + M)``. Data that fits in ``4 L``
+    points is one row.
+    """
+    cap = 1 << max(capacity - 1, 0).bit_length()  # L: a power of two >= capacity
+    whole = max(WORD, 1 << max(num - 1, 0).bit_length())
+    if whole <= 4 * cap:
+        return whole, whole, 1
+    m = max(WORD, 4 * cap)
+    d = m - cap
+    return m, d, (num - 1) // d + 1
+
+
+def _count_below(ordered: Array, key: Array) -> Array:
+    """Per row, how many of the sorted ``ordered`` ``(rows, M)`` are below each ``key``."""
+    rows, m = key.shape
+    flat = ordered.reshape(-1)
+    base = (jnp.arange(rows, dtype=jnp.int32) * m)[:, None]
+    bits = m.bit_length() - 1
+
+    def step(i: Array, cnt: Array) -> Array:  # a branch-free binary search
+        half = jnp.int32(m // 2) >> i
+        probe = flat[base + cnt + (half - 1)]
+        return jnp.where(probe < key, cnt + half, cnt)
+
+    cnt = lax.fori_loop(0, bits, step, jnp.zeros(key.shape, jnp.int32))
+    return cnt
+
+
+def _inverse(perm: Array) -> Array:
+    """Per row, the inverse of the permutation ``perm`` ``(rows, M)`` (one scatter)."""
+    rows, m = perm.shape
+    base = lax.broadcasted_iota(jnp.int32, perm.shape, 0) * m
+    at = lax.broadcasted_iota(jnp.int32, perm.shape, 1)
+    flat = jnp.zeros((rows * m,), jnp.int32)
+    flat = flat.at[(perm + base).reshape(-1)].set(
+        at.reshape(-1), unique_indices=True, mode="promise_in_bounds"
+    )
+    return flat.reshape(rows, m)
+
+
+def _by_counts(key: Array) -> tuple[Array, Array]:
+    """``(order, rank)`` from one sort of the keys and the count of smaller keys of each.
+
+    Without ties that count is the rank; with ties a second sort of ``count << log2(M) |
+    position`` (a packed single operand) puts equal keys in position order.
+    """
+    rows, m = key.shape
+    bits = m.bit_length() - 1
+    ordered = jnp.sort(key, axis=1)
+    below = _count_below(ordered, key)
+    tied = jnp.any(ordered[:, 1:] == ordered[:, :-1])
+
+    def distinct(below: Array) -> tuple[Array, Array]:
+        return _inverse(below), below
+
+    def ties(below: Array) -> tuple[Array, Array]:
+        pos = lax.broadcasted_iota(jnp.int32, key.shape, 1)
+        if 2 * bits <= 32:
+            packed = (below.astype(jnp.uint32) << bits) | pos.astype(jnp.uint32)
+            order = (jnp.sort(packed, axis=1) & (m - 1)).astype(jnp.int32)
+        elif key.dtype == jnp.uint64:  # x64
+            packed64 = (below.astype(jnp.uint64) << bits) | pos.astype(jnp.uint64)
+            order = (jnp.sort(packed64, axis=1) & (m - 1)).astype(jnp.int32)
+        else:
+            order = lax.sort((below, pos), num_keys=2)[1]
+        return order, _inverse(order)
+
+    return lax.cond(tied, ties, distinct, below)
+
+
+def row_order(key: Array) -> tuple[Array, Array]:
+    """``(order, rank)`` ``(rows, M)`` int32: per row, the stable ascending order of ``key``.
+
+    ``order[t]`` is the position of the ``t``-th smallest, ``rank`` its inverse; equal keys
+    rank by position (a stable sort). Single-operand sorts of packed unsigned integers, far
+    faster on the CPU than a sort carrying an index:
+
+    - 32-bit keys with x64: one sort of ``key << 32 | position``;
+    - 64-bit keys: one sort of ``key`` with its low ``log2(M)`` bits replaced by the
+      position, then a check that the keys came out non-decreasing (they do unless two keys
+      differ only in those bits, in the wrong positional order); if not, the counting road;
+    - otherwise the counting road (:func:`_by_counts`).
+    """
+    rows, m = key.shape
+    x64 = bool(jax.config.read("jax_enable_x64"))
+    if x64 and key.dtype == jnp.uint32:
+        pos = lax.broadcasted_iota(jnp.uint64, key.shape, 1)
+        packed = (key.astype(jnp.uint64) << 32) | pos
+        order = (jnp.sort(packed, axis=1) & (m - 1)).astype(jnp.int32)
+        return order, _inverse(order)
+    if key.dtype == jnp.uint64:
+        pos = lax.broadcasted_iota(jnp.uint64, key.shape, 1)
+        packed = (key & ~jnp.uint64(m - 1)) | pos
+        order = (jnp.sort(packed, axis=1) & (m - 1)).astype(jnp.int32)
+        got = jnp.take_along_axis(key, order, axis=1)
+        exact = jnp.all(got[:, 1:] >= got[:, :-1])
+        return lax.cond(exact, lambda k: (order, _inverse(order)), _by_counts, key)
+    return _by_counts(key)
+
+
+def _zeros_before(zero: Array) -> Array:
+    """``(rows, M)`` int32: per row, the number of True entries of ``zero`` before each one.
+
+    Packed into 32-bit words: a word's count is its population count, the words' counts a
+    short cumulative sum, a position's the count of its word plus the bits below it.
+    """
+    rows, m = zero.shape
+    shifts = jnp.arange(WORD, dtype=jnp.uint32)
+    words = jnp.sum(
+        zero.astype(jnp.uint32).reshape(rows, m // WORD, WORD) << shifts, axis=2, dtype=jnp.uint32
+    )
+    per = lax.population_count(words).astype(jnp.int32)
+    before = jnp.cumsum(per, axis=1) - per
+    low = (jnp.uint32(1) << shifts) - jnp.uint32(1)
+    inside = lax.population_count(words[:, :, None] & low).astype(jnp.int32)
+    return (before[:, :, None] + inside).reshape(rows, m)
+
+
+def build(rank: Array) -> Array:
+    """The wavelet matrix of ``rank`` ``(rows, M)`` (each row a permutation of ``0 .. M-1``).
+
+    Returns:
+        ``(levels, rows * (M + 1))``: level ``l``'s ``E_l[p]`` for ``p`` in ``0 .. M`` of each
+        row (``E_l[M] = M / 2``), int16 when it fits, else int32.
+    """
+    rows, m = rank.shape
+    levels = m.bit_length() - 1
+    half = m // 2
+    etype = jnp.int16 if half <= np.iinfo(np.int16).max else jnp.int32
+    at = lax.broadcasted_iota(jnp.int32, rank.shape, 1)
+    base = lax.broadcasted_iota(jnp.int32, rank.shape, 0) * m
+
+    def level(cur: Array, shift: Array) -> tuple[Array, Array]:
+        bit = (cur >> shift) & 1
+        e = _zeros_before(bit == 0)
+        table = jnp.concatenate([e, jnp.full((rows, 1), half, jnp.int32)], axis=1)
+        # the next arrangement: a stable partition, 0s first (after the last level unused)
+        nxt = jnp.where(bit == 0, e, half + at - e) + base
+        flat = jnp.zeros((rows * m,), jnp.int32)
+        flat = flat.at[nxt.reshape(-1)].set(
+            cur.reshape(-1), unique_indices=True, mode="promise_in_bounds"
+        )
+        return flat.reshape(rows, m), table.astype(etype).reshape(-1)
+
+    # one compiled body for every level (a small program whatever the capacity)
+    _, tables = lax.scan(level, rank, jnp.arange(levels - 1, -1, -1, dtype=jnp.int32))
+    return tables
+
+
+def row_tables(key: Array) -> tuple[Array, Array]:
+    """``(order, tables)`` of the rows ``key`` ``(rows, M)``, a chunk of rows at a time.
+
+    Returns:
+        ``order`` ``(rows, M)`` (:func:`row_order`) and ``tables`` ``(levels, rows * (M + 1))``
+        (:func:`build`), row ``r``'s entries of a level at ``r * (M + 1)``.
+    """
+    rows, m = key.shape
+    per = max(1, ROW_CHUNK // m)
+    if rows <= per:
+        order, rank = row_order(key)
+        return order, build(rank)
+    nchunk = -(-rows // per)
+    pad = nchunk * per - rows  # whole rows of equal keys: ranked, never read
+
+    def one(k: Array) -> tuple[Array, Array]:
+        order, rank = row_order(k)
+        return order, build(rank)
+
+    keys = jnp.concatenate([key, jnp.zeros((pad, m), key.dtype)]).reshape(nchunk, per, m)
+    order, tables = lax.map(one, keys)
+    levels = tables.shape[1]
+    tables = jnp.moveaxis(tables, 1, 0).reshape(levels, -1)[:, : rows * (m + 1)]
+    return order.reshape(nchunk * per, m)[:rows], tables
+
+
+def select(tables: Array, m: int, row: Array, lo: Array, hi: Array, k: Array) -> Array:
+    """The rank in its row of the ``k``-th smallest (0-based) of positions ``[lo, hi)``.
+
+    Args:
+        tables: :func:`build`'s levels.
+        m: the row length.
+        row, lo, hi, k: ``(Q,)`` int32; ``0 <= lo <= hi <= m``. Where ``k >= hi - lo`` the
+            rank is unspecified (but in ``[0, m)``).
+
+    Returns:
+        ``(Q,)`` int32 ranks.
+    """
+    q = row.shape[0]
+    half = m // 2
+    chunk = min(QUERY_CHUNK, max(q, 1))
+    nchunk = -(-q // chunk)
+    pad = nchunk * chunk - q
+
+    def chunked(a: Array) -> Array:
+        return jnp.pad(a, (0, pad)).reshape(nchunk, chunk)
+
+    def one(args: tuple[Array, Array, Array, Array]) -> Array:
+        r, lo, hi, k = args
+        base = r * (m + 1)
+
+        def step(carry, e):
+            lo, hi, k, res = carry
+            el = e[base + lo].astype(jnp.int32)
+            eh = e[base + hi].astype(jnp.int32)
+            zeros = eh - el
+            right = k >= zeros
+            k = jnp.where(right, k - zeros, k)
+            lo = jnp.where(right, half + lo - el, el)
+            hi = jnp.where(right, half + hi - eh, eh)
+            return (lo, hi, k, res * 2 + right.astype(jnp.int32)), None
+
+        (_, _, _, res), _ = lax.scan(step, (lo, hi, k, jnp.zeros_like(k)), tables)
+        return res
+
+    out = lax.map(one, (chunked(row), chunked(lo), chunked(hi), chunked(k)))
+    return out.reshape(-1)[:q]
+
+
+def wavelet_ranges(
+    y: Array,
+    start: Array,
+    count: Array,
+    stats: tuple[str, ...],
+    *,
+    omit: bool,
+    capacity: int,
+) -> dict[str, Array]:
+    """Medians and quantiles of ``y`` over ranges of at most ``capacity`` points (and counts).
+
+    Args:
+        y: ``(N, C)`` values.
+        start: ``(K,)`` first index of each range, clipped to ``[0, N]``.
+        count: ``(K,)`` points per range, with ``start + count <= N``.
+        stats: names among ``"count"``, ``"median"`` and ``"quantile(<q>)"``.
+        omit: leave NaN readings out (per channel).
+        capacity: static bound on the ranges' counts; a longer range gives NaN (as the padded
+            road with this capacity).
+
+    Returns:
+        dict of ``(K, C)`` float arrays by statistic name, equal to the padded road's.
+    """
+    out: dict[str, Array] = {}
+    if "count" in stats:
+        out["count"] = counted(y, start, count, omit)
+        stats = tuple(s for s in stats if s != "count")
+    num, ch = y.shape
+    k_ranges = start.shape[0]
+    fdt = float_dtype(y.dtype)
+    nan = jnp.asarray(jnp.nan, fdt)
+    if not stats:
+        return out
+    if num == 0 or k_ranges == 0:
+        return {**out, **{s: jnp.full((k_ranges, ch), nan) for s in stats}}
+    idt = index_dtype()
+    yf = y.astype(fdt)
+    m, d, rows = geometry(num, capacity)
+    if ch * rows * (m + 1) >= 2**31:  # the rows are indexed in int32
+        raise ValueError(
+            f"the wavelet road indexes its rows in int32: {ch} channel(s) x {rows * m} row "
+            "points is too many; reduce fewer channels at a time or pass method='reference'"
+        )
+    # the rows of every channel: (C * R, M) values, positions past the data repeat the last
+    # point (no range reaches them)
+    pos = jnp.arange(rows, dtype=idt)[:, None] * d + jnp.arange(m, dtype=idt)
+    pos = jnp.minimum(pos, num - 1)
+    vals = lax.stop_gradient(yf).T[:, pos].reshape(ch * rows, m)
+    vals = jnp.where(vals == 0, jnp.zeros((), fdt), vals)  # -0.0 ranks as 0.0 (jnp.sort)
+    perm, tables = row_tables(order_key(vals))
+
+    start = start.astype(idt)
+    count = count.astype(idt)
+    j = jnp.minimum(start // d, rows - 1)
+    lo = jnp.clip(start - j * d, 0, m).astype(jnp.int32)
+    hi = jnp.clip(lo + count, 0, m).astype(jnp.int32)
+    row = jnp.arange(ch, dtype=jnp.int32)[None, :] * rows + j.astype(jnp.int32)[:, None]
+    n_nan = nan_counts(yf, start, count)
+    total = jnp.broadcast_to(count[:, None], (k_ranges, ch)).astype(idt)
+    n = total - n_nan if omit else total
+    poisoned = (n_nan > 0) if not omit else jnp.zeros((k_ranges, ch), bool)
+    bad = poisoned | (n <= 0) | (count > capacity)[:, None]
+
+    # the two ranks each statistic reads, and how it combines their values
+    wanted: list[tuple[Array, Array]] = []
+    for s in stats:
+        if s == "median":
+            wanted.append((jnp.maximum(n - 1, 0) // 2, n // 2))
+        else:
+            h = jnp.maximum(n - 1, 0).astype(fdt) * jnp.asarray(quantile_q(s), fdt)
+            lo_i = jnp.floor(h).astype(n.dtype)
+            wanted.append((lo_i, jnp.minimum(lo_i + 1, jnp.maximum(n - 1, 0))))
+    ks = jnp.stack([r for pair in wanted for r in pair])  # (2 S, K, C)
+    shape = ks.shape
+    rows_q = jnp.broadcast_to(row, shape).reshape(-1)
+    lo_q = jnp.broadcast_to(lo[:, None], shape).reshape(-1)
+    hi_q = jnp.broadcast_to(hi[:, None], shape).reshape(-1)
+    got = select(tables, m, rows_q, lo_q, hi_q, ks.reshape(-1).astype(jnp.int32))
+    # the point holding each selected value, read from y (the gradient's path)
+    src = perm.reshape(-1)[rows_q * m + got].astype(idt)
+    src = jnp.minimum(src + jnp.broadcast_to(j[:, None] * d, shape).reshape(-1), num - 1)
+    chan = jnp.broadcast_to(jnp.arange(ch, dtype=idt), shape).reshape(-1)
+    vals_q = yf[src, chan].reshape(shape)
+    for i, s in enumerate(stats):
+        a, b = vals_q[2 * i], vals_q[2 * i + 1]
+        if s == "median":
+            v = (a + b) / 2
+        else:
+            h = jnp.maximum(n - 1, 0).astype(fdt) * jnp.asarray(quantile_q(s), fdt)
+            t = h - jnp.floor(h)
+            diff = b - a  # NumPy's _lerp, from the nearer end (as the padded road)
+            v = jnp.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+        out[s] = jnp.where(bad, nan, v)
+    return out
