@@ -19,12 +19,16 @@ from ._statistics._dispatch import (
 )
 from ._statistics._registry import (
     DEFAULT_DDOF,
+    PAIR_COUNT,
+    PAIR_STATISTICS,
     RANGE_ROADS,
     SLIDING_ROADS,
     check_method,
+    check_pairs,
     check_statistics,
     choose,
     float_dtype,
+    result_shape,
     with_quantile,
 )
 from ._stats import _as_y, _bucketed, _needs_capacity, _raise_on_nan, public_names
@@ -170,6 +174,7 @@ def rolling_statistic(
         window = static_int(window, "window", func)
         method = check_method(method, func, SLIDING_ROADS)
         y = _as_y(y, func)
+        check_pairs(stats, y.shape, func)
         if x is not None and np.shape(x)[:1] != y.shape[:1]:
             raise ValueError(
                 f"{func}: `x` and `y` must have the same length along the first axis, "
@@ -197,6 +202,7 @@ def rolling_statistic(
     tk = time_kind(x)
     x = as_x(x, func)
     y = _as_y(y, func)
+    check_pairs(stats, y.shape, func)
     if y.shape[0] != x.shape[0]:
         raise ValueError(
             f"{func}: `x` and `y` must have the same length along the first axis, "
@@ -259,7 +265,8 @@ def rolling_statistic(
     )
     ch = tuple(y.shape[1:])
     res = {
-        s: v.reshape(batch + ch) for s, v in _finish(out, count, stats, min_periods, fdt).items()
+        s: v.reshape(result_shape(s, batch, ch))
+        for s, v in _finish(out, count, stats, min_periods, fdt).items()
     }
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
@@ -303,14 +310,14 @@ def _rolling_window(
         y2 = np.asarray(y).reshape(n, c) if _bucket._on_host(y) else y.reshape(n, c)
         yp = _bucket.pad(y2, _bucket.bucket(n + lead))
         out = _window_program(yp, jnp.asarray(n, index_dtype()), **kw)
-        res = {s: _bucket.unpad(v[lead:], n, (n, *ch)) for s, v in out.items()}
+        res = {s: _bucket.unpad(v[lead:], n, result_shape(s, (n,), ch)) for s, v in out.items()}
     else:
         y2 = y.reshape(n, c)
         if lead:
             y2 = jnp.pad(y2, [(0, lead), (0, 0)])
         length = jnp.asarray(n, index_dtype()) if lead else None  # None: every row present
         out = _window_program(y2, length, **kw)
-        res = {s: v[lead : lead + n].reshape((n, *ch)) for s, v in out.items()}
+        res = {s: v[lead : lead + n].reshape(result_shape(s, (n,), ch)) for s, v in out.items()}
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
@@ -388,10 +395,17 @@ def _padded_ranges(
 def _finish(
     out: dict[str, Array], count: Array, stats: tuple[str, ...], min_periods: int, fdt: Any
 ) -> dict[str, Array]:
-    """``min_periods``: NaN where a window has too few non-NaN points (``count``: rows)."""
+    """``min_periods``: NaN where a window has too few non-NaN points (``count``: rows).
+
+    ``"cov"``/``"corr"`` count the points of each channel pair (pandas' pairwise-complete
+    observations), their ``PAIR_COUNT``.
+    """
     ok = out["count"] >= min_periods
+    ok_pairs = out[PAIR_COUNT] >= min_periods if PAIR_COUNT in out else ok
     # pandas' count compares min_periods with the rows of the window, NaN rows included
     ok_rows = (count >= min_periods)[:, None]
-    return {
-        s: jnp.where(ok_rows if s == "count" else ok, out[s].astype(fdt), jnp.nan) for s in stats
-    }
+    res = {}
+    for s in stats:
+        keep = ok_rows if s == "count" else (ok_pairs if s in PAIR_STATISTICS else ok)
+        res[s] = jnp.where(keep, out[s].astype(fdt), jnp.nan)
+    return res

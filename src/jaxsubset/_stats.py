@@ -16,8 +16,10 @@ from ._statistics._registry import (
     DEFAULT_DDOF,
     RANGE_ROADS,
     check_method,
+    check_pairs,
     check_statistics,
     choose,
+    result_shape,
     with_quantile,
 )
 from ._typing import Array, ArrayLike
@@ -127,6 +129,7 @@ def range_statistic(
     nan_policy = check_nan_policy(nan_policy, func)
     method = check_method(method, func, RANGE_ROADS)
     y = _as_y(y, func)
+    check_pairs(stats, y.shape, func)
     if nan_policy == "raise":
         y = _raise_on_nan(y, func, "y")
     cap = None
@@ -153,7 +156,7 @@ def range_statistic(
         capacity=cap,
         func=func,
     )
-    res = {s: out[s].reshape(batch + ch) for s in stats}
+    res = {s: out[s].reshape(result_shape(s, batch, ch)) for s in stats}
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
@@ -209,7 +212,7 @@ def _bucketed(
         finish=finish,
         finish_args=finish_args,
     )
-    res = {s: _bucket.unpad(out[s], k, batch + ch) for s in stats}
+    res = {s: _bucket.unpad(out[s], k, result_shape(s, batch, ch)) for s in stats}
     return res[stats[0]] if single else res
 
 

@@ -48,11 +48,11 @@ from jax import lax
 from .._typing import Array
 from .._validate import index_dtype
 from ._moments import spread_statistics
-from ._registry import backend, float_dtype
+from ._registry import PAIR_COUNT, PAIR_STATISTICS, backend, float_dtype, result_shape
 from ._tree import _chan
 
 
-SLIDING_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max")
+SLIDING_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max", "cov", "corr")
 
 
 def _tmap(f, *ps):
@@ -199,6 +199,15 @@ class _ShiftedMoments(_Chan):
         return moments(pn, p1, p2, c_pre), moments(sn, s1, s2, c_suf)
 
 
+class _Pairs(_Chan):
+    """Channel-pair co-moment partials (:mod:`._pairs`), combined by Chan's formula."""
+
+    def combine(self, a, b):
+        from ._pairs import combine
+
+        return combine(a, b)
+
+
 def _shift(p, d: int, fold: _Fold):
     """``p`` moved down ``d`` rows along axis 0, identities entering at the top."""
 
@@ -321,7 +330,7 @@ def sliding_statistics(
     ddof: int,
     omit: bool,
 ) -> dict[str, Array]:
-    """count/sum/mean/var/std/sem/min/max over every trailing window of ``window`` points.
+    """count/sum/mean/var/std/sem/min/max/cov/corr over every trailing window of ``window`` points.
 
     Args:
         y: ``(N, C)`` values; rows from ``length`` on are absent (bucket padding, or the rows
@@ -335,15 +344,18 @@ def sliding_statistics(
 
     Returns:
         dict of ``(N, C)`` arrays by statistic name (the registry's conventions), and
-        ``"count"`` (the counted points of each window) always.
+        ``"count"`` (the counted points of each window) always; ``"cov"``/``"corr"``
+        ``(N, C, C)`` with their point counts (``PAIR_COUNT``).
     """
     idt = index_dtype()
     fdt = float_dtype(y.dtype)
     num, ch = y.shape
     w = window
     if num == 0:
-        out = {s: jnp.zeros((0, ch), fdt) for s in stats}
+        out = {s: jnp.zeros(result_shape(s, (0,), (ch,)), fdt) for s in stats}
         out["count"] = jnp.zeros((0, ch), idt)
+        if set(PAIR_STATISTICS) & set(stats):
+            out[PAIR_COUNT] = jnp.zeros((0, ch, ch), idt)
         return out
     yf = y.astype(fdt)
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
@@ -433,4 +445,10 @@ def _statistics(
             vals = jnp.where(notnan, yf, fold.ident)
             ext = sliding_fold(fold, vals, w)
             out[which] = jnp.where(poisoned | (n == 0), nan, ext)
+    pair = tuple(s for s in stats if s in PAIR_STATISTICS)
+    if pair:  # every channel pair's co-moments, from partials of each window's own points
+        from ._pairs import pair_leaves, pair_statistics
+
+        folded = sliding_fold(_Pairs(), pair_leaves(yf, present, omit), w)
+        out.update(pair_statistics(pair, folded, ddof, ch))
     return out

@@ -145,6 +145,13 @@ class _Moments4(_Moments):
         return _pebay(a, b)
 
 
+class _Pairs(_Moments):
+    def combine(self, a, b):
+        from ._pairs import combine
+
+        return combine(a, b)
+
+
 def _where(pred: Array, a, b):
     return jax.tree_util.tree_map(lambda u, v: jnp.where(pred, u, v), a, b)
 
@@ -343,21 +350,24 @@ def _first_last(
 def tree_ranges(
     y: Array, start: Array, count: Array, stats: tuple[str, ...], *, ddof: int, omit: bool
 ) -> dict[str, Array]:
-    """count/sum/mean/var/std/sem/min/max/first/last/skew/kurt over ranges on the block tree.
+    """count/sum/mean/var/std/sem/min/max/first/last/skew/kurt/cov/corr over ranges on the tree.
 
     Args:
         y: ``(N, C)`` values.
         start: ``(K,)`` first index of each range, in ``[0, N]``.
         count: ``(K,)`` points per range, ``start + count <= N``.
         stats: names among count, sum, mean, var, std, sem, min, max, first, last, skew,
-            kurt.
+            kurt, cov, corr.
         ddof: delta degrees of freedom of var/std.
         omit: leave NaN readings out (per channel).
 
     Returns:
-        dict of ``(K, C)`` arrays by statistic name (the registry's conventions).
+        dict of ``(K, C)`` arrays by statistic name (the registry's conventions); ``"cov"``
+        and ``"corr"`` ``(K, C, C)``, with their point counts under ``PAIR_COUNT``.
     """
+    from ._pairs import pair_leaves, pair_statistics
     from ._reference import nan_counts  # the exact integer counts are shared with the reference
+    from ._registry import PAIR_STATISTICS
 
     idt = index_dtype()
     fdt = float_dtype(y.dtype)
@@ -374,10 +384,15 @@ def tree_ranges(
     # a NaN held and not omitted makes every statistic but the count NaN
     poisoned = (n_nan > 0) if (is_float and not omit) else jnp.zeros((k, c), bool)
     nan = jnp.array(jnp.nan, fdt)
+    pair_stats = tuple(s for s in stats if s in PAIR_STATISTICS)
     if y.shape[0] == 0:
         zero = jnp.zeros((k, c), fdt)
         for s in stats:
             out[s] = n if s == "count" else (zero if s == "sum" else jnp.full((k, c), nan))
+        if pair_stats:
+            p = c * (c + 1) // 2
+            empty = tuple(jnp.zeros((k, p), t) for t in (idt,) + (fdt,) * 7 + (idt,))
+            out.update(pair_statistics(pair_stats, empty, ddof, c))
         return out
     notnan = ~jnp.isnan(yf) if is_float else jnp.ones(yf.shape, bool)
     clean = jnp.where(notnan, yf, 0)
@@ -422,6 +437,9 @@ def tree_ranges(
                 out[which] = shape_statistic(which, n, q2, q3, q4, bad)
     if {"first", "last"} & set(stats):
         out.update(_first_last(clean, notnan, start, stop, stats, omit))
+    if pair_stats:  # every channel pair's co-moments, folded from partials inside each range
+        folded = _fold_ranges(_Pairs(), pair_leaves(yf, True, omit), start, stop)
+        out.update(pair_statistics(pair_stats, folded, ddof, c))
     for which in ("min", "max"):
         if which in stats:
             fold = _Extreme(which)
