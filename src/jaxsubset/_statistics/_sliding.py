@@ -370,8 +370,18 @@ def sliding_statistics(
     # present points of each window: [max(0, j - w + 1), min(j, length - 1)]
     rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
     rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
+    out: dict[str, Array] = {}
+    pair = tuple(s for s in stats if s in PAIR_STATISTICS)
+    if pair:  # every channel pair's co-moments, from partials of each window's own points
+        from ._pairs import pair_leaves, pair_statistics
+
+        # the pair partials count their own NaN/inf points: one program, outside the cond
+        folded = sliding_fold(_Pairs(), pair_leaves(yf, present, omit), w)
+        out.update(pair_statistics(pair, folded, ddof, ch))
+        stats = tuple(s for s in stats if s not in PAIR_STATISTICS)
     if not is_float:
-        return _statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False)
+        out.update(_statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False))
+        return out
     # the NaN/inf counts cost folds of their own: a program without them runs when every
     # present value is finite (one reduction decides; both programs give the same results)
     finite_only = jnp.all(jnp.isfinite(yf) | ~jnp.asarray(present))
@@ -379,7 +389,8 @@ def sliding_statistics(
     def run(nonfinite: bool):
         return lambda v: _statistics(v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite)
 
-    return lax.cond(finite_only, run(False), run(True), yf)
+    out.update(lax.cond(finite_only, run(False), run(True), yf))
+    return out
 
 
 def _statistics(
@@ -445,10 +456,4 @@ def _statistics(
             vals = jnp.where(notnan, yf, fold.ident)
             ext = sliding_fold(fold, vals, w)
             out[which] = jnp.where(poisoned | (n == 0), nan, ext)
-    pair = tuple(s for s in stats if s in PAIR_STATISTICS)
-    if pair:  # every channel pair's co-moments, from partials of each window's own points
-        from ._pairs import pair_leaves, pair_statistics
-
-        folded = sliding_fold(_Pairs(), pair_leaves(yf, present, omit), w)
-        out.update(pair_statistics(pair, folded, ddof, ch))
     return out
