@@ -87,10 +87,10 @@ def rolling_statistic(
     centred int window (ending ``(w - 1) // 2`` rows later). ``x`` is unused there (pass
     ``None``, or an x of ``y``'s length). ``min_periods`` keeps this library's default 1:
     pandas' ``rolling(w).mean()`` (default ``min_periods=w``) is ``rolling_statistic(None, y,
-    statistic="mean", window=w, min_periods=w)``. count/sum/mean/var/std/sem/min/max run on
-    the O(N) block road (``method="blocks"``: van Herk / Gil-Werman prefix and suffix folds,
-    each window combined from partials of its own points); the others on the tree or padded
-    road over the same windows.
+    statistic="mean", window=w, min_periods=w)``. count/sum/mean/var/std/sem/min/max and
+    cov/corr run on the O(N) block road (``method="blocks"``: van Herk / Gil-Werman prefix
+    and suffix folds, each window combined from partials of its own points); the others on
+    the tree or padded road over the same windows.
 
     Args:
         x: ``(N,)`` sorted sample positions (``None`` with ``window=``): numbers, or a time
@@ -106,7 +106,11 @@ def rolling_statistic(
             first/last point), ``"skew"``, ``"kurt"`` (pandas' ``rolling().skew()``/
             ``.kurt()``: bias-corrected, NaN below 3/4 points and for a constant window),
             ``"median"``, ``"quantile"`` (with ``q=``: pandas' ``rolling().quantile(q)``,
-            linear interpolation), or a tuple/list of them (then a dict is returned).
+            linear interpolation), ``"cov"``, ``"corr"`` (between the channels of ``(N, C)``
+            ``y``: pandas' pairwise ``DataFrame.rolling().cov()``/``.corr()``, each row's
+            ``(C, C)`` matrix, NaN left out per pair, ``min_periods`` counting each pair's
+            points; ``ddof=1`` for pandas' ``cov``), or a tuple/list of them (then a dict is
+            returned).
         at: optional ``(*batch)`` window end positions (dates on a datetime64 axis); default
             ``x`` (one window per point).
         closed: ``"right"`` (default), ``"left"``, ``"both"`` or ``"neither"``, as pandas.
@@ -132,7 +136,8 @@ def rolling_statistic(
             of an x-width; ``capacity`` then defaults to ``window``.
 
     Returns:
-        ``(N, *channels)`` (or ``(*batch, *channels)`` with ``at``) float, or a dict of them.
+        ``(N, *channels)`` (or ``(*batch, *channels)`` with ``at``) float (``"cov"``/``"corr"``:
+        ``(N, C, C)``), or a dict of them.
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset

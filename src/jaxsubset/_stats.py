@@ -84,9 +84,12 @@ def range_statistic(
             ``"first"``, ``"last"`` (the first/last non-NaN reading with
             ``nan_policy="omit"``, the first/last point otherwise), ``"skew"``, ``"kurt"``
             (pandas' bias-corrected skewness and excess kurtosis: NaN below 3/4 points and
-            for a constant range), ``"median"``, ``"quantile"`` (with ``q=``), or a
+            for a constant range), ``"median"``, ``"quantile"`` (with ``q=``), ``"cov"``,
+            ``"corr"`` (between the channels of ``(N, C)`` ``y``: each range's ``(C, C)``
+            ``numpy.cov(rowvar=False, ddof=ddof)``/``numpy.corrcoef`` matrix, with
+            ``"omit"`` each entry from the points where both channels are non-NaN), or a
             tuple/list of them (computed together).
-        ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"`` (divisor
+        ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"``/``"cov"`` (divisor
             ``n - ddof``; NaN where ``n - ddof <= 0``); 0 as NumPy and SciPy (pandas'
             ``sem()`` and ``scipy.stats.sem`` use 1: pass ``ddof=1``).
         capacity: static padded length for the padded road (``"median"``, or any statistic
@@ -107,8 +110,9 @@ def range_statistic(
             ``q=0.5`` is the median). Padded, as the median (``capacity=``).
 
     Returns:
-        ``(*batch, *channels)`` float (``"count"``: int), or a dict of them by statistic name
-        when ``statistic`` is a tuple/list.
+        ``(*batch, *channels)`` float (``"count"``: int; ``"cov"``/``"corr"``:
+        ``(*batch, C, C)``), or a dict of them by statistic name when ``statistic`` is a
+        tuple/list.
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset
