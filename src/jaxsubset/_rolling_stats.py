@@ -27,6 +27,7 @@ from ._statistics._registry import (
     check_pairs,
     check_statistics,
     choose,
+    choose_windows,
     float_dtype,
     result_shape,
     with_quantile,
@@ -240,6 +241,14 @@ def rolling_statistic(
         r = _bucketed_ranges(x, widths, at, closed, center, func)
     else:
         r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
+    if at is None and not is_traced((y, r)):
+        fixed = fixed_count(r.start, r.count)
+        if choose_windows(fixed is not None, method) == "sliding" and fixed is not None:
+            window, lead = fixed
+            return _rolling_window(
+                y, window, stats, names, single, False, min_periods, ddof, nan_policy,
+                "auto", capacity, func, lead=lead,
+            )  # fmt: skip
     want = tuple(dict.fromkeys((*stats, "count")))
     fdt = float_dtype(y.dtype)
     if _bucket.enabled() and not is_traced((y, r)):
@@ -276,6 +285,29 @@ def rolling_statistic(
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
+def fixed_count(start: Any, count: Any) -> tuple[int, int] | None:
+    """``(w, lead)`` when concrete windows (one per row) are fixed-count ones, else None.
+
+    Row ``i``'s window must be ``[i + lead + 1 - w, i + lead]`` cut to the data, for one
+    ``w >= 1`` and one ``lead >= 0``: the trailing windows of ``w`` points ``lead`` rows
+    later, which :func:`_rolling_window` computes. Read from the resolved ranges, so the
+    windows are exactly the same whatever the rounding of ``x``.
+    """
+    st, ct = np.asarray(start).reshape(-1), np.asarray(count).reshape(-1)
+    n = ct.shape[0]
+    if n == 0 or st.shape[0] != n:
+        return None
+    w = int(ct.max())
+    lead = int(st[0] + ct[0]) - 1
+    if w < 1 or lead < 0 or lead >= n:
+        return None
+    end = np.minimum(np.arange(n) + lead + 1, n)
+    first = np.maximum(np.arange(n) + lead + 1 - w, 0)
+    if not (np.array_equal(st, first) and np.array_equal(st + ct, end)):
+        return None
+    return w, lead
+
+
 def _rolling_window(
     y: Array,
     window: int,
@@ -289,17 +321,20 @@ def _rolling_window(
     method: str,
     capacity: int | None,
     func: str,
+    lead: int | None = None,
 ) -> Array | dict[str, Array]:
     """``rolling_statistic(..., window=w)``: the last ``w`` points up to each row (pandas).
 
     ``center=True`` is pandas' centred int window: the trailing window ending ``(w - 1) // 2``
-    rows later (``y`` is read with that many absent rows appended). Eager calls pad ``y``
+    rows later, or ``lead`` rows later when given (``y`` is read with that many absent rows
+    appended). Eager calls pad ``y``
     with absent rows to a bucket size (one compiled program per bucket); a trailing window
     never reaches rows after its own, so the results are those of the unpadded call.
     """
     if not isinstance(center, bool | np.bool_):
         raise TypeError(f"{func}: `center` must be a bool, got {center!r}")
-    lead = (window - 1) // 2 if center else 0
+    if lead is None:  # x-width windows found fixed-count give their own lead
+        lead = (window - 1) // 2 if center else 0
     n, ch = y.shape[0], tuple(y.shape[1:])
     c = int(np.prod(ch))
     cap = None

@@ -230,6 +230,19 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
     return method
 
 
+def choose_windows(fixed_count: bool, method: str) -> str:
+    """How x-width windows are reduced: ``"sliding"`` (fixed-count windows) or ``"ranges"``.
+
+    Part of THE road choice (with :func:`choose`): where every window of an eager call holds
+    the same number of points, trailing (or leading by a fixed number of rows) and cut only
+    at the ends of the data (evenly spaced x, a width a multiple of its step; checked on the
+    resolved ranges themselves, so the windows are exactly the x-width ones), ``"auto"``
+    reduces them as fixed-count windows, whose statistics then take the O(N) block road
+    where it has them. A forced road (``"tree"``, ``"reference"``) keeps the ranges.
+    """
+    return "sliding" if fixed_count and method == "auto" else "ranges"
+
+
 def choose_bins(x_sorted: bool, stats: tuple[str, ...], method: str) -> str:
     """How disjoint bins are reduced: ``"labels"`` (a bin label per point) or ``"ranges"``.
 
