@@ -74,7 +74,11 @@ def rolling_statistic(
     fewer than ``min_periods`` of them gives NaN. With ``at``, one window ends at each anchor
     instead (every point at the anchor included). Eager calls pad ``N`` (and the anchors) to a
     bucket size, so data of similar lengths reuse one compiled program (README, "Compile
-    once"); results are those of the unpadded call.
+    once"); results are those of the unpadded call. An eager call whose windows all hold the
+    same number of points, cut only at the ends (evenly spaced x and a width a multiple of
+    its step, with any ``closed``/``center``/``before``/``after`` giving such windows;
+    checked on the resolved windows themselves), runs them as the fixed-count windows below,
+    on the O(N) block road: the same windows, the same results up to rounding.
 
     Centred and asymmetric windows: ``center=True`` is pandas'
     ``rolling(width, center=True)`` (``x[i] - width/2 < x <= x[i] + width/2``, every row tied
