@@ -351,6 +351,7 @@ def sliding_statistics(
     fdt = float_dtype(y.dtype)
     num, ch = y.shape
     w = window
+    out: dict[str, Array] = {}
     if num == 0:
         out = {s: jnp.zeros(result_shape(s, (0,), (ch,)), fdt) for s in stats}
         out["count"] = jnp.zeros((0, ch), idt)
@@ -370,7 +371,6 @@ def sliding_statistics(
     # present points of each window: [max(0, j - w + 1), min(j, length - 1)]
     rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
     rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
-    out: dict[str, Array] = {}
     pair = tuple(s for s in stats if s in PAIR_STATISTICS)
     if pair:  # every channel pair's co-moments, from partials of each window's own points
         from ._pairs import pair_leaves, pair_statistics

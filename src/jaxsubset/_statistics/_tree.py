@@ -390,8 +390,9 @@ def tree_ranges(
         for s in stats:
             out[s] = n if s == "count" else (zero if s == "sum" else jnp.full((k, c), nan))
         if pair_stats:
-            p = c * (c + 1) // 2
-            empty = tuple(jnp.zeros((k, p), t) for t in (idt,) + (fdt,) * 7 + (idt,))
+            i0 = jnp.zeros((k, c * (c + 1) // 2), idt)
+            f0 = i0.astype(fdt)
+            empty = (i0, f0, f0, f0, f0, f0, f0, f0, i0)
             out.update(pair_statistics(pair_stats, empty, ddof, c))
         return out
     notnan = ~jnp.isnan(yf) if is_float else jnp.ones(yf.shape, bool)
