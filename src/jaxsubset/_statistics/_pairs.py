@@ -12,7 +12,7 @@ own points, co-moment ``Cxy = sum (x - mean_x)(y - mean_y)``, the channels' ``M2
 and ``bad`` the count of points making the entry NaN (an infinite value, or a NaN that is
 not omitted). Two partials combine by Chan's formula extended to the co-moment,
 ``Cxy = Cxy_a + Cxy_b + dx dy na nb / n``, with ``dx = (cx_b - cx_a) + (mx_b - mx_a)`` a
-difference of two data values first (:func:`._tree._chan`): every partial holds only points
+difference of two data values first (:func:`._moments._chan`): every partial holds only points
 of its own subset, so a value outside a window never changes it, a constant channel has
 deviations of exactly 0 (a covariance of exactly 0), and large offsets cancel as in a
 two-pass formula. The block tree and the block road fold the same partials.
@@ -25,8 +25,8 @@ import numpy as np
 
 from .._typing import Array
 from .._validate import index_dtype
+from ._moments import _chan
 from ._registry import PAIR_COUNT
-from ._tree import _chan
 
 
 Pair = tuple[Array, Array, Array, Array, Array, Array, Array, Array, Array]
@@ -108,7 +108,7 @@ def pair_statistics(stats: tuple[str, ...], folded: Pair, ddof: int, c: int) -> 
         den = jnp.sqrt(jnp.where(ok, qx, 1)) * jnp.sqrt(jnp.where(ok, qy, 1))
         ok = ok & (den > 0) & jnp.isfinite(cxy)
         r = jnp.clip(jnp.where(ok, cxy, 0) / jnp.where(ok, den, 1), -1, 1)
-        r = jnp.where(jnp.asarray(i == j), jnp.ones_like(r), r)  # exactly 1 on the diagonal
+        r = jnp.where(jnp.asarray(i == j), jnp.asarray(1, fdt), r)  # exactly 1 on the diagonal
         out["corr"] = mirror(jnp.where(ok, r, nan), c)
     return out
 

@@ -37,7 +37,8 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._moments import spread_statistics
+from ._moments import _chan, spread_statistics
+from ._pairs import combine as pair_combine, pair_leaves, pair_statistics
 from ._registry import float_dtype
 
 
@@ -45,28 +46,9 @@ BLOCK_LEVELS = 4
 BLOCK = 1 << BLOCK_LEVELS  # points per block; ranges inside one use the point table
 UNROLL_POINTS = 1 << 16  # from this many points on, the point levels are unrolled
 
-Moments = tuple[Array, Array, Array, Array]  # (n: int, c, m, M2): mean c + m, each (..., C)
-
 
 # ---------------------------------------------------------------------------- moments
-# A partial is (n, c, m, M2): n points with mean c + m and squared deviations M2, where the
-# shift c is one of the partial's own points. Two partials' means differ by
-# (c_b - c_a) + (m_b - m_a): the first term a difference of two data values, exact when they
-# are within a factor 2 (Sterbenz), so offsets like 1e8 + noise cost no digits.
-def _chan(a: Moments, b: Moments) -> Moments:
-    """Chan et al.'s combination of two ``(n, c, m, M2)`` partials (either may be empty)."""
-    na, ca, ma, qa = a
-    nb, cb, mb, qb = b
-    n = na + nb
-    both = (na > 0) & (nb > 0)
-    w = jnp.where(both, nb.astype(ma.dtype) / jnp.where(n > 0, n, 1).astype(ma.dtype), 0)
-    d = jnp.where(both, (cb - ca) + (mb - ma), 0)
-    c = jnp.where(na > 0, ca, cb)
-    m = jnp.where(na > 0, ma + d * w, mb)
-    q = qa + qb + d * d * na.astype(ma.dtype) * w
-    return n, c, m, q
-
-
+# Chan's combination of (n, c, m, M2) partials is _moments._chan (shared with the pairs)
 Moments4 = tuple[Array, Array, Array, Array, Array, Array]  # (n, c, m, M2, M3, M4)
 
 
@@ -147,9 +129,7 @@ class _Moments4(_Moments):
 
 class _Pairs(_Moments):
     def combine(self, a, b):
-        from ._pairs import combine
-
-        return combine(a, b)
+        return pair_combine(a, b)
 
 
 def _where(pred: Array, a, b):
@@ -365,7 +345,6 @@ def tree_ranges(
         dict of ``(K, C)`` arrays by statistic name (the registry's conventions); ``"cov"``
         and ``"corr"`` ``(K, C, C)``, with their point counts under ``PAIR_COUNT``.
     """
-    from ._pairs import pair_leaves, pair_statistics
     from ._reference import nan_counts  # the exact integer counts are shared with the reference
     from ._registry import PAIR_STATISTICS
 
