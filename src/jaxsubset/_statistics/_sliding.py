@@ -33,6 +33,9 @@ The folds:
   (never by a value outside the window). The pieces are then ``(n, c, m, M2)`` partials
   combined by Chan's formula (:func:`._tree._chan`), as the block tree does; the levels over
   sub-block totals sum them the same way around the shift of their first/last total.
+- cov/corr: the co-moment partials of every channel pair (:mod:`._pairs`), combined by
+  Chan's formula in sub-blocks of 4 (no sums around a shift: each piece a fold of its own
+  points), their NaN/inf counts folded with them;
 - data holding NaN or +-inf add one fold of packed 0/1 flags counting them per window (the
   sums fold finite values only: a matmul's ``0 * inf`` would be NaN in other windows); a
   ``lax.cond`` on one reduction skips it when every value is finite.
@@ -47,9 +50,9 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._moments import spread_statistics
+from ._moments import _chan, spread_statistics
+from ._pairs import combine as pair_combine, pair_leaves, pair_statistics
 from ._registry import PAIR_COUNT, PAIR_STATISTICS, backend, float_dtype, result_shape
-from ._tree import _chan
 
 
 SLIDING_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max", "cov", "corr")
@@ -203,9 +206,7 @@ class _Pairs(_Chan):
     """Channel-pair co-moment partials (:mod:`._pairs`), combined by Chan's formula."""
 
     def combine(self, a, b):
-        from ._pairs import combine
-
-        return combine(a, b)
+        return pair_combine(a, b)
 
 
 def _shift(p, d: int, fold: _Fold):
@@ -373,8 +374,6 @@ def sliding_statistics(
     rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
     pair = tuple(s for s in stats if s in PAIR_STATISTICS)
     if pair:  # every channel pair's co-moments, from partials of each window's own points
-        from ._pairs import pair_leaves, pair_statistics
-
         # the pair partials count their own NaN/inf points: one program, outside the cond
         folded = sliding_fold(_Pairs(), pair_leaves(yf, present, omit), w)
         out.update(pair_statistics(pair, folded, ddof, ch))
