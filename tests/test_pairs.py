@@ -186,6 +186,11 @@ def test_pair_errors_name_the_statistic():
         jaxsubset.stream((y1, y2), "chunks", n=3, statistic="cov")
     with pytest.raises(ValueError, match=re.escape("method='scatter' cannot compute 'cov'")):
         jaxsubset.binned_statistic(y1, y2.T, "cov", bins=2, method="scatter")
+    from jaxsubset.cli._files import InputError
+    from jaxsubset.cli._options import parse_stats
+
+    with pytest.raises(InputError, match=re.escape("'corr' is between channels")):
+        parse_stats(["mean,corr"])  # the command: one column per statistic and channel
     assert "cov" not in jaxsubset.STATISTICS  # the stream, shard and command: per channel only
 
 
