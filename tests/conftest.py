@@ -8,6 +8,8 @@ the 64-bit run. ``tests/references.py`` holds ``X64`` and the per-dtype toleranc
 """
 
 import os
+import subprocess
+import sys
 
 
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -26,6 +28,12 @@ def _run_folder(env: str, prefix: str) -> str:
     return os.environ[env]
 
 
+# XLA's backend at its lowest effort (JAX's own switch for test-like work, inherited by the
+# processes the tests start): the same HLO passes, LLVM without optimisation. Programs compile
+# in about two thirds of the time and compute the same bits (test_optimization_level.py proves
+# that for every road); JAX_DISABLE_MOST_OPTIMIZATIONS=0 runs the suite fully optimised.
+os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
+
 # the command keeps a compilation cache in the user's cache folder; tests write theirs to a
 # folder of this run (tests of the cache set their own), never to ~/.cache
 _run_folder("JAXSUBSET_CACHE_DIR", "jaxsubset-test-cache-")
@@ -36,8 +44,14 @@ from hypothesis import settings  # noqa: E402
 
 
 # JAX reads JAX_ENABLE_X64 itself when it starts; unset means on here (the suite's historic mode).
-_X64 = os.environ.get("JAX_ENABLE_X64", "1").strip().lower() not in ("0", "false", "no", "off", "")
+_OFF = ("0", "false", "no", "off", "")
+_X64 = os.environ.get("JAX_ENABLE_X64", "1").strip().lower() not in _OFF
 jax.config.update("jax_enable_x64", _X64)
+# (again here: a plugin may have imported JAX before this file set the variable)
+jax.config.update(
+    "jax_disable_most_optimizations",
+    os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"].strip().lower() not in _OFF,
+)
 
 
 def _share_compiled_programs() -> None:
@@ -97,11 +111,15 @@ def _keep_the_jax_mode():
 
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
-    """Drop JAX's compiled programs after every test module.
+    """Drop JAX's in-memory compiled programs after every test module.
 
-    A whole-suite process otherwise accumulates every executable XLA compiled; in clean-clone
-    CI runs of this session XLA's CPU compiler then segfaulted in libgcc's unwinder (at a
-    different, individually passing test each time). Later modules recompile what they use.
+    Two reasons. Isolation: the tests that count compilations (``tests/compilations.py``) see
+    the same fresh in-memory caches whichever modules a worker ran before (``--dist
+    worksteal`` makes that order vary), so a count cannot depend on the schedule. Robustness:
+    a whole-suite process that kept every executable XLA compiled crashed in earlier clean-clone
+    runs (XLA's CPU compiler segfaulting in libgcc's unwinder, at a different, individually
+    passing test each time). The run's persistent cache (:func:`_share_compiled_programs`)
+    hands the dropped programs back without compiling them again.
     """
     yield
     jax.clear_caches()
@@ -114,3 +132,44 @@ def command_mode():
     jax.config.update("jax_enable_x64", True)
     yield
     jax.config.update("jax_enable_x64", before)
+
+
+@pytest.fixture
+def run(tmp_path, monkeypatch, capsys):
+    """``run(*argv)`` -> (exit status, stdout, stderr) of ``jaxsubset stats *argv``.
+
+    The command runs in-process (``jaxsubset.cli.main``) in the test's ``tmp_path``, so file
+    names in ``argv`` are relative to it. A module may wrap it in a fixture of the same name.
+    """
+    from jaxsubset.cli import main
+
+    monkeypatch.chdir(tmp_path)
+
+    def go(*argv):
+        rc = main(["stats", *map(str, argv)])
+        out, err = capsys.readouterr()
+        return rc, out, err
+
+    return go
+
+
+@pytest.fixture
+def run_process(tmp_path):
+    """``run_process(*args)`` -> the ``subprocess.CompletedProcess`` of ``jaxsubset *args``.
+
+    A fresh ``python -m jaxsubset`` process (it pays the JAX import and compilations) in the
+    test's ``tmp_path``, for the process-level contract: exit status, stdout, stderr.
+    """
+    env = dict(os.environ, MPLBACKEND="Agg", JAX_PLATFORMS="cpu")
+
+    def go(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "jaxsubset", *map(str, args)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=300,
+        )
+
+    return go

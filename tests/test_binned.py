@@ -15,6 +15,7 @@ import scipy.stats
 from hypothesis import given, settings, strategies as st
 
 import jaxsubset
+from checks import compile_once
 from jaxsubset import binned_statistic
 from references import FLOAT, X64, needs_x64
 
@@ -550,12 +551,7 @@ def test_callable_through_padded_subsets():
         jax.jit(lambda x, v: binned_statistic(x, v, spread, 8).statistic)(X, Y)
 
 
-_TRACES = {"binned": 0}
-
-
-@jax.jit
-def _binned_jit(x, v, edges, lo, hi):
-    _TRACES["binned"] += 1
+def _binned(x, v, edges, lo, hi):
     a = binned_statistic(x, v, "std", edges)
     b = binned_statistic(x, v, "mean", 6, (lo, hi))
     c = binned_statistic(x, v, "max", 6, (lo, hi), x_sorted=False, method="sort")
@@ -563,11 +559,9 @@ def _binned_jit(x, v, edges, lo, hi):
 
 
 def test_under_jit_traced_edges_and_range_no_recompile():
-    for k in range(3):
-        edges = EDGES + 0.1 * k
-        lo, hi = -1.0 + 0.5 * k, 3.0 + k
-        v = Y * (k + 1)
-        std, num, mean, e, mx = _binned_jit(X, v, edges, lo, hi)
+    cases = [(X, Y * (k + 1), EDGES + 0.1 * k, -1.0 + 0.5 * k, 3.0 + k) for k in range(3)]
+    for (_, v, edges, lo, hi), out in zip(cases, compile_once(_binned, cases), strict=True):
+        std, num, mean, e, mx = out
         want = _scipy(X, v, "std", edges)
         _same(std, want.statistic, **_tol(scale=10.0))
         npt.assert_array_equal(np.asarray(num), want.binnumber)
@@ -575,7 +569,6 @@ def test_under_jit_traced_edges_and_range_no_recompile():
         npt.assert_allclose(np.asarray(e), want.bin_edges, rtol=1e-6 if not X64 else 1e-15)
         _same(mean, want.statistic, **_tol(scale=10.0))
         _same(mx, _scipy(X, v, "max", 6, (lo, hi)).statistic)
-    assert _TRACES["binned"] == 1
 
 
 def test_sorted_promise_under_jit_and_vmap_over_datasets():

@@ -227,18 +227,15 @@ def test_parse_period_and_bin_edges_checks():
 
 
 @pytest.mark.one_mode  # the command switches 64-bit mode on itself
-def test_command_bins_are_the_library_edges(tmp_path, monkeypatch, capsys):
+def test_command_bins_are_the_library_edges(tmp_path, run):
     """``jaxsubset stats --bins 1M`` (and 1Q, 1Y, 7D, 12h, 5) bins by ``jaxsubset.bin_edges``."""
-    from jaxsubset.cli import main
-
     t = _dates()["pre1970"]
     y = np.arange(t.size, dtype=float)
     text = "\n".join(["t,y", *(f"{d},{float(v)!r}" for d, v in zip(t.astype(str), y, strict=True))])
     (tmp_path / "d.csv").write_text(text + "\n")
-    monkeypatch.chdir(tmp_path)
     for spec in ("1M", "1Q", "1Y", "7D", "12h", "5"):
-        rc = main(["stats", "d.csv", "--bins", spec, "--stat", "mean", "--out", "o.csv", "--quiet"])
-        assert rc == 0, capsys.readouterr().err
+        rc, _, err = run("d.csv", "--bins", spec, "--stat", "mean", "--out", "o.csv", "--quiet")
+        assert rc == 0, err
         got = pd.read_csv(tmp_path / "o.csv", parse_dates=["lo", "hi"])
         edges = jaxsubset.bin_edges(t, int(spec) if spec.isdigit() else spec)
         np.testing.assert_array_equal(got["lo"].values, edges[:-1], err_msg=spec)

@@ -46,18 +46,6 @@ REF = {
 assert set(REF) == set(STATS)  # every statistic of the command has its reference here
 
 
-def run_cli(*args, cwd):
-    env = dict(os.environ, MPLBACKEND="Agg", JAX_PLATFORMS="cpu")
-    return subprocess.run(
-        [sys.executable, "-m", "jaxsubset", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
-
-
 def reference(y, pieces, stats):
     """NumPy statistics of ``y[piece]`` for each index array / boolean mask ``piece``."""
     out = {s: [] for s in stats}
@@ -92,13 +80,13 @@ def assert_close(got, want, stat=None):
 
 
 # ---------------------------------------------------------------------------- subprocess
-def test_csv_with_header_chunks_all_statistics(tmp_path):
+def test_csv_with_header_chunks_all_statistics(tmp_path, run_process):
     x, y = data()
     rows = "\n".join(f"{a!r},{b!r},7" for a, b in zip(x.tolist(), y.tolist(), strict=True))
     (tmp_path / "in.csv").write_text("time,signal,junk\n" + rows + "\n")
-    r = run_cli(
+    r = run_process(
         "stats", "in.csv", "--x", "time", "--y", "signal", "--chunks", 7,
-        "--stat", ",".join(STATS), "--out", "out.csv", cwd=tmp_path,
+        "--stat", ",".join(STATS), "--out", "out.csv",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert r.stdout == ""
@@ -112,10 +100,10 @@ def test_csv_with_header_chunks_all_statistics(tmp_path):
     assert_close(got["x_last"], [x[p[-1]] for p in pieces])
 
 
-def test_csv_without_header_table_on_stdout(tmp_path):
+def test_csv_without_header_table_on_stdout(tmp_path, run_process):
     x, y = data(60, seed=1)
     np.savetxt(tmp_path / "in.csv", np.stack([x, y], axis=1), delimiter=",", fmt="%.17g")
-    r = run_cli("stats", "in.csv", "--size", 25, "--stat", "mean,max", cwd=tmp_path)
+    r = run_process("stats", "in.csv", "--size", 25, "--stat", "mean,max")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     assert lines[0].split() == ["subset", "start", "count", "x_first", "x_last", "mean", "max"]
@@ -128,14 +116,14 @@ def test_csv_without_header_table_on_stdout(tmp_path):
     assert len({len(line) for line in lines}) == 1  # aligned
 
 
-def test_tsv_sliding_windows_to_json(tmp_path):
+def test_tsv_sliding_windows_to_json(tmp_path, run_process):
     x, y = data(80, seed=2)
     pairs = enumerate(zip(x.tolist(), y.tolist(), strict=True))
     rows = "\n".join(f"{i}\t{a!r}\t{b!r}" for i, (a, b) in pairs)
     (tmp_path / "in.tsv").write_text("i\tx\ty\n" + rows + "\n")
-    r = run_cli(
+    r = run_process(
         "stats", "in.tsv", "--x", 1, "--y", 2, "--window", 9, "--step", 4,
-        "--stat", "mean,std,median", "--out", "out.json", "--quiet", cwd=tmp_path,
+        "--stat", "mean,std,median", "--out", "out.json", "--quiet",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""  # --quiet
@@ -147,15 +135,15 @@ def test_tsv_sliding_windows_to_json(tmp_path):
     assert [row["start"] for row in rows] == idx[:, 0].tolist()
 
 
-def test_parquet_width_windows_with_two_y_columns(tmp_path):
+def test_parquet_width_windows_with_two_y_columns(tmp_path, run_process):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     x, y = data(120, seed=3)
     y2 = np.cos(x)
     pq.write_table(pa.table({"t": x, "a": y, "b": y2}), tmp_path / "in.parquet")
-    r = run_cli(
+    r = run_process(
         "stats", "in.parquet", "--x", "t", "--y", "a", "--y", "b", "--width", 3.5,
-        "--stat", "sum,min", "--out", "out.parquet", cwd=tmp_path,
+        "--stat", "sum,min", "--out", "out.parquet",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "wrote 120 subsets" in r.stderr
@@ -170,13 +158,13 @@ def test_parquet_width_windows_with_two_y_columns(tmp_path):
     assert_close(got["hi"], x)
 
 
-def test_npy_bins_and_npz_ranges_with_plot(tmp_path):
+def test_npy_bins_and_npz_ranges_with_plot(tmp_path, run_process):
     x, y = data(150, seed=4)
     np.save(tmp_path / "xy.npy", np.stack([x, y], axis=1))
     edges = [0.0, 5.0, 12.5, 12.6, 30.0, 50.0]
-    r = run_cli(
+    r = run_process(
         "stats", "xy.npy", "--bins", ",".join(map(str, edges)), "--stat", "mean,count",
-        "--out", "bins.csv", cwd=tmp_path,
+        "--out", "bins.csv",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     got = read_csv(tmp_path / "bins.csv")
@@ -189,9 +177,9 @@ def test_npy_bins_and_npz_ranges_with_plot(tmp_path):
 
     np.savez(tmp_path / "d.npz", x=x, y=y)
     (tmp_path / "cuts.csv").write_text("lo,hi\n1,10\n10,10\n-5,100\n20.5,21\n")
-    r = run_cli(
+    r = run_process(
         "stats", "d.npz", "--ranges", "cuts.csv", "--stat", "max", "--out", "r.csv",
-        "--plot", "r.png", cwd=tmp_path,
+        "--plot", "r.png",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     got = read_csv(tmp_path / "r.csv")
@@ -204,10 +192,10 @@ def test_npy_bins_and_npz_ranges_with_plot(tmp_path):
     assert img.shape[:2] == (450, 800) and img[..., :3].std() > 0.05
 
 
-def test_demo_writes_figures_and_reports_one_compilation(tmp_path):
+def test_demo_writes_figures_and_reports_one_compilation(tmp_path, run_process):
     import matplotlib.image
 
-    r = run_cli("demo", "--out", "figs", "--n-points", 300, "--n-subsets", 3, cwd=tmp_path)
+    r = run_process("demo", "--out", "figs", "--n-points", 300, "--n-subsets", 3)
     assert r.returncode == 0, r.stderr
     assert "compilations: 1 " in r.stdout
     assert "time per subset after compilation:" in r.stdout
@@ -236,14 +224,14 @@ def test_demo_writes_figures_and_reports_one_compilation(tmp_path):
         assert saturated.mean() > 0.002
 
 
-def test_process_level_errors_exit_2_without_traceback(tmp_path):
+def test_process_level_errors_exit_2_without_traceback(tmp_path, run_process):
     (tmp_path / "in.csv").write_text("x,y\n0,1\n2,2\n1,3\n")
     for args, message in [
         (("stats", "missing.csv", "--chunks", 2, "--out", "o.csv"), "missing.csv: no such file"),
         (("stats", "in.csv", "--chunks", 2, "--out", "o.csv"), "pass --sort"),
         (("stats", "in.csv", "--chunks", 2, "--window", 3), "not allowed with argument"),
     ]:
-        r = run_cli(*args, cwd=tmp_path)
+        r = run_process(*args)
         assert r.returncode == 2
         assert r.stdout == ""
         assert "Traceback" not in r.stderr
@@ -307,7 +295,7 @@ BAD = [
 
 
 @pytest.mark.parametrize(("files", "argv", "message"), BAD, ids=[m for _, _, m in BAD])
-def test_bad_input_one_line_exit_2_no_output(tmp_path, monkeypatch, capsys, files, argv, message):
+def test_bad_input_one_line_exit_2_no_output(tmp_path, run, files, argv, message):
     for name, content in files.items():
         if isinstance(content, tuple):
             np.savez(tmp_path / name, x=np.arange(3.0), y=np.arange(2.0))
@@ -316,9 +304,8 @@ def test_bad_input_one_line_exit_2_no_output(tmp_path, monkeypatch, capsys, file
         else:
             (tmp_path / name).write_text(content)
     before = {p: (tmp_path / p).read_bytes() for p in os.listdir(tmp_path)}
-    monkeypatch.chdir(tmp_path)
-    assert main(["stats", *argv]) == 2
-    out, err = capsys.readouterr()
+    rc, out, err = run(*argv)
+    assert rc == 2
     assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
@@ -327,7 +314,7 @@ def test_bad_input_one_line_exit_2_no_output(tmp_path, monkeypatch, capsys, file
     assert after == before  # nothing written, inputs untouched
 
 
-def test_failure_after_computing_leaves_no_output(tmp_path, monkeypatch, capsys):
+def test_failure_after_computing_leaves_no_output(tmp_path, monkeypatch, run):
     import jaxsubset.cli._stats as stats_command
 
     (tmp_path / "in.csv").write_text("x,y\n0,1\n1,2\n2,3\n")
@@ -337,26 +324,27 @@ def test_failure_after_computing_leaves_no_output(tmp_path, monkeypatch, capsys)
         raise ValueError("the figure could not be drawn")
 
     monkeypatch.setattr(stats_command, "stats_figure", broken)
-    monkeypatch.chdir(tmp_path)
     # Not a documented input error: a bug, exit status 1 with one line asking for a report.
-    assert main(["stats", "in.csv", "--chunks", "2", "--out", "o.csv", "--plot", "p.png"]) == 1
-    lines = capsys.readouterr().err.strip().splitlines()
+    rc, _, err = run("in.csv", "--chunks", "2", "--out", "o.csv", "--plot", "p.png")
+    assert rc == 1
+    lines = err.strip().splitlines()
     assert len(lines) == 1 and "ValueError: the figure could not be drawn" in lines[0]
     assert "this is a bug, please report it" in lines[0]
     assert sorted(os.listdir(tmp_path)) == ["in.csv", "o.csv"]
     assert (tmp_path / "o.csv").read_text() == "previous\n"
 
 
-def test_sort_option_and_in_process_numbers(tmp_path, monkeypatch, capsys):
+def test_sort_option_and_in_process_numbers(tmp_path, run):
     rng = np.random.default_rng(5)
     x = rng.permutation(40).astype(float)
     y = rng.normal(size=40)
     rows = "\n".join(f"{a!r},{b!r}" for a, b in zip(x.tolist(), y.tolist(), strict=True))
     (tmp_path / "in.csv").write_text("x,y\n" + rows + "\n")
-    monkeypatch.chdir(tmp_path)
-    argv = ["stats", "in.csv", "--sort", "--bins", "4", "--stat", "var", "--ddof", "1"]
-    assert main([*argv, "--out", "o.csv"]) == 0
-    assert "sorted 40 rows by x column 'x' (--sort)" in capsys.readouterr().err
+    rc, _, err = run(
+        "in.csv", "--sort", "--bins", "4", "--stat", "var", "--ddof", "1", "--out", "o.csv"
+    )
+    assert rc == 0, err
+    assert "sorted 40 rows by x column 'x' (--sort)" in err
     got = read_csv(tmp_path / "o.csv")
     order = np.argsort(x, kind="stable")
     xs, ys = x[order], y[order]

@@ -5,7 +5,6 @@ import pandas as pd
 import pytest
 
 import jaxsubset
-from jaxsubset.cli import main
 
 
 # the same in either JAX mode (the command switches 64-bit mode on; lint, imports and
@@ -35,19 +34,18 @@ def npy(tmp_path_factory):
         ["--bins", "13"],
     ],
 )
-def test_streamed_table_equals_in_memory_table(npy, tmp_path, subsets, monkeypatch, capsys):
+def test_streamed_table_equals_in_memory_table(npy, tmp_path, subsets, monkeypatch, run):
     stats = ["--stat", "count,mean,std,min,max,median,valid"]
     whole, streamed = tmp_path / "whole.csv", tmp_path / "streamed.csv"
-    assert main(["stats", str(npy), *subsets, *stats, "--out", str(whole)]) == 0
+    rc, _, err = run(npy, *subsets, *stats, "--out", whole)
+    assert rc == 0, err
     calls = []
     real = jaxsubset.stream
     monkeypatch.setattr(jaxsubset, "stream", lambda *a, **k: calls.append(1) or real(*a, **k))
-    assert (
-        main(["stats", str(npy), *subsets, *stats, "--out", str(streamed), "--stream-above", "0"])
-        == 0
-    )
+    rc, _, err = run(npy, *subsets, *stats, "--out", streamed, "--stream-above", "0")
+    assert rc == 0, err
     assert calls == [1]
-    assert "(streamed)" in capsys.readouterr().err
+    assert "(streamed)" in err
     a, b = pd.read_csv(whole), pd.read_csv(streamed)
     assert list(a.columns) == list(b.columns)
     # atol: the in-memory table comes from range_statistic's prefix sums (nan_policy="omit"),
@@ -63,32 +61,18 @@ def test_streamed_table_equals_in_memory_table(npy, tmp_path, subsets, monkeypat
         )
 
 
-def test_streamed_bad_input_exits_2_without_output(npy, tmp_path, capsys):
+def test_streamed_bad_input_exits_2_without_output(npy, tmp_path, run):
     data = np.load(npy)
     data[[10, 11], 0] = data[[11, 10], 0]
     bad = tmp_path / "unsorted.npy"
     np.save(bad, data)
     out = tmp_path / "out.csv"
-    assert main(["stats", str(bad), "--chunks", "3", "--stream-above", "0", "--out", str(out)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    rc, _, err = run(bad, "--chunks", "3", "--stream-above", "0", "--out", out)
+    assert rc == 2
+    err = err.strip().splitlines()
     assert len(err) == 1 and "is not sorted ascending (row 11:" in err[0]
     assert not out.exists()
-    assert (
-        main(
-            [
-                "stats",
-                str(npy),
-                "--chunks",
-                "3",
-                "--stream-above",
-                "0",
-                "--nan-policy",
-                "raise",
-                "--out",
-                str(out),
-            ]
-        )
-        == 2
-    )
-    assert "missing y reading(s), the first at row 0" in capsys.readouterr().err
+    rc, _, err = run(npy, "--chunks", 3, "--stream-above", 0, "--nan-policy", "raise", "--out", out)
+    assert rc == 2
+    assert "missing y reading(s), the first at row 0" in err
     assert not out.exists()

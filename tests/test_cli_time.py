@@ -1,19 +1,17 @@
 """The command on real measurements: time axes, missing readings, duplicates, gaps (issue 7).
 
 Numbers are checked against pandas (``resample``, ``rolling("7D")``, ``groupby(dt.year)``),
-computed here from the same file. Most runs go through ``main(argv)`` in-process; two
-subprocess runs check the process-level contract (exit status, one line, no traceback).
+computed here from the same file. Most runs go through ``main(argv)`` in-process (conftest's
+``run``); a subprocess run (``run_process``) checks the process-level contract (exit status,
+one line, no traceback).
 """
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from jaxsubset.cli import main
 from jaxsubset.cli._dates import iso_strings, parse_dates
 from jaxsubset.cli._files import InputError
 from jaxsubset.cli._options import bin_edges, parse_period
@@ -44,19 +42,6 @@ def write_series(path, t, columns, fmt="%Y-%m-%dT%H:%M:%S", sep=","):
 
 def series(t, columns):
     return pd.DataFrame(columns, index=pd.DatetimeIndex(t))
-
-
-@pytest.fixture
-def run(tmp_path, monkeypatch, capsys):
-    """``run(*argv)`` -> (exit status, stdout, stderr) of ``jaxsubset stats`` in tmp_path."""
-    monkeypatch.chdir(tmp_path)
-
-    def go(*argv):
-        rc = main(["stats", *map(str, argv)])
-        out, err = capsys.readouterr()
-        return rc, out, err
-
-    return go
 
 
 def read_out(path):
@@ -413,24 +398,17 @@ def test_periods_and_edges():
 
 
 # ---------------------------------------------------------------------------- process level
-def test_subprocess_time_axis_with_plot_and_an_error(tmp_path):
+def test_subprocess_time_axis_with_plot_and_an_error(tmp_path, run_process):
     t, y = weekly_with_decades_gap(seed=5)
     write_series(tmp_path / "w.tsv", t, {"v": y}, fmt="%Y-%m-%d", sep="\t")
-    env = dict(os.environ, MPLBACKEND="Agg", JAX_PLATFORMS="cpu")
-
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "jaxsubset", "stats", *args],
-                              capture_output=True, text=True, cwd=tmp_path, env=env,
-                              timeout=300)  # fmt: skip
-
-    r = cli("w.tsv", "--bins", "1Y", "--stat", "mean")
+    r = run_process("stats", "w.tsv", "--bins", "1Y", "--stat", "mean")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     assert lines[0].split() == ["subset", "start", "count", "x_first", "x_last", "lo", "hi",
                                 "mean"]  # fmt: skip
     assert lines[1].split()[3:7] == ["1975-01-05", "1975-12-28", "1975-01-01", "1976-01-01"]
     assert "omitted" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    r = cli("w.tsv", "--width", "7", "--out", "o.csv", "--plot", "o.png")
+    r = run_process("stats", "w.tsv", "--width", "7", "--out", "o.csv", "--plot", "o.png")
     assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [
         "jaxsubset stats: error: --width 7: x column 'date' holds dates, so the width needs a "

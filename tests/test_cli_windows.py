@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import jaxsubset
-from jaxsubset.cli import main
 
 
 # the same in either JAX mode (the command switches 64-bit mode on): run once (see conftest.py)
@@ -51,14 +50,14 @@ def files(tmp_path_factory):
 
 
 @pytest.fixture
-def run(files, monkeypatch, capsys):
-    """``run(*argv)`` -> (exit status, the --out table or None, stderr) in the files' folder."""
+def run(files, run, monkeypatch):
+    """``run(*argv)`` -> (exit status, the --out table or None, stderr) in the files' folder
+    (conftest's ``run`` with ``--out`` and ``--quiet``)."""
     monkeypatch.chdir(files[0])
 
     def go(*argv):
         out = f"out{len(argv)}.csv"
-        rc = main(["stats", *map(str, argv), "--out", out, "--quiet"])
-        err = capsys.readouterr().err
+        rc, _, err = run(*argv, "--out", out, "--quiet")
         return rc, (pd.read_csv(out) if rc == 0 else None), err
 
     return go

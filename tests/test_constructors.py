@@ -312,3 +312,45 @@ def test_integer_x_and_y():
     assert s.count.tolist() == 4 and s.y.dtype == jnp.int32
     assert s.sum().tolist() == 2 + 3 + 4 + 5
     assert s.mean().tolist() == 3.5
+
+
+def test_lists_of_traced_scalars_are_arrays():
+    # `[lo, hi]` built from traced scalars inside jit: the same as the stacked array, never an
+    # AttributeError on the list. One program for every constructor.
+    xn = np.arange(10.0)
+    x = jnp.asarray(xn)
+
+    @jax.jit
+    def f(a, b, i, w0, w1, v0, v1, e0, e1):
+        return dict(
+            select=jaxsubset.ranges.select(x, [a, b], 7.0).count,
+            ranges_bins=jaxsubset.ranges.bins(x, [e0, e1]).count,
+            bins=jaxsubset.bins(x, x, [e0, e1], capacity=8).count,
+            isolate=jaxsubset.ranges.isolate(x, [i, -3], None).count,
+            from_ranges=jaxsubset.from_ranges(x, x, [i, 4], 2, capacity=3).start,
+            rolling=jaxsubset.ranges.rolling(x, [w0, w1], at=[a, 7.0]).count,
+            centred=jaxsubset.ranges.rolling(x, [w0, w1], at=[a, 7.0], center=True).count,
+            nearest=jaxsubset.nearest(x, [v0, v1]),
+            binned_edges=jaxsubset.binned_statistic(x, x, "sum", bins=[e0, e1]).statistic,
+            binned_values=jaxsubset.binned_statistic(x[:2], [v0, v1], "sum", bins=2).statistic,
+        )
+
+    a, i, w, v, e = [1.0, 2.5], 1, [1.5, 3.0], [1.2, 2.7], [0.5, 4.0]
+    got = f(a[0], a[1], i, w[0], w[1], v[0], v[1], e[0], e[1])
+    at = np.array([a[0], 7.0])
+    want = dict(
+        select=[np.sum((xn >= lo) & (xn < 7.0)) for lo in a],
+        ranges_bins=np.histogram(xn, e)[0],
+        bins=np.histogram(xn, e)[0],
+        isolate=[len(xn[i:]), len(xn[-3:])],
+        from_ranges=[i, 4],
+        rolling=[np.sum((xn > t - wk) & (xn <= t)) for t, wk in zip(at, w, strict=True)],
+        centred=[
+            np.sum((xn > t - wk / 2) & (xn <= t + wk / 2)) for t, wk in zip(at, w, strict=True)
+        ],
+        nearest=[int(np.argmin(np.abs(xn - vk))) for vk in v],
+        binned_edges=[xn[(xn >= e[0]) & (xn <= e[1])].sum()],
+        binned_values=v,
+    )
+    for k, ref in want.items():
+        np.testing.assert_allclose(np.asarray(got[k]), np.asarray(ref), rtol=1e-6, err_msg=k)

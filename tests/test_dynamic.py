@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 import jaxsubset
-from compilations import compilations
+from checks import compile_and_check
 from references import FLOAT, needs_x64, tol
 
 
@@ -57,12 +57,32 @@ def _check(got_r, out, y, every):
     np.testing.assert_array_equal(lower - lower[0], (ks - ks[0]) * every)
 
 
+def _check_bounds(t, r, out, closed, every, **kw):
+    """``dynamic_bounds`` are polars' window boundaries, and counting ``t`` inside them by
+    their ``closed`` rule (NumPy) gives the ranges' counts."""
+    lo, hi = jaxsubset.dynamic_bounds(t, every, closed=closed, **kw)
+    count = np.asarray(r.count)
+    assert lo.shape == hi.shape == count.shape
+    ks = np.flatnonzero(count > 0)
+    want_lo, want_hi = out["_lower_boundary"].to_numpy(), out["_upper_boundary"].to_numpy()
+    if t.dtype.kind == "M":
+        assert lo.dtype == hi.dtype == np.dtype("datetime64[ns]")
+        want_lo, want_hi = want_lo.astype("datetime64[ns]"), want_hi.astype("datetime64[ns]")
+    np.testing.assert_array_equal(lo[ks], want_lo)
+    np.testing.assert_array_equal(hi[ks], want_hi)
+    left = "left" if closed in ("left", "both") else "right"
+    right = "right" if closed in ("right", "both") else "left"
+    n = np.searchsorted(t, hi, side=right) - np.searchsorted(t, lo, side=left)
+    np.testing.assert_array_equal(np.maximum(n, 0), count)
+
+
 @pytest.mark.parametrize("closed", list(CLOSED))
 @pytest.mark.parametrize("every,period,offset", CASES)
 def test_dynamic_matches_polars_integer_axis(closed, every, period, offset):
     out = _polars(T, Y, every, period, offset, closed)
     r = jaxsubset.ranges.dynamic(T, every, period=period, offset=offset, closed=closed)
     _check(r, out, Y, every)
+    _check_bounds(T, r, out, closed, every, period=period, offset=offset)
     # polars' integer strings are accepted too, and the Subsets are the same windows
     s = jaxsubset.dynamic(
         T, Y, f"{every}i", period=period, offset=f"{offset}i", closed=closed, capacity=64
@@ -84,13 +104,9 @@ def test_dynamic_matches_polars_time_axis(closed, every, period, offset):
     )
     y = RNG.normal(size=t.size)
     out = _polars(t, y, every, period, offset, closed, unit="")
-    r = jaxsubset.ranges.dynamic(
-        t,
-        every.upper(),
-        period=None if period is None else period.upper(),
-        offset=offset.upper(),
-        closed=closed,
-    )
+    kw = dict(period=None if period is None else period.upper(), offset=offset.upper())
+    r = jaxsubset.ranges.dynamic(t, every.upper(), closed=closed, **kw)
+    _check_bounds(t, r, out, closed, every.upper(), **kw)
     step = np.timedelta64(int(every[:-1]), every[-1].upper() if every[-1] == "d" else every[-1])
     stats = jaxsubset.range_statistic(y, r, ("sum", "count"))
     count = np.asarray(r.count)
@@ -105,18 +121,15 @@ def test_dynamic_under_jit_needs_num_windows_and_compiles_once():
     x = jnp.asarray(T)
     k = int(jaxsubset.ranges.dynamic(T, 5).count.shape[0])
 
-    @jax.jit
     def f(x, every, offset):
         r = jaxsubset.ranges.dynamic(x, every, offset=offset, num_windows=k)
         return r.start, r.count
 
-    with compilations() as seen:
-        for every, offset in [(5, 0), (5, 2), (5, -2)]:
-            want = jaxsubset.ranges.dynamic(T, every, offset=offset, num_windows=k)
-            start, count = f(x, jnp.asarray(every), jnp.asarray(offset))
-            np.testing.assert_array_equal(count, want.count)
-            np.testing.assert_array_equal(start, want.start)
-    assert seen.of("f") == 1
+    # traced every/offset: one compilation, the eager (concrete) windows
+    cases = [
+        (x, jnp.asarray(every), jnp.asarray(offset)) for every, offset in [(5, 0), (5, 2), (5, -2)]
+    ]
+    compile_and_check(f, cases, rtol=0, atol=0)
     # the eager count of windows is polars' span (with the empty windows kept)
     out = _polars(T, Y, 5, None, 0, "left")
     assert k == (out["_lower_boundary"][-1] - out["_lower_boundary"][0]) // 5 + 1
@@ -166,6 +179,7 @@ def test_dynamic_calendar_windows_match_polars(closed, every, period, offset):
     y = RNG.normal(size=t.size)
     out = _polars(t, y, every, period, offset, closed, unit="")
     r = jaxsubset.ranges.dynamic(t, every, period=period, offset=offset.upper(), closed=closed)
+    _check_bounds(t, r, out, closed, every, period=period, offset=offset.upper())
     stats = jaxsubset.range_statistic(y, r, ("sum", "count"))
     count = np.asarray(r.count)
     ks = np.flatnonzero(count > 0)
@@ -175,3 +189,51 @@ def test_dynamic_calendar_windows_match_polars(closed, every, period, offset):
         jaxsubset.ranges.dynamic(t, every, period="7D")
     with pytest.raises(ValueError, match=re.escape("`offset` must be in [0, 28D)")):
         jaxsubset.ranges.dynamic(t, every, offset="-3D")
+
+
+def test_dynamic_bounds_host_only_limits_and_errors():
+    # NumPy only (no 64-bit JAX mode needed), from the first and last point alone
+    t = np.array(["2001-01-30T06:00", "2001-02-02", "2001-03-02"], "datetime64[m]")
+    lo, hi = jaxsubset.dynamic_bounds(t, "1mo", period="2mo", offset="1D")
+    assert lo.astype("datetime64[D]").astype(str).tolist() == [
+        "2001-01-02", "2001-02-02", "2001-03-02"
+    ]  # fmt: skip
+    assert hi.astype("datetime64[D]").astype(str).tolist() == [
+        "2001-03-02", "2001-04-02", "2001-05-02"
+    ]  # fmt: skip
+    # the default offset 0 on a time axis (fixed windows from multiples of `every` since 1970)
+    lo, hi = jaxsubset.dynamic_bounds(t[[0, -1]], "7D")
+    assert (lo.astype("datetime64[D]").view(np.int64) % 7 == 0).all() and (
+        hi - lo == np.timedelta64(7, "D")
+    ).all()
+    lo, hi = jaxsubset.dynamic_bounds(np.array([0.3, 2.9], np.float32), 1.0, period=0.5)
+    assert lo.dtype == np.float64 and lo.tolist() == [0.0, 1.0, 2.0] and hi.tolist()[-1] == 2.5
+    lo, hi = jaxsubset.dynamic_bounds(np.zeros(0), 1.0)
+    assert lo.shape == hi.shape == (0,)
+    lo, hi = jaxsubset.dynamic_bounds(np.arange(11), 2**62, period=2**63)  # past int64
+    assert lo.dtype == np.int64 and hi.dtype == np.float64 and hi.tolist() == [2.0**63]
+    with pytest.raises(ValueError, match="beyond the int64 nanoseconds"):
+        jaxsubset.dynamic_bounds(t, "1D", period=np.timedelta64(2**63 - 1, "ns"))
+    with pytest.raises(ValueError, match=re.escape("`every` gives 100 windows")) as e:
+        jaxsubset.dynamic_bounds(np.arange(100), 1, max_windows=99)
+    assert e.value.reason == "gives 100 windows over the data; choose a longer one"
+    assert jaxsubset.dynamic_bounds(np.arange(100), 1, max_windows=100)[0].shape == (100,)
+    with pytest.raises(TypeError, match="`x` is traced"):
+        jax.jit(lambda x: jaxsubset.dynamic_bounds(x, 1)[0])(jnp.arange(3.0))
+    with pytest.raises(TypeError, match="not a time axis"):
+        jaxsubset.dynamic_bounds(np.arange(3.0), "1D")
+    with pytest.raises(ValueError, match=re.escape("dynamic_bounds: `every` must be > 0")):
+        jaxsubset.dynamic_bounds(t, "0D")
+    with pytest.raises(ValueError, match=re.escape("`offset` must be in [0, 28D)")):
+        jaxsubset.dynamic_bounds(t, "1mo", offset="30D")
+
+
+@needs_x64
+def test_dynamic_default_offset_on_a_time_axis():
+    # `offset=0` (the default) is no shift on a datetime64 axis too, for fixed and calendar
+    t = np.array(["2001-01-30", "2001-02-02", "2001-03-02"], "datetime64[ns]")
+    for every in ("7D", "1mo"):
+        want = jaxsubset.ranges.dynamic(t, every, offset="0D")
+        got = jaxsubset.ranges.dynamic(t, every)
+        np.testing.assert_array_equal(got.count, want.count, err_msg=every)
+        np.testing.assert_array_equal(got.start, want.start, err_msg=every)

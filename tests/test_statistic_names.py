@@ -50,19 +50,6 @@ def test_stream_computes_the_new_statistics():
         jaxsubset.stream((x, y), "chunks", n=7, statistic="quantile")
 
 
-@pytest.fixture
-def run(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(tmp_path)
-    from jaxsubset.cli import main
-
-    def go(*argv):
-        rc = main(["stats", *map(str, argv)])
-        out, err = capsys.readouterr()
-        return rc, out, err
-
-    return go
-
-
 NEW = "sem,first,last,skew,kurt,q0.9,q0.25,median"
 
 

@@ -7,6 +7,7 @@ import pytest
 import scipy.stats
 
 import jaxsubset
+from checks import compile_once
 from jaxsubset import binned_statistic, range_statistic
 from references import FLOAT, X64
 
@@ -154,29 +155,23 @@ def test_range_statistic_empty_ranges():
         assert np.isnan(np.asarray(out[s])).all()
 
 
-_RTRACES = {"n": 0}
-
-
-@jax.jit
-def _range_jit(y, lo, hi):
-    _RTRACES["n"] += 1
+def _range(y, lo, hi):
     r = jaxsubset.ranges.select(XS, lo, hi)
     return range_statistic(y, r, ("mean", "std", "max", "median"), capacity=64)
 
 
 def test_range_statistic_jit_traced_ranges_no_recompile_and_median_overflow():
+    cases = []
     for k in range(3):
         lo = np.array([10.0, 300.0, 990.0]) + k
-        hi = lo + np.array([5.0, 12.0, 3.0]) * (k + 1)
-        y = YS * (k + 1)
-        out = _range_jit(y, lo, hi)
+        cases.append((YS * (k + 1), lo, lo + np.array([5.0, 12.0, 3.0]) * (k + 1)))
+    for (y, lo, hi), out in zip(cases, compile_once(_range, cases), strict=True):
         r = jaxsubset.ranges.select(XS, lo, hi)
         for s in ("mean", "std", "max", "median"):
             want = _reference(y, r.start, r.count, s)
             if s == "median":
                 want[np.asarray(r.count) > 64] = np.nan
             _same(out[s], want, 1e-11)
-    assert _RTRACES["n"] == 1
     with pytest.raises(TypeError, match="capacity"):
         jax.jit(lambda lo: range_statistic(YS, jaxsubset.ranges.select(XS, lo, lo + 5), "median"))(
             1.0

@@ -222,6 +222,35 @@ def test_stream_grows_its_capacity(data):
     ref = jaxsubset.rolling(jnp.asarray(x), jnp.asarray(y), 4.0, capacity=cap)
     assert not out["overflow"].any() and cap == jaxsubset.required_capacity(ref.count)
     np.testing.assert_allclose(out["mean"], ref.mean(), **R(1e-13))
+    # capacity="auto": the same capacity from the x pass alone (the same kernel, no rerun)
+    auto = jaxsubset.stream(
+        (x, y), "rolling", width=4.0, statistic="mean", block_size=BLOCK, capacity="auto"
+    )
+    assert not auto["overflow"].any()
+    np.testing.assert_array_equal(auto["mean"], out["mean"])
+
+
+def test_auto_capacity_is_what_the_in_memory_ranges_need(data):
+    # every x-value kind: the plan's capacity is required_capacity of the in-memory ranges
+    from jaxsubset._streaming.plan import plan
+
+    x, y = data
+    src = sources.open_source((x, y), columns=("x", "y"), read_size=BLOCK, func="test")
+    r = jaxsubset.ranges
+    edges = np.array([-5.0, 0.0, 3.3, 10.0, 50.0, 99.9, 120.0])
+    lo = np.array([0.0, 10.0, 40.0])
+    cases = [
+        ("rolling", {"width": 2.0}, r.rolling(x, 2.0)),
+        ("rolling", {"width": 2.0, "closed": "both"}, r.rolling(x, 2.0, closed="both")),
+        ("rolling", {"width": 3.0, "center": True}, r.rolling(x, 3.0, center=True)),
+        ("rolling", {"before": 1.0, "after": 2.5}, r.rolling(x, before=1.0, after=2.5)),
+        ("bins", {"edges": edges}, r.bins(x, edges)),
+        ("select", {"lo": lo, "hi": lo + 7.0}, r.select(x, lo, lo + 7.0)),
+        ("dynamic", {"every": 5.0, "period": 8.0}, r.dynamic(x, 5.0, period=8.0)),
+    ]
+    for kind, kw, want in cases:
+        pl = plan(src, kind, kw, "auto", BLOCK)
+        assert pl.capacity == jaxsubset.required_capacity(want.count), (kind, kw)
 
 
 def test_stream_progress_and_errors(data, capsys):

@@ -1,7 +1,5 @@
 """Reductions, apply, scatter, grad, vmap, pack and recompilation of the Subsets pytree."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -9,6 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import jaxsubset
+from checks import compile_once
 from compilations import compilations
 from references import FLOAT, tol
 
@@ -189,13 +188,10 @@ def test_scatter_mean_and_sum_against_numpy():
 
 
 def test_no_recompilation_when_only_traced_values_change():
-    traces = []
     x = np.linspace(0, 10, 1000)
     y = np.sin(x)
 
-    @functools.partial(jax.jit, static_argnames="capacity")
-    def analysis(x, y, lo, hi, i0, i1, width, edges, capacity):
-        traces.append(1)
+    def analysis(x, y, lo, hi, i0, i1, width, edges, capacity=128):
         a = jaxsubset.select(x, y, lo, hi, capacity=capacity).mean()
         b = jaxsubset.isolate(x, y, i0, i1, capacity=capacity).std()
         c = jaxsubset.rolling(x, y, width, capacity=capacity).max()
@@ -203,17 +199,15 @@ def test_no_recompilation_when_only_traced_values_change():
         return a, b, c, d, jaxsubset.nearest(x, lo)
 
     rng = np.random.default_rng(5)
+    cases = []
     for _ in range(5):
         lo = rng.uniform(0, 5, 3)
         i0 = rng.integers(-50, 500, 3)
         edges = np.sort(rng.uniform(0, 10, 6))
-        jax.block_until_ready(
-            analysis(x, y, lo, lo + 1.0, i0, i0 + 40, rng.uniform(0.1, 1), edges, capacity=128)
-        )
-    assert len(traces) == 1
-    # Data of another value (same shape) reuses the compilation too.
-    analysis(x + 1.0, y * 2, lo, lo + 1.0, i0, i0 + 40, 0.5, edges, capacity=128)
-    assert len(traces) == 1
+        cases.append((x, y, lo, lo + 1.0, i0, i0 + 40, rng.uniform(0.1, 1), edges))
+    # data of another value (same shape) reuses the compilation too
+    cases.append((x + 1.0, y * 2, lo, lo + 1.0, i0, i0 + 40, 0.5, edges))
+    compile_once(analysis, cases)
 
 
 def test_vmap_over_datasets_equals_loop():

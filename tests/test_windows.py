@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import jaxsubset
-from compilations import compilations
+from checks import compile_and_check
 from references import FLOAT, needs_x64, tol
 
 
@@ -172,23 +172,15 @@ def test_traced_before_after_compile_once_and_vmap():
     x = jnp.asarray(T.astype(FLOAT))
     y = jnp.asarray(np.nan_to_num(Y).astype(FLOAT))
 
-    @jax.jit
     def f(b, a):
         return jaxsubset.rolling_statistic(x, y, before=b, after=a, statistic="sum")
 
-    @jax.jit
     def g(w):
         return jaxsubset.rolling(x, y, w, center=True, capacity=16).count
 
-    with compilations() as seen:
-        for b, a in [(2.0, 1.0), (0.5, 3.0), (3.0, 0.0), (0.0, 2.0)]:
-            want = jaxsubset.rolling_statistic(x, y, before=b, after=a, statistic="sum")
-            _close(f(b, a), np.asarray(want))
-        for w in (0.0, 1.0, 3.0):
-            np.testing.assert_array_equal(
-                g(w), jaxsubset.rolling(x, y, w, center=True, capacity=16).count
-            )
-    assert seen.of("f") == 1 and seen.of("g") == 1
+    # traced extents: one compilation each, equal to the eager calls
+    compile_and_check(f, [(2.0, 1.0), (0.5, 3.0), (3.0, 0.0), (0.0, 2.0)], **tol())
+    compile_and_check(g, [(0.0,), (1.0,), (3.0,)], rtol=0, atol=0)
     afters = jnp.asarray([0.0, 1.0, 2.5], FLOAT)
     counts = jax.vmap(lambda a: jaxsubset.ranges.rolling(x, before=1.0, after=a).count)(afters)
     for k, a in enumerate([0.0, 1.0, 2.5]):
@@ -272,31 +264,15 @@ def test_window_argument_errors():
         jaxsubset.rolling_statistic(x, x, after=np.ones(4))
 
 
-def test_command_center_matches_pandas(tmp_path, monkeypatch):
+def test_command_center_matches_pandas(tmp_path, run):
     # `jaxsubset stats --width W --center`: pandas' centred windows, numeric and date axes
-    from jaxsubset.cli import main
-
-    monkeypatch.chdir(tmp_path)
     y = np.nan_to_num(Y, nan=0.5)
     rows = "\n".join(f"{t},{v!r}" for t, v in zip(T.tolist(), y.tolist(), strict=True))
     (tmp_path / "n.csv").write_text("x,y\n" + rows + "\n")
-    assert (
-        main(
-            [
-                "stats",
-                "n.csv",
-                "--width",
-                "3",
-                "--center",
-                "--stat",
-                "sum,count",
-                "--out",
-                "n_out.csv",
-                "--quiet",
-            ]
-        )
-        == 0
+    rc, _, err = run(
+        "n.csv", "--width", 3, "--center", "--stat", "sum,count", "--out", "n_out.csv", "--quiet"
     )
+    assert rc == 0, err
     got = pd.read_csv(tmp_path / "n_out.csv")
     want = pd.Series(y, index=SERIES.index).rolling("3s", center=True)
     np.testing.assert_allclose(got["sum"], want.sum().to_numpy(), **tol())
@@ -306,26 +282,13 @@ def test_command_center_matches_pandas(tmp_path, monkeypatch):
     dates = (np.datetime64("2001-01-01") + T.astype("timedelta64[D]")).astype(str)
     rows = "\n".join(f"{d},{v!r}" for d, v in zip(dates.tolist(), y.tolist(), strict=True))
     (tmp_path / "d.csv").write_text("x,y\n" + rows + "\n")
-    assert (
-        main(
-            [
-                "stats",
-                "d.csv",
-                "--width",
-                "3D",
-                "--center",
-                "--stat",
-                "mean",
-                "--out",
-                "d_out.csv",
-                "--quiet",
-            ]
-        )
-        == 0
+    rc, _, err = run(
+        "d.csv", "--width", "3D", "--center", "--stat", "mean", "--out", "d_out.csv", "--quiet"
     )
+    assert rc == 0, err
     got = pd.read_csv(tmp_path / "d_out.csv")
     idx = pd.DatetimeIndex(dates.astype("datetime64[ns]"))
     want = pd.Series(y, index=idx).rolling("3D", center=True).mean()
     np.testing.assert_allclose(got["mean"], want.to_numpy(), **tol())
     # --center goes with --width only (exit status 2, one line)
-    assert main(["stats", "n.csv", "--chunks", "2", "--center", "--quiet"]) == 2
+    assert run("n.csv", "--chunks", "2", "--center", "--quiet")[0] == 2

@@ -29,7 +29,7 @@ from ._capacity import (
     required_capacity as required_capacity,
 )
 from ._checks import checked as checked
-from ._dynamic import dynamic as dynamic
+from ._dynamic import dynamic as dynamic, dynamic_bounds as dynamic_bounds
 from ._ewm import ewm_statistic as ewm_statistic
 from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
 from ._pack import pack as pack
@@ -73,6 +73,7 @@ __all__ = [
     "checked",
     "chunks",
     "dynamic",
+    "dynamic_bounds",
     "enable_compilation_cache",
     "ewm_statistic",
     "from_ranges",

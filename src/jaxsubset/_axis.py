@@ -46,6 +46,15 @@ def is_traced(value: Any) -> bool:
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
+def traced_array(value: Any) -> jax.Array:
+    """A traced value (``is_traced(value)``) as one JAX array.
+
+    A tracer is returned as it is; a list or tuple holding tracers (``[lo, hi]`` built inside
+    ``jit``) is stacked by ``jnp.asarray``, so its ``dtype``/``ndim`` can be read.
+    """
+    return value if isinstance(value, jax.Array) else jnp.asarray(value)
+
+
 def time_kind(value: Any) -> str | None:
     """``"M"`` for datetime64 data, ``"m"`` for timedelta64 data, else None (never traced)."""
     if isinstance(value, jax.core.Tracer | jax.Array):
@@ -148,8 +157,18 @@ def int_limits(dtype: Any) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------ bounds and widths on either axis
-def concrete_bound(value: Any, name: str, x: Array, func: str, time: str | None, width=False):
-    """A concrete bound as an exact NumPy array (dates/durations as int64 nanoseconds)."""
+def concrete_bound(
+    value: Any,
+    name: str,
+    x: Array | np.ndarray | None,
+    func: str,
+    time: str | None,
+    width: bool = False,
+) -> np.ndarray:
+    """A concrete bound as an exact NumPy array (dates/durations as int64 nanoseconds).
+
+    ``x`` is not read (``time`` says what the axis is): streamed data pass None.
+    """
     if time is not None:
         if width or time == "m":
             value = timedelta_to_ns(value, name, func)
@@ -216,10 +235,12 @@ def exact_array(v: np.ndarray, name: str, func: str) -> Array:
     return jax.device_put(np.asarray(v))  # no program per shape, unlike jnp.asarray
 
 
-def window_width(value: Any, name: str, x: Array, func: str, time: str | None) -> Any:
+def window_width(
+    value: Any, name: str, x: Array | np.ndarray | None, func: str, time: str | None
+) -> Any:
     """A concrete width-like argument as an exact NumPy array (durations as int64 ns), >= 0."""
     if is_traced(value):
-        return value
+        return traced_array(value)
     v = concrete_bound(value, name, x, func, time, width=True)
     if np.any(v < 0):
         raise ValueError(f"{func}: `{name}` must be >= 0, got {v.tolist()!r}")

@@ -40,6 +40,7 @@ from ._validate import (
     index_dtype,
     is_traced,
     static_int,
+    traced_array,
 )
 
 
@@ -53,6 +54,9 @@ _ROADS = {**RANGE_ROADS, **LABEL_ROADS}  # method= names: "reference", "tree", "
 
 class BinnedStatisticResult(NamedTuple):
     """What :func:`binned_statistic` returns, as ``scipy.stats.binned_statistic``.
+
+    NumPy arrays when every argument was concrete (as SciPy's), JAX arrays under
+    ``jit``/``vmap``/``grad``.
 
     Attributes:
         statistic: ``(*channels, nbins)`` the statistic of each bin.
@@ -69,9 +73,9 @@ class BinnedStatisticResult(NamedTuple):
         ([1.0, 2.0], [0, 1, 2, 2, 3])
     """
 
-    statistic: Array
-    bin_edges: Array
-    binnumber: Array
+    statistic: Array | np.ndarray
+    bin_edges: Array | np.ndarray
+    binnumber: Array | np.ndarray
 
 
 _POW10 = np.array([10.0**k for k in range(0, 40)])
@@ -318,6 +322,7 @@ def _binned_core(
             return stat.astype(cdt), d
         return stat.astype(out_dtype), d
     # a callable: padded subsets of every bin, in bin order
+    assert capacity is not None  # for mypy: `_binned_run` sets one for a callable
     if x_sorted:
         ys, (start, count) = v, _bounds(d, nb)
     else:
@@ -348,7 +353,7 @@ def _edges_dtype(x: Array) -> Any:
 
 def _bin_count(bins: Any, func: str) -> int | None:
     """The static number of bins when ``bins`` is an int, None when it holds the edges."""
-    if is_traced(bins) and jnp.ndim(bins) == 0:
+    if is_traced(bins) and traced_array(bins).ndim == 0:
         static_int(bins, "bins", func)  # raises: the number of bins sets a shape
     if isinstance(bins, int | np.integer) and not isinstance(bins, bool | np.bool_):
         return static_int(bins, "bins", func)
@@ -517,23 +522,25 @@ def binned_statistic(
             )
     if isinstance(values, list | tuple) and not is_traced(values):
         values = np.asarray(values)
-    if not is_traced(values):
+    if is_traced(values):
+        vals = traced_array(values)
+    else:
         np_v = np.asarray(values)
         if np_v.dtype.kind not in "biuf":
             raise TypeError(f"{func}: `values` must be real numeric, got dtype {np_v.dtype}")
-        values = device_array(values, np_v)
-    if values.ndim == 0 or values.shape[-1] != n_pts:
+        vals = device_array(values, np_v)
+    if vals.ndim == 0 or vals.shape[-1] != n_pts:
         raise ValueError(
             f"{func}: `values` must have shape (N,) or (*channels, N) with N = len(x) = "
-            f"{n_pts}, got {tuple(values.shape)}"
+            f"{n_pts}, got {tuple(vals.shape)}"
         )
-    check_pairs((statistic,), values.shape, func, "values")
+    check_pairs((statistic,), vals.shape, func, "values")
     if nan_policy == "raise":
-        _raise_on_nan(values, func, "values")
+        _raise_on_nan(vals, func, "values")
     if tk is not None:
         return _host(
             _binned_time(
-                x, values, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy, method
+                x, vals, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy, method
             )
         )
     if time_kind(bins) is not None or time_kind(range) is not None:
@@ -543,7 +550,7 @@ def binned_statistic(
     edt = _edges_dtype(x)
     nbins = _bin_count(bins, func)
     uniform = nbins is not None
-    if uniform:
+    if nbins is not None:  # `uniform`
         if range is not None:
             rg: Any = range  # a pair, or an array of shape (2,) (also traced)
             if not is_traced(rg) and len(rg) == 1:
@@ -576,7 +583,7 @@ def binned_statistic(
             step = (hi - lo) / nbins
             edges = (jnp.arange(nbins + 1, dtype=wdt) * step + lo).at[-1].set(hi).astype(edt)
     else:
-        edges = bins if is_traced(bins) else jax.device_put(np.asarray(bins, float))
+        edges = traced_array(bins) if is_traced(bins) else jax.device_put(np.asarray(bins, float))
         if edges.ndim != 1 or edges.shape[0] < 2:
             raise ValueError(
                 f"{func}: `bins` must be an int or a 1-D array of at least 2 edges, got shape "
@@ -588,16 +595,16 @@ def binned_statistic(
         dmin = jnp.min(jnp.diff(edges))
         dec = (jnp.trunc(-jnp.log10(dmin)) + 6).astype(jnp.int32)
     else:
-        dmin = float(np.min(np.diff(np.asarray(edges))))
-        if not dmin > 0:
+        gap = float(np.min(np.diff(np.asarray(edges))))
+        if not gap > 0:
             raise ValueError(
                 f"{func}: `bins` edges must increase strictly; the smallest edge difference "
-                f"is {dmin!r}"
+                f"is {gap!r}"
             )
-        dec = jnp.asarray(int(-np.log10(dmin)) + 6, jnp.int32)
+        dec = jnp.asarray(int(-np.log10(gap)) + 6, jnp.int32)
     return _host(
         _binned_run(
-            x, values, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
+            x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
         )
     )
 
@@ -671,8 +678,8 @@ def _binned_run(
         st, dp = _binned_core(
             xp, vp, edges_p, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method, nb
         )
-        stat = _channels_first(np.asarray(st)[:nbins], statistic, ch)
-        return BinnedStatisticResult(stat, edges, np.asarray(dp)[:n_pts])
+        stat_h = _channels_first(np.asarray(st)[:nbins], statistic, ch)
+        return BinnedStatisticResult(stat_h, edges, np.asarray(dp)[:n_pts])
     v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
     stat, d = _binned_core(
         x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method
@@ -753,8 +760,7 @@ def _binned_time(
     """
     func = "binned_statistic"
     nbins = _bin_count(bins, func)
-    uniform = nbins is not None
-    if uniform:
+    if nbins is not None:  # uniform bins
         if rng is not None:
             if not is_traced(rng) and len(rng) == 1 and not isinstance(rng, str):
                 rng = rng[0]

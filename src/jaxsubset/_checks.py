@@ -40,7 +40,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -49,7 +49,7 @@ from jax import lax
 from jax.custom_batching import custom_vmap
 from jax.experimental import io_callback
 
-from ._validate import is_traced
+from ._validate import is_traced, traced_array
 
 
 __all__ = ["checked", "checks_enabled", "error_if", "nan_guard", "reraise"]
@@ -316,7 +316,7 @@ def nan_guard(values: T, func: str, name: str) -> T:
         ...
         ValueError: f: `y` holds 2 NaN (the first at flat index 1) with nan_policy='raise'; ...
     """
-    arr = cast(jax.Array, values) if is_traced(values) else jnp.asarray(values)
+    arr = traced_array(values) if is_traced(values) else jnp.asarray(values)
     if not jnp.issubdtype(arr.dtype, jnp.inexact):
         return values
 

@@ -7,7 +7,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import concrete_bound, time_kind
+from ._axis import concrete_bound, datetime_to_ns, time_kind, timedelta_to_ns
 from ._ranges import Ranges, _to_subsets, select_ranges
 from ._subsets import Subsets
 from ._typing import ArrayLike
@@ -24,41 +24,74 @@ def _months(value: Any, time: str | None) -> int | None:
     return None if m is None else int(m.group(1)) * _MONTHS[m.group(2)]
 
 
-def _calendar_ranges(
-    x: Any, every: int, period: int, offset: Any, closed: str, length: Any, func: str
-) -> Ranges:
-    """Windows of whole months: starts at the first point's month, truncated to a multiple of
-    ``every`` months since 1970-01 (polars), plus a fixed ``offset``; each ``period`` months."""
-    if is_traced((x, offset, length)):
-        raise TypeError(f"{func}: calendar windows (months, years) need concrete `x` and `offset`")
+def _calendar_bounds(
+    ends: np.ndarray,
+    every: int,
+    period: int,
+    offset: Any,
+    closed: str,
+    func: str,
+    max_windows: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Windows of whole months from the first and last point (int64 ns): starts at the first
+    point's month, truncated to a multiple of ``every`` months since 1970-01 (polars), plus a
+    fixed ``offset``; each ``period`` months. ``(lo, hi)`` as Python ints (object arrays)."""
     if period < 1 or every < 1:
         raise ValueError(f"{func}: calendar `every`/`period` must be >= 1 month")
-    xc = np.asarray(x)
-    if length is not None:
-        xc = xc[: int(np.asarray(length))]
-    if xc.size == 0:
-        return select_ranges(x, np.zeros(0, np.int64), np.zeros(0, np.int64), closed=closed)
+    if ends.size == 0:
+        return np.zeros(0, object), np.zeros(0, object)
     off = int(offset)
     if not 0 <= off < 28 * 86400 * 10**9:  # polars adds months to the shifted date
         raise ValueError(
             f"{func}: with calendar windows `offset` must be in [0, 28D) (a shift of the month "
             f"starts), got {off} ns"
         )
-    month = xc[[0, -1]].astype("datetime64[ns]").astype("datetime64[M]").astype(np.int64)
+    month = ends[[0, -1]].astype("datetime64[ns]").astype("datetime64[M]").astype(np.int64)
     m0 = (int(month[0]) // every) * every
 
     def ns(m: int) -> int:
         return int(np.datetime64(m, "M").astype("datetime64[ns]").astype(np.int64)) + off
 
-    first = int(xc[0])
+    first = int(ends[0])
     while ns(m0) > first or (closed in ("right", "neither") and ns(m0) == first):
         m0 -= every
-    k = 0
-    while ns(m0 + k * every) <= int(xc[-1]):
+    k = 0  # at most 12 * 585 months between two int64 nanosecond dates
+    while ns(m0 + k * every) <= int(ends[-1]):
         k += 1
+    _check_count(k, max_windows, func)
     lo = np.asarray([ns(m0 + i * every) for i in range(k)], object)
     hi = np.asarray([ns(m0 + i * every + period) for i in range(k)], object)
+    return lo, hi
+
+
+def _calendar_ranges(
+    x: Any, every: int, period: int, offset: Any, closed: str, length: Any, func: str
+) -> Ranges:
+    """Ranges of the calendar windows (:func:`_calendar_bounds`) of concrete ``x``."""
+    if is_traced((x, offset, length)):
+        raise TypeError(f"{func}: calendar windows (months, years) need concrete `x` and `offset`")
+    xc = np.asarray(x)
+    if length is not None:
+        xc = xc[: int(np.asarray(length))]
+    if xc.size == 0:
+        if period < 1 or every < 1:
+            raise ValueError(f"{func}: calendar `every`/`period` must be >= 1 month")
+        return select_ranges(x, np.zeros(0, np.int64), np.zeros(0, np.int64), closed=closed)
+    lo, hi = _calendar_bounds(xc[[0, -1]], every, period, offset, closed, func)
     return select_ranges(x, lo, hi, closed=closed, length=length, _func=func)
+
+
+class _TooManyWindows(ValueError):
+    """More windows than ``max_windows``; ``reason`` is the message without the prefix."""
+
+    def __init__(self, func: str, reason: str) -> None:
+        super().__init__(f"{func}: `every` {reason}")
+        self.reason = reason
+
+
+def _check_count(k: int, max_windows: int | None, func: str) -> None:
+    if max_windows is not None and k > max_windows:
+        raise _TooManyWindows(func, f"gives {k} windows over the data; choose a longer one")
 
 
 def _step(value: Any, name: str, x: Any, func: str, time: str | None, positive: bool) -> Any:
@@ -67,6 +100,8 @@ def _step(value: Any, name: str, x: Any, func: str, time: str | None, positive: 
         return value
     if time is None and isinstance(value, str) and value.endswith("i"):
         value = int(value[:-1])  # polars' integer durations: "5i"
+    if time is not None and type(value) is int and value == 0:
+        return np.asarray(0, np.int64)  # the default `offset=0`: no shift, on any axis
     sign = 1
     if not positive and isinstance(value, str) and value.strip().startswith("-"):
         sign, value = -1, value.strip()[1:]  # a negative offset: "-3h"
@@ -78,6 +113,26 @@ def _step(value: Any, name: str, x: Any, func: str, time: str | None, positive: 
     if positive and not v > 0:
         raise ValueError(f"{func}: `{name}` must be > 0, got {v.item()!r}")
     return v
+
+
+def _steps(
+    every: Any, period: Any, offset: Any, x: Any, func: str, time: str | None
+) -> tuple[bool, Any, Any, Any]:
+    """``(calendar, every, period, offset)``: calendar windows (months, on a time axis) give
+    ``every``/``period`` in months, else the exact steps of :func:`_step`; ``offset`` always
+    as :func:`_step` (durations as int64 ns)."""
+    months = _months(every, time)
+    if months is not None:
+        per_months = months if period is None else _months(period, time)
+        if per_months is None:
+            raise ValueError(
+                f"{func}: with a calendar `every` ({every!r}), `period` must be calendar too "
+                f"(e.g. '2mo'), got {period!r}"
+            )
+        return True, months, per_months, _step(offset, "offset", x, func, time, positive=False)
+    ev = _step(every, "every", x, func, time, positive=True)
+    per = ev if period is None else _step(period, "period", x, func, time, positive=True)
+    return False, ev, per, _step(offset, "offset", x, func, time, positive=False)
 
 
 def _host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tuple[Any, int]:
@@ -105,7 +160,14 @@ def _host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tupl
 
 
 def _window_bounds(
-    xc: np.ndarray, ev: Any, per: Any, off: Any, closed: str, num_windows: int | None
+    xc: np.ndarray,
+    ev: Any,
+    per: Any,
+    off: Any,
+    closed: str,
+    num_windows: int | None,
+    func: str = "dynamic",
+    max_windows: int | None = None,
 ) -> tuple[Any, Any]:
     """The windows' ``(lo, hi)`` from concrete sorted ``x`` (only its ends are read): Python
     ints on integer axes, else float64; ``per`` may be traced (then ``hi`` is too)."""
@@ -113,6 +175,7 @@ def _window_bounds(
     s0, k = _host_starts(xc[[0, -1]] if xc.size else xc, ev, off, closed in ("right", "neither"))
     if num_windows is not None:
         k = num_windows
+    _check_count(k, max_windows, func)
     if isinstance(s0, int) and not is_traced(per) and np.asarray(per).dtype.kind in "iuO":
         e, p = int(ev), int(per)
         lo = np.asarray([s0 + i * e for i in range(k)], object)
@@ -129,9 +192,7 @@ def _host_windows(
     """``(lo, hi)`` of the windows of a numeric axis from its first and last point (what
     :func:`jaxsubset.stream` and :func:`jaxsubset.shard` resolve; concrete arguments only)."""
     closed = check_closed(closed, func)
-    ev: Any = _step(every, "every", None, func, None, positive=True)
-    per: Any = ev if period is None else _step(period, "period", None, func, None, positive=True)
-    off: Any = _step(offset, "offset", None, func, None, positive=False)
+    _, ev, per, off = _steps(every, period, offset, None, func, None)
     return _window_bounds(ends, ev, per, off, closed, None)
 
 
@@ -162,19 +223,9 @@ def dynamic_ranges(
         num_windows = static_int(num_windows, "num_windows", _func, minimum=0)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
-    cal = _months(every, tk)
-    if cal is not None:
-        pm = cal if period is None else _months(period, tk)
-        if pm is None:
-            raise ValueError(
-                f"{_func}: with a calendar `every` ({every!r}), `period` must be calendar too "
-                f"(e.g. '2mo'), got {period!r}"
-            )
-        off_ns = _step(offset, "offset", x, _func, tk, positive=False)
-        return _calendar_ranges(x, cal, pm, off_ns, closed, length, _func)
-    ev: Any = _step(every, "every", x, _func, tk, positive=True)
-    per: Any = ev if period is None else _step(period, "period", x, _func, tk, positive=True)
-    off: Any = _step(offset, "offset", x, _func, tk, positive=False)
+    calendar, ev, per, off = _steps(every, period, offset, x, _func, tk)
+    if calendar:
+        return _calendar_ranges(x, ev, per, off, closed, length, _func)
     concrete = not is_traced((x, ev, off, length))
     if concrete:
         xc = np.asarray(x)
@@ -282,3 +333,99 @@ def dynamic(
         _time=tk,
     )
     return _to_subsets(x, y, r, capacity)
+
+
+def dynamic_bounds(
+    x: ArrayLike,
+    every: Any,
+    *,
+    period: Any = None,
+    offset: Any = 0,
+    closed: str = "left",
+    max_windows: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The x bounds ``(lo, hi)`` of :func:`jaxsubset.dynamic`'s windows, computed on the host.
+
+    Window ``k`` holds the points with ``lo[k] <= x < hi[k]`` (``closed="left"``; the other
+    ``closed`` as in :func:`jaxsubset.dynamic`): the windows that ``jaxsubset.dynamic``,
+    ``jaxsubset.ranges.dynamic`` and ``jaxsubset.stream(..., "dynamic")`` cut for the same
+    arguments (one computation: polars' ``group_by_dynamic`` start rule, calendar windows
+    ``"1mo"``/``"1q"``/``"1y"`` on a datetime64 axis, empty windows kept), for labelling them.
+    Only the first and the last point of ``x`` are read, so a memory-mapped ``x`` stays on
+    disk; ``x`` is taken as sorted (the functions cutting the windows check it).
+
+    Args:
+        x: ``(N,)`` sorted positions (numbers or datetime64), concrete; ``N = 0`` gives no
+            window.
+        every: window spacing (> 0), as :func:`jaxsubset.dynamic`'s.
+        period: window length (> 0, default ``every``).
+        offset: shift of the window starts.
+        closed: ``"left"`` (default), ``"right"``, ``"both"`` or ``"neither"``: which bound
+            the first window must lie beyond (as :func:`jaxsubset.dynamic`).
+        max_windows: refuse more windows than this (``None``: no limit), checked before any
+            bound is made.
+
+    Returns:
+        ``(lo, hi)``, two ``(K,)`` ``numpy.ndarray``: ``datetime64[ns]`` for datetime64 ``x``
+        (``timedelta64[ns]`` for timedelta64), int64 for integer ``x`` with integer
+        ``every``/``period``/``offset`` (float64 if a bound lies beyond int64), else float64.
+        It needs no 64-bit JAX mode (NumPy only).
+
+    Raises:
+        ValueError: ``every``/``period`` not > 0, a calendar ``offset`` outside ``[0, 28D)``,
+            more than ``max_windows`` windows (with a ``reason`` attribute: the message
+            without the function's prefix), a bound past 2262 on a time axis, NaT in ``x``.
+        TypeError: traced ``x`` (inside ``jit``), a duration on a numeric axis.
+
+    Example:
+        >>> import numpy as np, jaxsubset
+        >>> lo, hi = jaxsubset.dynamic_bounds(np.array([3, 4, 4, 7, 8, 12, 13]), 5)
+        >>> lo.tolist(), hi.tolist()
+        ([0, 5, 10], [5, 10, 15])
+        >>> t = np.array(["2001-01-30", "2001-03-02"], "datetime64[D]")
+        >>> lo, hi = jaxsubset.dynamic_bounds(t, "1mo", period="2mo")
+        >>> lo.astype("datetime64[D]").astype(str).tolist()
+        ['2001-01-01', '2001-02-01', '2001-03-01']
+    """
+    func = "dynamic_bounds"
+    if is_traced(x):
+        raise TypeError(
+            f"{func}: the bounds are computed on the host from concrete `x`, but `x` is traced "
+            "(inside jit/vmap): compute them before, outside the traced function"
+        )
+    closed = check_closed(closed, func)
+    if max_windows is not None:
+        max_windows = static_int(max_windows, "max_windows", func)
+    tk = time_kind(x)
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{func}: `x` must be 1-D, got shape {arr.shape}")
+    ends = arr[[0, -1]] if arr.shape[0] else arr[:0]
+    if tk == "M":
+        ends = datetime_to_ns(ends, "x", func)
+    elif tk == "m":
+        ends = timedelta_to_ns(ends, "x", func)
+    elif ends.dtype.kind not in "biuf":
+        raise TypeError(f"{func}: `x` must be numbers or datetime64, got dtype {arr.dtype}")
+    calendar, ev, per, off = _steps(every, period, offset, None, func, tk)
+    if calendar:
+        lo, hi = _calendar_bounds(ends, ev, per, off, closed, func, max_windows)
+    else:
+        lo, hi = _window_bounds(ends, ev, per, off, closed, None, func, max_windows)
+    out = []
+    for v in (lo, hi):
+        v = np.asarray(v)
+        if v.dtype == object or v.dtype.kind in "iu":
+            try:
+                v = np.asarray(v.tolist(), np.int64).reshape(v.shape)
+            except OverflowError:
+                if tk is not None:
+                    raise ValueError(
+                        f"{func}: a window bound lies beyond the int64 nanoseconds of a time "
+                        "axis (1677-09-22 .. 2262-04-11)"
+                    ) from None
+                v = v.astype(np.float64)  # numbers past int64 (the windows saturate there)
+        if tk is not None:
+            v = v.view(f"{'datetime64' if tk == 'M' else 'timedelta64'}[ns]")
+        out.append(v)
+    return out[0], out[1]

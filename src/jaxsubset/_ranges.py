@@ -24,6 +24,7 @@ The rules, in one place (``stream`` resolves with the same functions):
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -53,7 +54,13 @@ from ._validate import (
     index_dtype,
     is_traced,
     static_int,
+    traced_array,
 )
+
+
+# A bound in x's key space (see "the ONE resolver"): ``(key, below, above)``, each flag an
+# array or None where it cannot be set.
+_Key = tuple[Array, Any, Any]
 
 
 @functools.partial(jax.tree_util.register_dataclass)
@@ -226,7 +233,7 @@ def _host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any,
     return key, None, None
 
 
-def _traced_key(v: Array, xdt: np.dtype, side: str) -> tuple[Array, Any, Any]:
+def _traced_key(v: Array, xdt: np.dtype, side: str) -> _Key:
     """A traced bound -> ``(key, below, above)`` with the rules of :func:`_host_key`.
 
     Exact except that a float bound of another width than a float ``x`` is converted by XLA,
@@ -244,10 +251,11 @@ def _traced_key(v: Array, xdt: np.dtype, side: str) -> tuple[Array, Any, Any]:
         if np.can_cast(vdt, xdt):
             return v.astype(xdt), None, None
         vlo, vhi = _int_limits(vdt if vdt.kind != "b" else np.uint8)
-        below = v < vdt.type(lo) if lo > vlo else None
-        above = v > vdt.type(hi) if hi < vhi else None
+        # None where v's dtype holds no value below (above) x's dtype
+        under = v < vdt.type(lo) if lo > vlo else None
+        over = v > vdt.type(hi) if hi < vhi else None
         c = jnp.clip(v, vdt.type(max(lo, vlo)), vdt.type(min(hi, vhi)))
-        return c.astype(xdt), below, above
+        return c.astype(xdt), under, over
     if vdt == xdt:
         return _keys(v), None, None
     r = v.astype(xdt)
@@ -382,9 +390,7 @@ def _searchsorted_keys(x: Array, key: Array, side: str, sorted_keys: bool = Fals
     return lo
 
 
-def _count(
-    x: Array, bound: tuple[Array, Any, Any], side: str, n_real: Array, sorted_keys: bool = False
-) -> Array:
+def _count(x: Array, bound: _Key, side: str, n_real: Array, sorted_keys: bool = False) -> Array:
     """``#{x < v}`` (side "left") or ``#{x <= v}`` ("right") among the first ``n_real`` points.
 
     ``sorted_keys``: the bounds are known to be sorted (one window per point of sorted x).
@@ -398,17 +404,20 @@ def _count(
     return i
 
 
-def _resolve_bound(
-    value: Any, name: str, x: Array, func: str, time: str | None, side: str
-) -> tuple[Array, Any, Any]:
+def _resolve_bound(value: Any, name: str, x: Array, func: str, time: str | None, side: str) -> _Key:
     """Any bound (concrete or traced, dates on a time axis) -> x's key space for ``side``."""
     xdt = np.dtype(x.dtype)
     if is_traced(value):
-        return _traced_key(value, xdt, side)
-    return tuple(  # device_put: no program per shape, unlike jnp.asarray
-        None if a is None else jax.device_put(np.asarray(a))
-        for a in _host_key(_concrete_bound(value, name, x, func, time), xdt, side)
-    )
+        return _traced_key(traced_array(value), xdt, side)
+    # device_put: no program per shape, unlike jnp.asarray
+    host = _host_key(_concrete_bound(value, name, x, func, time), xdt, side)
+    return _map_key(host, lambda a: jax.device_put(np.asarray(a)))
+
+
+def _map_key(bound: tuple[Any, Any, Any], f: Callable[[Any], Array]) -> _Key:
+    """``(key, below, above)`` with ``f`` applied to each part (a None flag stays None)."""
+    key, below, above = bound
+    return f(key), None if below is None else f(below), None if above is None else f(above)
 
 
 def _int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any, Any]:
@@ -471,13 +480,13 @@ def _host_lower(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> t
     return key, None
 
 
-def _lower_bounds(
-    a: Array, width: Any, x: Array, side: str, func: str, time: str | None
-) -> tuple[Array, Any, Any]:
+def _lower_bounds(a: Array, width: Any, x: Array, side: str, func: str, time: str | None) -> _Key:
     """The key of ``a - width`` for anchors ``a`` already in x's dtype (saturating, exact)."""
     xdt = np.dtype(x.dtype)
     traced = is_traced(width)
-    if not traced:
+    if traced:
+        width = traced_array(width)
+    else:
         width = _concrete_bound(width, "width", x, func, time, width=True)
         if np.any(width < 0):
             raise ValueError(f"{func}: `width` must be >= 0, got {width.tolist()!r}")
@@ -695,9 +704,9 @@ def chunk_ranges(
                 jnp.asarray(i * q + np.minimum(i, r), idt), jnp.asarray(q + (i < r), idt), bound
             )
         m = _length(length, big_n, _func)
-        q, r = m // n, m % n
-        i = jnp.arange(n, dtype=idt)
-        return Ranges(i * q + jnp.minimum(i, r), q + (i < r).astype(idt), bound)
+        qj, rj = m // n, m % n
+        ij = jnp.arange(n, dtype=idt)
+        return Ranges(ij * qj + jnp.minimum(ij, rj), qj + (ij < rj).astype(idt), bound)
     assert size is not None  # for mypy: `_chunk_args` gives exactly one
     k = -(-big_n // size)
     m = _length(length, big_n, _func)
@@ -780,6 +789,7 @@ def chunks(
             q, rem = divmod(big_n, n)
             layout = (rem, q + 1, n - rem, q) if rem else (n, q, 0, q)
         else:
+            assert size is not None  # for mypy: chunk_ranges checked that exactly one is given
             layout = (big_n // size, size, int(big_n % size > 0), big_n % size)
         return _split(x, y, r.start, r.count, layout)
     assert r.max_count is not None  # for mypy: chunk ranges always have a bound
@@ -787,7 +797,9 @@ def chunks(
 
 
 @functools.partial(jax.jit, static_argnames=("layout",))
-def _split(x: Array, y: Array, start: Array, count: Array, layout: tuple) -> Subsets:
+def _split(
+    x: Array, y: Array, start: Array, count: Array, layout: tuple[int, int, int, int]
+) -> Subsets:
     """Consecutive pieces by reshape: ``n1`` of ``s1`` points, then ``n2`` of ``s2`` (padded)."""
     n1, s1, n2, s2 = layout
 
@@ -880,6 +892,7 @@ def sliding(
         count = np.where(start + size <= big_n, size, 0)
         return _bucketed_gather(x, y, start, count, size, k=(big_n - size) // step + 1)
     r = sliding_ranges(x, size, step=step, length=length, _func="sliding")
+    assert r.max_count is not None  # for mypy: sliding ranges carry their size
     if length is None:
         return _full_windows(x, y, r.start, r.count, r.max_count)
     return _to_subsets(x, y, r, r.max_count)
@@ -900,7 +913,7 @@ def _full_windows(x: Array, y: Array, start: Array, count: Array, size: int) -> 
 
 
 # ---------------------------------------------------------------------------- x-value ranges
-def _xrange(x: Array, lo: tuple, hi: tuple, closed: str, n_real: Array) -> Ranges:
+def _xrange(x: Array, lo: _Key, hi: _Key, closed: str, n_real: Array) -> Ranges:
     """The points with ``lo <= x < hi`` (``closed`` decides the ends), bounds as resolver keys."""
     lo_side, hi_side = _sides(closed)
     i0 = _count(x, lo, lo_side, n_real)
@@ -932,9 +945,9 @@ def select_ranges(
     x = as_x(x, _func)
     check_sorted_x(x, _func)
     lo_side, hi_side = _sides(closed)
-    lo = _resolve_bound(lo, "lo", x, _func, tk, lo_side)
-    hi = _resolve_bound(hi, "hi", x, _func, tk, hi_side)
-    return _xrange(x, lo, hi, closed, _length(length, x.shape[0], _func))
+    lo_key = _resolve_bound(lo, "lo", x, _func, tk, lo_side)
+    hi_key = _resolve_bound(hi, "hi", x, _func, tk, hi_side)
+    return _xrange(x, lo_key, hi_key, closed, _length(length, x.shape[0], _func))
 
 
 def select(
@@ -1083,22 +1096,25 @@ def _rolling_rows(
     return Ranges(start, count)
 
 
-def _anchored_lower(
-    x: Array, at: Any, width: Any, side: str, func: str, time: str | None
-) -> tuple[Array, Any, Any]:
+def _anchored_lower(x: Array, at: Any, width: Any, side: str, func: str, time: str | None) -> _Key:
     """The key of ``at - width`` for explicit anchors: exact integer arithmetic on integer x
     (both concrete: Python ints on the host; an integer difference below x's dtype counts
     nothing), else the difference in the promoted float dtype, rounded toward ``side``."""
     xdt = np.dtype(x.dtype)
     if not is_traced(at) and not is_traced(width):
-        a = _concrete_bound(at, "at", x, func, time)
+        ah = _concrete_bound(at, "at", x, func, time)
         w = _concrete_bound(width, "width", x, func, time, width=True)
         if np.any(w < 0):
             raise ValueError(f"{func}: `width` must be >= 0, got {w.tolist()!r}")
-        key = _host_anchored_lower(a, w, xdt, side)
-        return tuple(None if e is None else jnp.asarray(e) for e in key)
-    a = at if is_traced(at) else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
-    if not is_traced(width):
+        return _map_key(_host_anchored_lower(ah, w, xdt, side), jnp.asarray)
+    a = (
+        traced_array(at)
+        if is_traced(at)
+        else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
+    )
+    if is_traced(width):
+        width = traced_array(width)
+    else:
         w = _concrete_bound(width, "width", x, func, time, width=True)
         if np.any(w < 0):
             raise ValueError(f"{func}: `width` must be >= 0, got {w.tolist()!r}")
@@ -1118,7 +1134,9 @@ def _anchored_lower(
     return _traced_key(a.astype(d) - wj.astype(d), xdt, side)
 
 
-def _host_anchored_lower(a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str) -> tuple:
+def _host_anchored_lower(
+    a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str
+) -> tuple[np.ndarray, Any, Any]:
     """Concrete ``at - width`` as ``(key, below, above)``: Python-int exact when both are
     integers, else in the promoted float dtype (``stream`` resolves with this too)."""
     if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
@@ -1138,9 +1156,7 @@ def _canon_np(v: np.ndarray) -> np.dtype:
 
 
 # ------------------------------------------------------------- centred and asymmetric windows
-def _upper_bounds(
-    a: Array, width: Any, x: Array, side: str, func: str, dtype: Any = None
-) -> tuple[Array, Any, Any]:
+def _upper_bounds(a: Array, width: Any, x: Array, side: str, func: str, dtype: Any = None) -> _Key:
     """The key of ``a + width`` for anchors ``a`` (saturating, exact): the mirror of
     :func:`_lower_bounds`. ``width`` is traced or a concrete NumPy array already converted.
 
@@ -1172,17 +1188,18 @@ def _upper_bounds(
     return _traced_key(a.astype(d) + w, xdt, side)
 
 
-def _anchored_upper(
-    x: Array, at: Any, after: Any, side: str, func: str, time: str | None
-) -> tuple[Array, Any, Any]:
+def _anchored_upper(x: Array, at: Any, after: Any, side: str, func: str, time: str | None) -> _Key:
     """The key of ``at + after`` for explicit anchors (exact integers, else the promoted float
     dtype rounded toward ``side``); ``after`` already converted (:func:`_window_widths`)."""
     xdt = np.dtype(x.dtype)
     if not is_traced(at) and not is_traced(after):
-        a = _concrete_bound(at, "at", x, func, time)
-        key = _host_anchored_upper(a, np.asarray(after), xdt, side)
-        return tuple(None if e is None else jnp.asarray(e) for e in key)
-    a = at if is_traced(at) else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
+        ah = _concrete_bound(at, "at", x, func, time)
+        return _map_key(_host_anchored_upper(ah, np.asarray(after), xdt, side), jnp.asarray)
+    a = (
+        traced_array(at)
+        if is_traced(at)
+        else _exact_array(_concrete_bound(at, "at", x, func, time), "at", func)
+    )
     if not is_traced(after):
         after = _exact_array(np.asarray(after), "after", func)
     if xdt.kind in "iu" and a.dtype.kind in "iu" and np.dtype(after.dtype).kind in "iu":
@@ -1196,7 +1213,9 @@ def _anchored_upper(
     return _traced_key(a.astype(d) + after.astype(d), xdt, side)
 
 
-def _host_anchored_upper(a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str) -> tuple:
+def _host_anchored_upper(
+    a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str
+) -> tuple[np.ndarray, Any, Any]:
     """Concrete ``at + after`` as ``(key, below, above)``: Python-int exact when both are
     integers, else in the promoted float dtype (``stream`` resolves with this too)."""
     if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
@@ -1232,7 +1251,7 @@ def _window_widths(
     after: Any,
     center: Any,
     closed: str,
-    x: Array,
+    x: Array | np.ndarray,
     func: str,
     time: str | None,
 ) -> tuple[Any, Any, str]:
@@ -1243,6 +1262,7 @@ def _window_widths(
     integer x (time axes included) an odd width is halved exactly: a bound ``a +- w/2`` lies
     between two integers, so each side becomes the integer that keeps the same points
     (``x > a - w/2`` is ``x > a - ceil(w/2)``, ``x >= a - w/2`` is ``x >= a - floor(w/2)``).
+    Only ``x``'s dtype is read (``stream`` passes an empty NumPy array of it).
     """
     if not isinstance(center, bool | np.bool_):
         raise TypeError(f"{func}: `center` must be True or False, got {center!r}")
@@ -1363,7 +1383,7 @@ def rolling(
 
 def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
     """Validate bin edges: 1-D, at least two, non-decreasing and NaN-free when concrete."""
-    arr = edges if is_traced(edges) else jnp.asarray(edges)
+    arr = traced_array(edges) if is_traced(edges) else jnp.asarray(edges)
     if arr.ndim != 1 or arr.shape[0] < 2:
         raise ValueError(
             f"{func}: `edges` must be a 1-D array of at least 2 edges, got shape {tuple(arr.shape)}"
@@ -1433,19 +1453,18 @@ def bin_ranges(
         edges = _period_edges(x, edges, length, tk, _func)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
+    e: np.ndarray | Array  # the concrete edges (exact, on the host) or the traced ones
     if not is_traced(edges):
-        raw = _concrete_bound(edges, "edges", x, _func, tk)
-        check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, _func)
-        edges = raw
+        e = _concrete_bound(edges, "edges", x, _func, tk)
+        check_edges(np.asarray(e, np.float64) if e.dtype == object else e, _func)
     else:
-        check_edges(edges, _func)
+        e = traced_array(edges)
+        check_edges(e, _func)
     n_real = _length(length, x.shape[0], _func)
     # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
     # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic
-    below_edge = _count(x, _resolve_bound(edges, "edges", x, _func, None, "left"), "left", n_real)
-    # edges is an array here (the concrete edges read above, or traced ones)
-    last_edge = edges[-1:]  # type: ignore[index]
-    last = _count(x, _resolve_bound(last_edge, "edges", x, _func, None, "right"), "right", n_real)
+    below_edge = _count(x, _resolve_bound(e, "edges", x, _func, None, "left"), "left", n_real)
+    last = _count(x, _resolve_bound(e[-1:], "edges", x, _func, None, "right"), "right", n_real)
     left = below_edge[:-1]
     right = jnp.concatenate([below_edge[1:-1], last])
     return Ranges(left, jnp.maximum(right - left, 0))
@@ -1505,14 +1524,14 @@ def _bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None
     nbins = raw.shape[0] - 1
     # the extra edges repeat the last one: their bins are empty and cut off
     size = _bucket.bucket(nbins, _bucket.MIN_K) + 1
-    left = tuple(None if a is None else _bucket.pad(a, size, fill=np.asarray(a)[-1]) for a in left)
+    left = _map_key(left, lambda a: _bucket.pad(a, size, fill=np.asarray(a)[-1]))
     xp, yp, m = _padded_xy(x, y)
     nb = jnp.asarray(nbins, index_dtype())
     out = _padded_bins(xp, yp, left, last, nb, m, capacity=capacity)
     return _cut_subsets(out, nbins, (nbins,), capacity)
 
 
-def _nearest_impl(x: Array, values: Array, key: tuple, n_real: Array) -> Array:
+def _nearest_impl(x: Array, values: Array, key: _Key, n_real: Array) -> Array:
     """The first index of the sample nearest to each value (``n_real >= 1``).
 
     ``hi`` is the first sample ``>= v`` (exact, in key space): past the end the last sample,
@@ -1565,7 +1584,9 @@ def nearest(
     check_sorted_x(x, func)
     n_real = jnp.maximum(_length(length, x.shape[0], func), 1)
     key = _resolve_bound(values, "values", x, func, tk, "left")
-    if not is_traced(values):
+    if is_traced(values):
+        vals = traced_array(values)
+    else:
         # only values between two samples use their distances: integers clipped to x's range
         # (those beyond it snap to an end by `key` alone), so no value wraps in 32-bit mode
         v = _concrete_bound(values, "values", x, func, tk)
@@ -1573,8 +1594,8 @@ def nearest(
             lo, hi = _int_limits(x.dtype) if x.dtype.kind in "iu" else (-(2**53), 2**53)
             v = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
             v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
-        values = jnp.asarray(v.astype(np.result_type(v.dtype, x.dtype)))
-    return _nearest_impl(x, values, key, n_real)
+        vals = jnp.asarray(v.astype(np.result_type(v.dtype, x.dtype)))
+    return _nearest_impl(x, vals, key, n_real)
 
 
 # ---------------------------------------------------------------------------- eager buckets
@@ -1663,7 +1684,7 @@ def _bucketed_gather(
 
 @functools.partial(jax.jit, static_argnames=("closed", "capacity"))
 def _padded_select(
-    x: Array, y: Array, lo: tuple, hi: tuple, n: Array, *, closed: str, capacity: int
+    x: Array, y: Array, lo: _Key, hi: _Key, n: Array, *, closed: str, capacity: int
 ) -> Subsets:
     r = _xrange(x, lo, hi, closed, n)
     return _gather(x, y, r.start, r.count, capacity, length=n)
@@ -1671,7 +1692,7 @@ def _padded_select(
 
 @functools.partial(jax.jit, static_argnames=("capacity",))
 def _padded_bins(
-    x: Array, y: Array, left: tuple, last: tuple, nbins: Array, n: Array, *, capacity: int
+    x: Array, y: Array, left: _Key, last: _Key, nbins: Array, n: Array, *, capacity: int
 ) -> Subsets:
     """:func:`bin_ranges` with the edges padded past the ``nbins`` real bins, and the gather."""
     below_edge = _count(x, left, "left", n)

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import is_traced as is_traced, x_to_ns
+from ._axis import is_traced as is_traced, traced_array as traced_array, x_to_ns
 
 
 CLOSED_VALUES = ("left", "right", "both", "neither")
@@ -177,7 +177,7 @@ def as_int_bounds(value: Any, name: str, func: str) -> jax.Array:
         raise TypeError(f"{func}: `{name}` must hold integers, got dtype {np.asarray(value).dtype}")
     if not is_traced(value):
         check_int_fits(np.asarray(value), name, func)  # jnp.asarray would wrap it
-    arr = value if is_traced(value) else jnp.asarray(value)
+    arr = traced_array(value) if is_traced(value) else jnp.asarray(value)
     if not jnp.issubdtype(arr.dtype, jnp.integer):
         raise TypeError(f"{func}: `{name}` must hold integers, got dtype {arr.dtype}")
     return arr

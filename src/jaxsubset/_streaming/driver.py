@@ -148,7 +148,7 @@ def stream(
     *,
     statistic: str | Sequence[str] | None = None,
     fn: Callable[..., Any] | None = None,
-    capacity: int | None = None,
+    capacity: int | str | None = None,
     block_size: int = 1 << 20,
     batch_size: int | None = None,
     columns: Sequence[str] = ("x", "y"),
@@ -195,8 +195,11 @@ def stream(
             indices); ``count`` is accepted and always returned.
         fn: optional ``fn(x, y, mask)`` run on every subset, as :meth:`Subsets.apply`.
         capacity: static Python int, points held per subset; required for ``rolling``,
-            ``bins``, ``select`` (derived for ``chunks``/``sliding``). Wrap the call in
-            :func:`jaxsubset.grow_capacity` to find it automatically.
+            ``dynamic``, ``bins``, ``select`` (derived for ``chunks``/``sliding``).
+            ``"auto"``: the largest subset's count rounded up to a power of two (as
+            :func:`jaxsubset.required_capacity`), from the x-only pass that finds the ranges
+            (for ``rolling`` at every point a second such pass; no compilation, no y read), so
+            no subset overflows. Or wrap the call in :func:`jaxsubset.grow_capacity`.
         block_size: static Python int, points per block (the halo comes on top).
         batch_size: for ``fn``: ``lax.map`` batch size (see :meth:`Subsets.apply`).
         columns: the x and y column names of a Parquet file.
@@ -232,7 +235,8 @@ def stream(
         ...                        statistic="sum")  # x[i] - 1 < x <= x[i] + 1
         >>> out["sum"].tolist()
         [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0, 17.0, 9.0]
-        >>> out = jaxsubset.stream(blocks, "dynamic", every=4.0, capacity=4, statistic="sum")
+        >>> out = jaxsubset.stream(blocks, "dynamic", every=4.0, capacity="auto",
+        ...                        statistic="sum")  # capacity: the 4 points of a window
         >>> out["start"].tolist(), out["sum"].tolist()  # [0, 4), [4, 8), [8, 12)
         ([0, 4, 8], [6.0, 22.0, 17.0])
     """

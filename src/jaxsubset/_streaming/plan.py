@@ -11,12 +11,13 @@ of length N is built. Bounds are checked and turned into order-preserving keys b
 """
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import numpy as np
 
 from .._axis import concrete_bound as _concrete_bound
+from .._capacity import next_power_of_two
 from .._dynamic import _host_windows
 from .._ranges import (
     _host_anchored_lower,
@@ -215,10 +216,18 @@ class Regular:
 
 
 class Sorted:
-    """Ranges from an iterator of ``(start, count, index)`` chunks, starts non-decreasing."""
+    """Ranges from an iterator of ``(start, count, index)`` chunks, starts non-decreasing.
 
-    def __init__(self, chunks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        self.chunks = chunks
+    ``most()`` is the largest count of all the ranges (from the known counts, or a fresh pass
+    over x), read before any range is taken: what ``capacity="auto"`` holds.
+    """
+
+    def __init__(
+        self,
+        chunks: Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]],
+        most: Callable[[], int],
+    ) -> None:
+        self.chunks, self.most = chunks, most
         self.buf: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.exhausted = False
 
@@ -243,7 +252,18 @@ class Sorted:
 def sorted_once(start: np.ndarray, count: np.ndarray) -> Sorted:
     start, count = np.ravel(start).astype(np.int64), np.ravel(count).astype(np.int64)
     order = np.argsort(start, kind="stable")
-    return Sorted(iter([(start[order], count[order], order.astype(np.int64))]))
+    chunks = iter([(start[order], count[order], order.astype(np.int64))])
+    return Sorted(chunks, lambda: int(count.max(initial=0)))
+
+
+def rolling_sorted(source: Source, *args: Any, **kwargs: Any) -> Sorted:
+    """:func:`rolling_chunks` as ranges; ``most()`` runs a second cursor pass over x."""
+
+    def most() -> int:
+        chunks = rolling_chunks(source, *args, **kwargs)
+        return max((int(c.max(initial=0)) for _, c, _ in chunks), default=0)
+
+    return Sorted(rolling_chunks(source, *args, **kwargs), most)
 
 
 def x_keys(xp: np.ndarray, func: str) -> np.ndarray:
@@ -323,7 +343,7 @@ def concrete(value: Any, name: str, func: str, width: bool = False) -> np.ndarra
     Streamed x is numeric (never a time axis), so dates are refused as they are in memory; the
     messages are the in-memory path's. (``_concrete_bound`` does not read its ``x``.)
     """
-    return _concrete_bound(value, name, None, func, None, width)  # type: ignore[arg-type]
+    return _concrete_bound(value, name, None, func, None, width)
 
 
 def key_bounds(
@@ -353,7 +373,7 @@ def plan(
     source: Source,
     kind: str,
     kind_args: dict[str, Any],
-    capacity: int | None,
+    capacity: int | str | None,
     block: int,
     name: str = "stream",
 ) -> Plan:
@@ -402,6 +422,8 @@ def plan(
             f"{func}: `capacity` is required for {kind} (subset sizes depend on the data); "
             "see jaxsubset.grow_capacity to find it automatically"
         )
+    if isinstance(capacity, str) and capacity == "auto":
+        return fitted(plan(source, kind, kind_args, 1, block, name), block)
     capacity = static_int(capacity, "capacity", func)
     xdt = canon(x_dtype(source))  # the dtype JAX holds x in: the keys of `x_keys`
     per = max(1, min(block, GATHER_BUDGET // capacity))
@@ -444,7 +466,7 @@ def plan(
         after,
         kind_args.get("center", False),
         closed,
-        np.empty(0, xdt),  # type: ignore[arg-type]
+        np.empty(0, xdt),
         func,
         None,
     )
@@ -470,8 +492,9 @@ def plan(
             ahead = None
         if not source.reiterable:
             source.pieces()  # raises the one-shot error
-        chunks = rolling_chunks(source, width, xdt, closed, func, after=ahead)
-        return Plan(capacity, Sorted(chunks), None, per)
+        return Plan(
+            capacity, rolling_sorted(source, width, xdt, closed, func, after=ahead), None, per
+        )
     if at is None:
         if width.ndim != 0:
             raise ValueError(
@@ -480,12 +503,19 @@ def plan(
             )
         if not source.reiterable:
             source.pieces()  # raises the one-shot error
-        chunks = rolling_chunks(source, width, xdt, closed, func)
-        return Plan(capacity, Sorted(chunks), None, per)
+        return Plan(capacity, rolling_sorted(source, width, xdt, closed, func), None, per)
     anchors, width = np.broadcast_arrays(concrete(at, "at", func), width)
     hi = _host_key(anchors, xdt, hi_side)
     lo = _host_anchored_lower(anchors, width, xdt, lo_side)
     return plan_xrange(source, lo, hi, lo_side, hi_side, capacity, per, func)
+
+
+def fitted(pl: Plan, block: int) -> Plan:
+    """``pl`` with the capacity its largest range needs, rounded up to a power of two (as
+    :func:`jaxsubset.required_capacity`): ``capacity="auto"``."""
+    pl.capacity = next_power_of_two(pl.provider.most())
+    pl.per_block = max(1, min(block, GATHER_BUDGET // pl.capacity))
+    return pl
 
 
 def plan_xrange(

@@ -5,7 +5,6 @@ statistics go through :func:`jaxsubset.stream` (fixed blocks with halos, one com
 read-ahead in a thread), and the table is built from the same columns as the in-memory path.
 """
 
-import math
 import os
 import types
 from collections.abc import Callable
@@ -175,53 +174,6 @@ def _check_x(xy: XY, where: str, block: int) -> None:
         prev = xb[-1:]
 
 
-def _rolling_capacity(x: np.ndarray, width: float, block: int) -> int:
-    """The largest ``(a - width, a]`` window, found block by block on the mapped x."""
-    most = 1
-    for a in range(0, x.shape[0], block):
-        xb = np.asarray(x[a : a + block])
-        lo = np.searchsorted(x, xb - width, side="right")
-        most = max(most, int((np.arange(a + 1, a + 1 + xb.shape[0]) - lo).max(initial=1)))
-    return jaxsubset.required_capacity(np.array([most]))
-
-
-def _outward(v: np.ndarray, down: bool) -> np.ndarray:
-    """``v`` (float64 sums rounded to nearest) moved one ulp outward: a bound at or past the
-    exact one, so the counts below are at least the true window sizes."""
-    return np.nextafter(v, -np.inf if down else np.inf)
-
-
-def _window_capacity(x: np.ndarray, before: Any, after: Any, block: int) -> int:
-    """A capacity holding every window ``[a - before, a + after]`` (both ends included: at
-    least as large as the true windows, whatever their ``closed`` and ties), block by block.
-
-    Integer x (time axes) in saturating int64 arithmetic, float x with outward rounding.
-    """
-    most = 1
-    ints = x.dtype.kind in "iu"
-    for a in range(0, x.shape[0], block):
-        xb = np.asarray(x[a : a + block])
-        if ints:
-            info = np.iinfo(np.int64)
-            # a fractional extent on integer x, rounded up: the inclusive ends still hold it
-            b, f = (min(math.ceil(v), 2**63 - 1) for v in (before, after))
-            xb = xb.astype(np.int64)
-            lo = np.where(xb < info.min + b, info.min, xb - np.int64(b) if b else xb)
-            hi = np.where(xb > info.max - f, info.max, xb + np.int64(f) if f else xb)
-        else:
-            xf = xb.astype(np.float64)
-            lo, hi = _outward(xf - float(before), True), _outward(xf + float(after), False)
-        n = np.searchsorted(x, hi, side="right") - np.searchsorted(x, lo, side="left")
-        most = max(most, int(n.max(initial=1)))
-    return jaxsubset.required_capacity(np.array([most]))
-
-
-def _bounds_capacity(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> int:
-    """A capacity holding every ``[lo, hi]`` window (ends included: at least the true size)."""
-    n = np.searchsorted(x, hi, side="right") - np.searchsorted(x, lo, side="left")
-    return jaxsubset.required_capacity(np.maximum(n, 0))
-
-
 def streamed_statistics(
     path: str,
     stats: tuple[str, ...],
@@ -284,7 +236,11 @@ def streamed_statistics(
     source = _source(xy.x, yy, block)
 
     def run(kind: str, **kind_args: Any) -> dict[str, Any]:
-        """jaxsubset.stream of ``source``, with the statistics and block every kind shares."""
+        """jaxsubset.stream of ``source``, with the statistics and block every kind shares; the
+        x-value kinds hold their largest subset (``capacity="auto"``: the library's own
+        ranges, found in x-only passes, never a second count here)."""
+        if kind not in ("chunks", "sliding"):
+            kind_args["capacity"] = "auto"
         return jaxsubset.stream(
             source,
             kind,
@@ -312,27 +268,19 @@ def streamed_statistics(
             what = f"sliding windows of {window} points, step {step}"
         elif width is not None and center:
             value, what, bounds = x_request(xy, width=width, center=True)
-            half = -(-value // 2) if isinstance(value, int) else value / 2
-            cap = _window_capacity(xy.x, half, half, block)
-            out = run("rolling", width=value, center=True, capacity=cap)
+            out = run("rolling", width=value, center=True)
         elif width is not None:
             value, what, bounds = x_request(xy, width=width)
-            cap = _rolling_capacity(xy.x, value, block)
-            out = run("rolling", width=value, capacity=cap)
+            out = run("rolling", width=value)
         elif windows is not None and windows.before is not None:
             b, a, what, bounds = rolling_request(windows, xy)
-            cap = _window_capacity(xy.x, b, a, block)
-            out = run("rolling", before=b, after=a, capacity=cap)
+            out = run("rolling", before=b, after=a)
         elif windows is not None:
             kw, what, bounds = dynamic_request(windows, xy)
-            cap = _bounds_capacity(xy.x, bounds["lo"], bounds["hi"])
-            out = run("dynamic", capacity=cap, **kw)
+            out = run("dynamic", **kw)
         else:
             edges, what, bounds = x_request(xy, bins=bins)
-            idx = np.searchsorted(xy.x, edges, side="left")
-            idx[-1] = np.searchsorted(xy.x, edges[-1], side="right")
-            cap = jaxsubset.required_capacity(np.diff(idx))
-            out = run("bins", edges=edges, capacity=cap)
+            out = run("bins", edges=edges)
     except ValueError as e:  # stream's own checks (x unsorted, NaN in x): one line
         raise InputError(f"{path}: {e}") from None
     ranges = types.SimpleNamespace(start=out["start"], count=out["count"])

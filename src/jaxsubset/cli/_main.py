@@ -8,7 +8,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import jax
 import numpy as np
@@ -29,7 +29,7 @@ NAN_POLICIES = ("omit", "propagate", "raise")
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage block) and exit status 2."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

@@ -4,7 +4,9 @@ every point (pandas' offset windows) and hopping/tumbling windows (polars' group
 The data-free checks (:func:`check_windows`) run before the input is read; :func:`window_ranges`
 turns the options into numbers on the data's axis (int64 nanoseconds on a time axis) and into
 :class:`jaxsubset.Ranges` with :func:`jaxsubset.ranges.rolling` / :func:`jaxsubset.ranges.dynamic`;
-the streamed path (``_bigfile``) asks :func:`jaxsubset.stream` for the same windows.
+the table's bounds of ``--every`` windows are :func:`jaxsubset.dynamic_bounds` (the library's
+own windows, never a copy); the streamed path (``_bigfile``) asks :func:`jaxsubset.stream` for
+the same windows.
 """
 
 import argparse
@@ -16,7 +18,7 @@ import numpy as np
 import jaxsubset
 
 from ._files import InputError
-from ._options import PERIOD, parse_period
+from ._options import PERIOD, _reason, parse_period
 from ._reader import XY
 
 
@@ -67,6 +69,14 @@ def _period(text: str, option: str) -> tuple[str, int] | None:
     if p is None:
         return None
     return p[0], sign * p[1]
+
+
+def _months(text: str, option: str) -> int:
+    """The months of a calendar period (``check_windows`` has made sure it is one)."""
+    p = _period(text, option)
+    if p is None or p[0] != "calendar":
+        raise InputError(f"{option} {text}: not a calendar period (e.g. 1M, 3M, 1Y)")
+    return p[1]
 
 
 def check_windows(args: argparse.Namespace) -> None:
@@ -153,41 +163,6 @@ def rolling_request(args: argparse.Namespace, xy: XY) -> tuple[Any, Any, str, di
     return b, a, what, bounds
 
 
-def _starts_fixed(x: np.ndarray, every: Any, offset: Any) -> tuple[Any, int]:
-    """polars' first window start (``start_by="window"``, closed "left") and the count."""
-    if x.dtype.kind in "iu" and isinstance(every, int) and isinstance(offset, int):
-        lo, hi = int(x[0]), int(x[-1])
-        s0 = (lo // every) * every + offset
-        if s0 > lo:
-            s0 -= -(-(s0 - lo) // every) * every
-        return s0, (hi - s0) // every + 1
-    flo, fhi, fe = float(x[0]), float(x[-1]), float(every)
-    f0 = float(np.floor(flo / fe)) * fe + float(offset)
-    if f0 > flo:
-        f0 -= float(np.ceil((f0 - flo) / fe)) * fe
-    return f0, int(np.floor((fhi - f0) / fe)) + 1
-
-
-def _month_ns(m: int, off: int) -> int:
-    return int(np.datetime64(m, "M").astype("datetime64[ns]").astype(np.int64)) + off
-
-
-def _calendar_bounds(x: np.ndarray, every: int, period: int, off: int) -> tuple[list, list]:
-    """Calendar windows' bounds (ns), as :func:`jaxsubset.dynamic`'s: month starts at
-    multiples of ``every`` months since 1970-01 plus ``off``, from the first point's."""
-    m = int(np.datetime64(int(x[0]), "ns").astype("datetime64[M]").astype(np.int64))
-    m0 = (m // every) * every
-    while _month_ns(m0, off) > int(x[0]):
-        m0 -= every
-    lo, hi = [], []
-    k = 0
-    while _month_ns(m0 + k * every, off) <= int(x[-1]):
-        lo.append(_month_ns(m0 + k * every, off))
-        hi.append(_month_ns(m0 + k * every + period, off))
-        k += 1
-    return lo, hi
-
-
 MAX_WINDOWS = 10_000_000  # a short --every over a long axis must stay a sane table
 
 
@@ -200,40 +175,32 @@ def dynamic_request(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], s
     if x.shape[0] == 0:
         raise InputError("--every: the data hold no points")
     if is_calendar(args):
-        months = _period(args.every, "--every")[1]  # type: ignore[index]
-        per = months if args.period is None else _period(args.period, "--period")[1]  # type: ignore[index]
+        months = _months(args.every, "--every")
+        per_months = months if args.period is None else _months(args.period, "--period")
         off = 0 if args.offset is None else axis_value(args.offset, "--offset", xy)
         if not 0 <= off < 28 * 86_400 * 10**9:
             raise InputError(
                 f"--offset {args.offset}: with calendar windows the offset must be in [0, 28D) "
                 "(a shift of the month starts)"
             )
-        starts, ends = _calendar_bounds(x, months, per, off)
-        kw = dict(every=f"{months}mo", period=f"{per}mo", offset=np.timedelta64(off, "ns"))
-        return (
-            kw,
-            "calendar " + what,
-            {"lo": np.asarray(starts, np.int64), "hi": np.asarray(ends, np.int64)},
+        kw: dict[str, Any] = dict(
+            every=f"{months}mo", period=f"{per_months}mo", offset=np.timedelta64(off, "ns")
         )
+        lo, hi = jaxsubset.dynamic_bounds(x.view("datetime64[ns]"), **kw)
+        return kw, "calendar " + what, {"lo": lo.view(np.int64), "hi": hi.view(np.int64)}
     every = axis_value(args.every, "--every", xy, integer=True)
     per = every if args.period is None else axis_value(args.period, "--period", xy, integer=True)
     off = 0 if args.offset is None else axis_value(args.offset, "--offset", xy, integer=True)
     if not all(isinstance(v, int) for v in (every, per, off)):  # one fraction: all floats
         every, per, off = float(every), float(per), float(off)
-    s0, k = _starts_fixed(x, every, off)
-    if k > MAX_WINDOWS:
-        raise InputError(
-            f"--every {args.every} gives {k} windows over the data; choose a longer one"
-        )
-    if isinstance(s0, int) and isinstance(per, int):
-        lo = np.asarray([s0 + i * every for i in range(k)], np.int64 if xy.x_time else object)
-        hi = np.asarray([s0 + i * every + per for i in range(k)], np.int64 if xy.x_time else object)
-        if not xy.x_time:
-            lo, hi = lo.astype(np.float64), hi.astype(np.float64)
-    else:
-        lo = np.float64(s0) + np.arange(k) * np.float64(every)
-        hi = lo + np.float64(per)
-    return dict(every=every, period=per, offset=off), what, {"lo": lo, "hi": hi}
+    kw = dict(every=every, period=per, offset=off)
+    try:  # the library's windows (only x's first and last point are read: x may be mapped)
+        lo, hi = jaxsubset.dynamic_bounds(x, **kw, max_windows=MAX_WINDOWS)
+    except ValueError as e:
+        raise InputError(f"--every {args.every} {_reason(e)}") from None
+    if not xy.x_time:  # the table's x bounds of a numeric axis are floats
+        lo, hi = lo.astype(np.float64), hi.astype(np.float64)
+    return kw, what, {"lo": lo, "hi": hi}
 
 
 def window_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, np.ndarray]]:
