@@ -244,3 +244,53 @@ def test_errors():
         f(np.arange(10.0), y, 2.0, method="blocks")
     with pytest.raises(TypeError, match="`x` is needed"):
         f(None, y, 2.0)
+
+
+def test_evenly_spaced_x_width_windows_take_the_block_road(monkeypatch):
+    """Eager x-width windows on evenly spaced x (a width a multiple of the step) are
+    fixed-count windows: ``choose_windows`` sends them to the block road, with the same
+    windows (closed=, centred and asymmetric ones, shorter at the ends, min_periods) and the
+    same results as the x-width road; irregular x, ties and forced roads keep the ranges."""
+    from jaxsubset import _rolling_stats
+    from jaxsubset._statistics._registry import choose_windows
+
+    assert choose_windows(True, "auto") == "sliding"
+    assert choose_windows(True, "tree") == choose_windows(False, "auto") == "ranges"
+    seen = []
+    real = _rolling_stats._rolling_window
+
+    def spy(*args, **kwargs):
+        seen.append((args[1], kwargs.get("lead")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_rolling_stats, "_rolling_window", spy)
+    n = 60
+    x = (np.arange(n) * 0.5 + 3.0).astype(np.float64)
+    y = _data(n)
+    names = ("count", "mean", "std", "max")
+    cases = [  # (widths, closed, (w, lead) of the fixed-count windows or None): one w, one program
+        (dict(width=5.0), "right", (10, 0)),
+        (dict(width=5.0, center=True), "right", (10, 5)),
+        (dict(before=2.0, after=2.5), "both", (10, 5)),
+    ]
+    for kw, closed, fixed in cases:
+        seen.clear()
+        got = jaxsubset.rolling_statistic(x, y, statistic=names, closed=closed, min_periods=3,
+                                          ddof=1, **kw)  # fmt: skip
+        assert seen == [fixed], (kw, closed, seen)
+        want = jaxsubset.rolling_statistic(x, y, statistic=names, closed=closed,
+                                           min_periods=3, ddof=1, method="tree", **kw)  # fmt: skip
+        for s in names:
+            rtol = 0 if s in ("count", "max") else RTOL
+            np.testing.assert_allclose(np.asarray(got[s]), np.asarray(want[s]), rtol=rtol,
+                                       err_msg=f"{kw} {closed} {s}")  # fmt: skip
+    # windows that are not fixed-count ones keep the ranges: ending a row early (closed="left"
+    # on this x), a tie (the window of row 10 ends at row 10, pandas' rule), empty windows
+    fixed_count = _rolling_stats.fixed_count
+    pos = np.arange(n)
+    assert fixed_count(np.maximum(pos - 10, 0), np.minimum(pos, 10)) is None
+    start, count = np.maximum(pos - 9, 0), np.minimum(pos + 1, 10)
+    assert fixed_count(start, count) == (10, 0)
+    count[10] -= 1
+    assert fixed_count(start, count) is None
+    assert fixed_count(pos, np.zeros(n, int)) is None

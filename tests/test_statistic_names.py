@@ -17,10 +17,12 @@ pd = pytest.importorskip("pandas")
 def test_statistics_is_the_registry_list():
     assert jaxsubset.STATISTICS == _registry.STATISTICS
     assert isinstance(jaxsubset.STATISTICS, tuple)
-    # every road's statistics are names of the one list
-    for roads in (_registry.RANGE_ROADS, _registry.LABEL_ROADS):
+    # every road's statistics are names of the one list, or the statistics between channels
+    # (cov/corr: a matrix per subset, which the stream and the command do not compute)
+    assert _registry.ALL_STATISTICS == jaxsubset.STATISTICS + ("cov", "corr")
+    for roads in (_registry.RANGE_ROADS, _registry.LABEL_ROADS, _registry.SLIDING_ROADS):
         for names in roads.values():
-            assert set(names) <= set(jaxsubset.STATISTICS)
+            assert set(names) <= set(_registry.ALL_STATISTICS)
     # the module docstring documents the public constant, and the README lists every name
     assert "STATISTICS" in jaxsubset.__doc__
     from jaxsubset.cli._options import STATS

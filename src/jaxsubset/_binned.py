@@ -23,10 +23,13 @@ from ._statistics._labels import clean_labels, group_by_label, reduce_labels
 from ._statistics._registry import (
     CAPACITY_ROADS,
     LABEL_ROADS,
+    PAIR_STATISTICS,
     RANGE_ROADS,
     check_method,
+    check_pairs,
     choose_bins,
     float_dtype,
+    with_quantile,
 )
 from ._stats import _raise_on_nan
 from ._subsets import _gather
@@ -45,7 +48,7 @@ from ._validate import (
 # ---------------------------------------------------------------------------- binned_statistic
 BINNED_STATISTICS = (
     *("mean", "std", "median", "count", "sum", "min", "max"),  # SciPy's
-    *("sem", "first", "last", "skew", "kurt"),
+    *("sem", "first", "last", "skew", "kurt", "quantile", "cov", "corr"),
 )
 _ROADS = {**RANGE_ROADS, **LABEL_ROADS}  # method= names: "reference", "tree", "scatter", "sort"
 
@@ -369,6 +372,7 @@ def binned_statistic(
     x_sorted: bool | None = None,
     nan_policy: str = "propagate",
     method: str = "auto",
+    q: float | None = None,
 ) -> BinnedStatisticResult:
     """``scipy.stats.binned_statistic`` for 1-D ``x``: jit-, vmap- and grad-safe, in O(N).
 
@@ -395,9 +399,13 @@ def binned_statistic(
             ``std``), ``"first"``, ``"last"`` (the first/last value of the bin in the input
             order, as pandas' groupby ``first()``/``last()``, which is x order for sorted
             ``x``; the first/last non-NaN one with ``nan_policy="omit"``), ``"skew"``,
-            ``"kurt"`` (pandas' bias-corrected skewness and excess kurtosis) or a callable
-            ``fn(values, mask) -> scalar`` applied to every bin's values padded to
-            ``capacity`` (``mask`` marks the real ones).
+            ``"kurt"`` (pandas' bias-corrected skewness and excess kurtosis), ``"quantile"``
+            (with ``q=``: ``numpy.quantile``'s linear interpolation per bin, NaN for a bin
+            holding a NaN unless omitted), ``"cov"``/``"corr"`` (between the channels of
+            ``(C, N)`` values: ``statistic`` is ``(C, C, nbins)``, each bin's
+            ``numpy.cov(ddof=0)``/``numpy.corrcoef`` matrix; see the README's "Covariance
+            and correlation"), or a callable ``fn(values, mask) -> scalar`` applied to every
+            bin's values padded to ``capacity`` (``mask`` marks the real ones).
         bins: static int, the number of equal-width bins, or ``(nbins + 1,)`` increasing edges
             (values may be traced; ``nbins`` is static), or on a time axis a period:
             ``"1M"``, ``"3M"``/``"1Q"``, ``"1Y"`` calendar bins or ``"7D"``, ``"12h"`` fixed
@@ -424,12 +432,13 @@ def binned_statistic(
             ``"reference"``: the padded masked reductions of :class:`jaxsubset.Subsets` (the
             ground truth, ``nbins x capacity`` work). ``"tree"``: the block tree over index
             ranges (unsorted ``x`` is sorted by bin first; no median). ``"wavelet"``: the
-            median only, over index ranges as ``"tree"`` (a bin may hold every point: one
-            wavelet matrix over the data, ``capacity`` as the reference road).
+            median and quantiles only, over index ranges as ``"tree"`` (a bin may hold every
+            point: one wavelet matrix over the data, ``capacity`` as the reference road).
             ``"scatter"``: scatters into the bins by label (the median by a radix select).
-            ``"sort"``: one sort by bin,
-            then the range roads (the median by a sort of (bin, value) pairs). Every road
-            gives the same results within rounding.
+            ``"sort"``: one sort by bin, then the range roads (the median and quantiles by a
+            sort of (bin, value) pairs). Every road gives the same results within rounding.
+        q: static float in ``[0, 1]``, keyword-only, for ``statistic="quantile"`` (as
+            :func:`jaxsubset.range_statistic`).
 
     Time axes: ``x`` as ``numpy.datetime64`` (or ``timedelta64``) becomes exact int64
     nanoseconds (JAX's 64-bit mode); ``bins`` edges and ``range`` are then dates (datetime64,
@@ -479,11 +488,15 @@ def binned_statistic(
     fn = None
     if callable(statistic):
         fn, statistic = statistic, "callable"
-    elif statistic not in BINNED_STATISTICS:
+        if q is not None:
+            raise ValueError(f"{func}: `q` is given but statistic 'quantile' is not asked for")
+    elif not isinstance(statistic, str) or statistic not in BINNED_STATISTICS:
         raise ValueError(
             f"{func}: `statistic` must be one of {', '.join(map(repr, BINNED_STATISTICS))} "
             f"or a callable, got {statistic!r}"
         )
+    else:
+        statistic = with_quantile((statistic,), q, func)[0]  # "quantile" -> "quantile(<q>)"
     nan_policy = check_nan_policy(nan_policy, func)
     method = check_method(method, func, _ROADS)
     if fn is not None and method not in ("auto", "reference"):
@@ -524,6 +537,7 @@ def binned_statistic(
             f"{func}: `values` must have shape (N,) or (*channels, N) with N = len(x) = "
             f"{n_pts}, got {tuple(vals.shape)}"
         )
+    check_pairs((statistic,), vals.shape, func, "values")
     if nan_policy == "raise":
         _raise_on_nan(vals, func, "values")
     if tk is not None:
@@ -667,14 +681,23 @@ def _binned_run(
         st, dp = _binned_core(
             xp, vp, edges_p, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method, nb
         )
-        stat_h = np.asarray(st)[:nbins].T.reshape(ch + (nbins,))
+        stat_h = _channels_first(np.asarray(st)[:nbins], statistic, ch)
         return BinnedStatisticResult(stat_h, edges, np.asarray(dp)[:n_pts])
     v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
     stat, d = _binned_core(
         x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method
     )
-    stat = jnp.moveaxis(stat, 1, 0).reshape(ch + (nbins,))
+    stat = _channels_first(stat, statistic, ch)
     return BinnedStatisticResult(stat, edges, d)
+
+
+def _channels_first(stat: Any, statistic: str, ch: tuple[int, ...]) -> Any:
+    """``(nbins, C)`` (``(nbins, C, C)`` for cov/corr) as SciPy's ``(*channels, nbins)``."""
+    xp = np if isinstance(stat, np.ndarray) else jnp
+    nbins = stat.shape[0]
+    if statistic in PAIR_STATISTICS:
+        return xp.moveaxis(stat, 0, -1)
+    return xp.moveaxis(stat, 0, -1).reshape(ch + (nbins,))
 
 
 def _outside(x: Array, edges: Array) -> Any:

@@ -20,12 +20,17 @@ from ._statistics._dispatch import (
 from ._statistics._registry import (
     CAPACITY_ROADS,
     DEFAULT_DDOF,
+    PAIR_COUNT,
+    PAIR_STATISTICS,
     RANGE_ROADS,
     SLIDING_ROADS,
     check_method,
+    check_pairs,
     check_statistics,
     choose,
+    choose_windows,
     float_dtype,
+    result_shape,
     with_quantile,
 )
 from ._stats import _as_y, _bucketed, _needs_capacity, _raise_on_nan, public_names
@@ -70,7 +75,11 @@ def rolling_statistic(
     fewer than ``min_periods`` of them gives NaN. With ``at``, one window ends at each anchor
     instead (every point at the anchor included). Eager calls pad ``N`` (and the anchors) to a
     bucket size, so data of similar lengths reuse one compiled program (README, "Compile
-    once"); results are those of the unpadded call.
+    once"); results are those of the unpadded call. An eager call whose windows all hold the
+    same number of points, cut only at the ends (evenly spaced x and a width a multiple of
+    its step, with any ``closed``/``center``/``before``/``after`` giving such windows;
+    checked on the resolved windows themselves), runs them as the fixed-count windows below,
+    on the O(N) block road: the same windows, the same results up to rounding.
 
     Centred and asymmetric windows: ``center=True`` is pandas'
     ``rolling(width, center=True)`` (``x[i] - width/2 < x <= x[i] + width/2``, every row tied
@@ -84,11 +93,11 @@ def rolling_statistic(
     centred int window (ending ``(w - 1) // 2`` rows later). ``x`` is unused there (pass
     ``None``, or an x of ``y``'s length). ``min_periods`` keeps this library's default 1:
     pandas' ``rolling(w).mean()`` (default ``min_periods=w``) is ``rolling_statistic(None, y,
-    statistic="mean", window=w, min_periods=w)``. count/sum/mean/var/std/sem/min/max run on
-    the O(N) block road (``method="blocks"``: van Herk / Gil-Werman prefix and suffix folds,
-    each window combined from partials of its own points); the median and quantiles on the
-    wavelet road (``O(log w)`` per window, see :func:`range_statistic`), the others on the
-    tree over the same windows.
+    statistic="mean", window=w, min_periods=w)``. count/sum/mean/var/std/sem/min/max and
+    cov/corr run on the O(N) block road (``method="blocks"``: van Herk / Gil-Werman prefix
+    and suffix folds, each window combined from partials of its own points); the median and
+    quantiles on the wavelet road (``O(log w)`` per window, see :func:`range_statistic`), the
+    others on the tree over the same windows.
 
     Args:
         x: ``(N,)`` sorted sample positions (``None`` with ``window=``): numbers, or a time
@@ -104,7 +113,11 @@ def rolling_statistic(
             first/last point), ``"skew"``, ``"kurt"`` (pandas' ``rolling().skew()``/
             ``.kurt()``: bias-corrected, NaN below 3/4 points and for a constant window),
             ``"median"``, ``"quantile"`` (with ``q=``: pandas' ``rolling().quantile(q)``,
-            linear interpolation), or a tuple/list of them (then a dict is returned).
+            linear interpolation), ``"cov"``, ``"corr"`` (between the channels of ``(N, C)``
+            ``y``: pandas' pairwise ``DataFrame.rolling().cov()``/``.corr()``, each row's
+            ``(C, C)`` matrix, NaN left out per pair, ``min_periods`` counting each pair's
+            points; ``ddof=1`` for pandas' ``cov``), or a tuple/list of them (then a dict is
+            returned).
         at: optional ``(*batch)`` window end positions (dates on a datetime64 axis); default
             ``x`` (one window per point).
         closed: ``"right"`` (default), ``"left"``, ``"both"`` or ``"neither"``, as pandas.
@@ -131,7 +144,8 @@ def rolling_statistic(
             of an x-width; ``capacity`` then defaults to ``window``.
 
     Returns:
-        ``(N, *channels)`` (or ``(*batch, *channels)`` with ``at``) float, or a dict of them.
+        ``(N, *channels)`` (or ``(*batch, *channels)`` with ``at``) float (``"cov"``/``"corr"``:
+        ``(N, C, C)``), or a dict of them.
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset
@@ -173,6 +187,7 @@ def rolling_statistic(
         window = static_int(window, "window", func)
         method = check_method(method, func, SLIDING_ROADS)
         y = _as_y(y, func)
+        check_pairs(stats, y.shape, func)
         if x is not None and np.shape(x)[:1] != y.shape[:1]:
             raise ValueError(
                 f"{func}: `x` and `y` must have the same length along the first axis, "
@@ -200,6 +215,7 @@ def rolling_statistic(
     tk = time_kind(x)
     x = as_x(x, func)
     y = _as_y(y, func)
+    check_pairs(stats, y.shape, func)
     if y.shape[0] != x.shape[0]:
         raise ValueError(
             f"{func}: `x` and `y` must have the same length along the first axis, "
@@ -232,6 +248,14 @@ def rolling_statistic(
         r = _bucketed_ranges(x, widths, at, closed, center, func)
     else:
         r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
+    if at is None and not is_traced((y, r)):
+        fixed = fixed_count(r.start, r.count)
+        if choose_windows(fixed is not None, method) == "sliding" and fixed is not None:
+            window, lead = fixed
+            return _rolling_window(
+                y, window, stats, names, single, False, min_periods, ddof, nan_policy,
+                "auto", capacity, func, lead=lead,
+            )  # fmt: skip
     want = tuple(dict.fromkeys((*stats, "count")))
     fdt = float_dtype(y.dtype)
     if _bucket.enabled() and not is_traced((y, r)):
@@ -262,9 +286,33 @@ def rolling_statistic(
     )
     ch = tuple(y.shape[1:])
     res = {
-        s: v.reshape(batch + ch) for s, v in _finish(out, count, stats, min_periods, fdt).items()
+        s: v.reshape(result_shape(s, batch, ch))
+        for s, v in _finish(out, count, stats, min_periods, fdt).items()
     }
     return public_names(res[stats[0]] if single else res, names, stats, single)
+
+
+def fixed_count(start: Any, count: Any) -> tuple[int, int] | None:
+    """``(w, lead)`` when concrete windows (one per row) are fixed-count ones, else None.
+
+    Row ``i``'s window must be ``[i + lead + 1 - w, i + lead]`` cut to the data, for one
+    ``w >= 1`` and one ``lead >= 0``: the trailing windows of ``w`` points ``lead`` rows
+    later, which :func:`_rolling_window` computes. Read from the resolved ranges, so the
+    windows are exactly the same whatever the rounding of ``x``.
+    """
+    st, ct = np.asarray(start).reshape(-1), np.asarray(count).reshape(-1)
+    n = ct.shape[0]
+    if n == 0 or st.shape[0] != n:
+        return None
+    w = int(ct.max())
+    lead = int(st[0] + ct[0]) - 1
+    if w < 1 or lead < 0 or lead >= n:
+        return None
+    end = np.minimum(np.arange(n) + lead + 1, n)
+    first = np.maximum(np.arange(n) + lead + 1 - w, 0)
+    if not (np.array_equal(st, first) and np.array_equal(st + ct, end)):
+        return None
+    return w, lead
 
 
 def _rolling_window(
@@ -280,17 +328,20 @@ def _rolling_window(
     method: str,
     capacity: int | None,
     func: str,
+    lead: int | None = None,
 ) -> Array | dict[str, Array]:
     """``rolling_statistic(..., window=w)``: the last ``w`` points up to each row (pandas).
 
     ``center=True`` is pandas' centred int window: the trailing window ending ``(w - 1) // 2``
-    rows later (``y`` is read with that many absent rows appended). Eager calls pad ``y``
+    rows later, or ``lead`` rows later when given (``y`` is read with that many absent rows
+    appended). Eager calls pad ``y``
     with absent rows to a bucket size (one compiled program per bucket); a trailing window
     never reaches rows after its own, so the results are those of the unpadded call.
     """
     if not isinstance(center, bool | np.bool_):
         raise TypeError(f"{func}: `center` must be a bool, got {center!r}")
-    lead = (window - 1) // 2 if center else 0
+    if lead is None:  # x-width windows found fixed-count give their own lead
+        lead = (window - 1) // 2 if center else 0
     n, ch = y.shape[0], tuple(y.shape[1:])
     c = int(np.prod(ch))
     cap = None
@@ -306,14 +357,14 @@ def _rolling_window(
         y2 = np.asarray(y).reshape(n, c) if _bucket._on_host(y) else y.reshape(n, c)
         yp = _bucket.pad(y2, _bucket.bucket(n + lead))
         out = _window_program(yp, jnp.asarray(n, index_dtype()), **kw)
-        res = {s: _bucket.unpad(v[lead:], n, (n, *ch)) for s, v in out.items()}
+        res = {s: _bucket.unpad(v[lead:], n, result_shape(s, (n,), ch)) for s, v in out.items()}
     else:
         y2 = y.reshape(n, c)
         if lead:
             y2 = jnp.pad(y2, [(0, lead), (0, 0)])
         length = jnp.asarray(n, index_dtype()) if lead else None  # None: every row present
         out = _window_program(y2, length, **kw)
-        res = {s: v[lead : lead + n].reshape((n, *ch)) for s, v in out.items()}
+        res = {s: v[lead : lead + n].reshape(result_shape(s, (n,), ch)) for s, v in out.items()}
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
@@ -391,10 +442,17 @@ def _padded_ranges(
 def _finish(
     out: dict[str, Array], count: Array, stats: tuple[str, ...], min_periods: int, fdt: Any
 ) -> dict[str, Array]:
-    """``min_periods``: NaN where a window has too few non-NaN points (``count``: rows)."""
+    """``min_periods``: NaN where a window has too few non-NaN points (``count``: rows).
+
+    ``"cov"``/``"corr"`` count the points of each channel pair (pandas' pairwise-complete
+    observations), their ``PAIR_COUNT``.
+    """
     ok = out["count"] >= min_periods
+    ok_pairs = out[PAIR_COUNT] >= min_periods if PAIR_COUNT in out else ok
     # pandas' count compares min_periods with the rows of the window, NaN rows included
     ok_rows = (count >= min_periods)[:, None]
-    return {
-        s: jnp.where(ok_rows if s == "count" else ok, out[s].astype(fdt), jnp.nan) for s in stats
-    }
+    res = {}
+    for s in stats:
+        keep = ok_rows if s == "count" else (ok_pairs if s in PAIR_STATISTICS else ok)
+        res[s] = jnp.where(keep, out[s].astype(fdt), jnp.nan)
+    return res

@@ -17,8 +17,10 @@ from ._statistics._registry import (
     DEFAULT_DDOF,
     RANGE_ROADS,
     check_method,
+    check_pairs,
     check_statistics,
     choose,
+    result_shape,
     with_quantile,
 )
 from ._typing import Array, ArrayLike
@@ -87,9 +89,12 @@ def range_statistic(
             ``"first"``, ``"last"`` (the first/last non-NaN reading with
             ``nan_policy="omit"``, the first/last point otherwise), ``"skew"``, ``"kurt"``
             (pandas' bias-corrected skewness and excess kurtosis: NaN below 3/4 points and
-            for a constant range), ``"median"``, ``"quantile"`` (with ``q=``), or a
+            for a constant range), ``"median"``, ``"quantile"`` (with ``q=``), ``"cov"``,
+            ``"corr"`` (between the channels of ``(N, C)`` ``y``: each range's ``(C, C)``
+            ``numpy.cov(rowvar=False, ddof=ddof)``/``numpy.corrcoef`` matrix, with
+            ``"omit"`` each entry from the points where both channels are non-NaN), or a
             tuple/list of them (computed together).
-        ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"`` (divisor
+        ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"``/``"cov"`` (divisor
             ``n - ddof``; NaN where ``n - ddof <= 0``); 0 as NumPy and SciPy (pandas'
             ``sem()`` and ``scipy.stats.sem`` use 1: pass ``ddof=1``).
         capacity: static bound on the points of a range for the median and quantiles (and
@@ -112,8 +117,9 @@ def range_statistic(
             ``q=0.5`` is the median). On the median's road (``capacity=``).
 
     Returns:
-        ``(*batch, *channels)`` float (``"count"``: int), or a dict of them by statistic name
-        when ``statistic`` is a tuple/list.
+        ``(*batch, *channels)`` float (``"count"``: int; ``"cov"``/``"corr"``:
+        ``(*batch, C, C)``), or a dict of them by statistic name when ``statistic`` is a
+        tuple/list.
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset
@@ -134,6 +140,7 @@ def range_statistic(
     nan_policy = check_nan_policy(nan_policy, func)
     method = check_method(method, func, RANGE_ROADS)
     y = _as_y(y, func)
+    check_pairs(stats, y.shape, func)
     if nan_policy == "raise":
         y = _raise_on_nan(y, func, "y")
     cap = None
@@ -160,7 +167,7 @@ def range_statistic(
         capacity=cap,
         func=func,
     )
-    res = {s: out[s].reshape(batch + ch) for s in stats}
+    res = {s: out[s].reshape(result_shape(s, batch, ch)) for s in stats}
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
@@ -216,7 +223,7 @@ def _bucketed(
         finish=finish,
         finish_args=finish_args,
     )
-    res = {s: _bucket.unpad(out[s], k, batch + ch) for s in stats}
+    res = {s: _bucket.unpad(out[s], k, result_shape(s, batch, ch)) for s in stats}
     return res[stats[0]] if single else res
 
 

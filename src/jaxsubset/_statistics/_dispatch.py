@@ -8,7 +8,7 @@ import numpy as np
 from .._typing import Array
 from .._validate import index_dtype, is_traced
 from ._reference import reference_ranges
-from ._registry import RANGE_ROADS, SLIDING_ROADS, choose
+from ._registry import RANGE_ROADS, SLIDING_ROADS, choose, is_count
 from ._sliding import sliding_statistics
 from ._tree import tree_ranges
 from ._wavelet import wavelet_ranges
@@ -102,7 +102,7 @@ def reduce_ranges(
                 )
             )
     if half:
-        out = {s: v if s == "count" else v.astype(in_dtype) for s, v in out.items()}
+        out = {s: v if is_count(s) else v.astype(in_dtype) for s, v in out.items()}
     return out
 
 
@@ -168,7 +168,7 @@ def reduce_sliding(
             )
         )
     if half:
-        out = {s: v if s == "count" else v.astype(in_dtype) for s, v in out.items()}
+        out = {s: v if is_count(s) else v.astype(in_dtype) for s, v in out.items()}
     return out
 
 

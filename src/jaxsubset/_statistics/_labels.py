@@ -9,8 +9,8 @@ Roads (``_registry.LABEL_ROADS``, chosen only by ``_registry.choose("labels", ..
   min/max by scatter-min/max; the median by a radix select (``_median.segment_median``);
   sem from the variance. Statistics it has no formula for (first/last) take the sort road.
 - ``"sort"`` (backend-neutral, the GPU/TPU road): one stable sort by label makes every bin a
-  contiguous index range, then the range dispatcher (``reduce_ranges``); the median by one
-  sort of (label, value) pairs and the middle elements read by index.
+  contiguous index range, then the range dispatcher (``reduce_ranges``); the median and the
+  quantiles by one sort of (label, value) pairs and the elements of their ranks read by index.
 - ``"reference"``: the same sort, then the padded reference road over the ranges.
 
 Every road follows the registry's conventions (``_registry``): empty bins NaN except
@@ -27,9 +27,18 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype, is_traced
-from ._median import key_dtype, segment_median, sorted_median
+from ._median import key_dtype, segment_median, sorted_median, sorted_quantile
 from ._reference import reference_ranges
-from ._registry import LABEL_ROADS, check_method, choose, float_dtype
+from ._registry import (
+    LABEL_ROADS,
+    ORDER,
+    base_name,
+    check_method,
+    choose,
+    float_dtype,
+    is_count,
+    quantile_q,
+)
 
 
 def work_dtype(dtype: Any) -> Any:
@@ -212,10 +221,12 @@ def _sort_road(
         return reference_ranges(
             ys, start, count, stats, ddof=ddof, omit=omit, capacity=max(int(capacity), 1)
         )
-    rest = tuple(s for s in stats if s != "median")
+    rest = tuple(s for s in stats if base_name(s) not in ORDER)
     if rest:
         out.update(_ranges(ys, start, count, rest, ddof, omit, "auto", None))
-    if "median" in stats:
+    for s in stats:
+        if base_name(s) not in ORDER:
+            continue
         idt = index_dtype()
         wdt = work_dtype(y.dtype)
         kdt = key_dtype(wdt)
@@ -229,13 +240,17 @@ def _sort_road(
         else:
             n_nan = jnp.zeros((nbins, c), idt)
         ranked = n - n_nan if omit else n
-        med = jnp.stack(
-            [sorted_median(lab, y[:, i].astype(kdt), nbins, start, ranked[:, i]) for i in range(c)],
-            axis=1,
-        ).astype(wdt)
+
+        def one(i: int, s: str = s, kdt: Any = kdt, ranked: Array = ranked) -> Array:
+            v = y[:, i].astype(kdt)
+            if s == "median":
+                return sorted_median(lab, v, nbins, start, ranked[:, i])
+            return sorted_quantile(lab, v, nbins, start, ranked[:, i], quantile_q(s))
+
+        med = jnp.stack([one(i) for i in range(c)], axis=1).astype(wdt)
         if not omit:
             med = jnp.where(n_nan > 0, jnp.nan, med)
-        out["median"] = med
+        out[s] = med
     return out
 
 
@@ -288,4 +303,4 @@ def reduce_labels(
             res = _sort_road(y, lab, nbins, names_t, ddof, omit, road == "reference", capacity)
         out.update(res)
     idt = index_dtype()
-    return {s: (out[s].astype(idt) if s == "count" else out[s].astype(out_dt)) for s in stats}
+    return {s: (out[s].astype(idt) if is_count(s) else out[s].astype(out_dt)) for s in stats}

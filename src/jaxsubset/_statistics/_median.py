@@ -166,6 +166,38 @@ def sorted_median(lab: Array, v: Array, nbins: int, start: Array, n: Array) -> A
     return jnp.where(n > 0, med, jnp.nan)
 
 
+def sorted_quantile(lab: Array, v: Array, nbins: int, start: Array, n: Array, q: float) -> Array:
+    """The ``q``-quantile per bin by one sort of ``(label, value)`` pairs, as ``numpy.quantile``.
+
+    The rank ``h = (n - 1) q`` is interpolated linearly between the sorted values of ranks
+    ``floor(h)`` and ``floor(h) + 1`` with NumPy's ``_lerp`` (from the nearer end), exactly
+    as :meth:`jaxsubset.Subsets.quantile`; the arguments are those of :func:`sorted_median`.
+
+    Returns:
+        ``(nbins,)`` quantiles, NaN where ``n == 0``; the gradient reaches the one or two
+        values read.
+    """
+    num = v.shape[0]
+    if num == 0:
+        return jnp.full((nbins,), jnp.nan, v.dtype)
+    vs = lax.stop_gradient(v)
+    vs = jnp.where(jnp.isnan(vs), jnp.asarray(np.nan, v.dtype), vs)
+    iota = jnp.arange(num, dtype=jnp.int32)
+    _, _, perm = lax.sort((lab, vs, iota), num_keys=2)
+    ordered = v[perm]
+    top = jnp.maximum(n - 1, 0)
+    h = top.astype(v.dtype) * jnp.asarray(q, v.dtype)
+    lo = jnp.floor(h)
+    t = h - lo
+    lo_i = lo.astype(n.dtype)
+    hi_i = jnp.minimum(lo_i + 1, top)
+    a = ordered[jnp.clip(start + lo_i, 0, num - 1)]
+    b = ordered[jnp.clip(start + hi_i, 0, num - 1)]
+    d = b - a
+    val = jnp.where(t >= 0.5, b - d * (1 - t), a + d * t)
+    return jnp.where(n > 0, val, jnp.nan)
+
+
 def key_dtype(dtype: Any) -> Any:
     """The float dtype a median is selected in: float32 below 64 bits, else float64."""
     return jnp.float64 if dtype == jnp.float64 else jnp.float32

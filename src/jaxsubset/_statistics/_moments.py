@@ -22,6 +22,27 @@ import jax.numpy as jnp
 from .._typing import Array
 
 
+Moments = tuple[Array, Array, Array, Array]  # (n: int, c, m, M2): mean c + m, each (..., C)
+
+
+# A partial is (n, c, m, M2): n points with mean c + m and squared deviations M2, where the
+# shift c is one of the partial's own points. Two partials' means differ by
+# (c_b - c_a) + (m_b - m_a): the first term a difference of two data values, exact when they
+# are within a factor 2 (Sterbenz), so offsets like 1e8 + noise cost no digits.
+def _chan(a: Moments, b: Moments) -> Moments:
+    """Chan et al.'s combination of two ``(n, c, m, M2)`` partials (either may be empty)."""
+    na, ca, ma, qa = a
+    nb, cb, mb, qb = b
+    n = na + nb
+    both = (na > 0) & (nb > 0)
+    w = jnp.where(both, nb.astype(ma.dtype) / jnp.where(n > 0, n, 1).astype(ma.dtype), 0)
+    d = jnp.where(both, (cb - ca) + (mb - ma), 0)
+    c = jnp.where(na > 0, ca, cb)
+    m = jnp.where(na > 0, ma + d * w, mb)
+    q = qa + qb + d * d * na.astype(ma.dtype) * w
+    return n, c, m, q
+
+
 def spread_statistics(
     stats: tuple[str, ...], n: Array, m2: Array, ddof: int, bad: Array
 ) -> dict[str, Array]:

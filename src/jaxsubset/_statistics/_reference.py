@@ -12,7 +12,7 @@ from jax import lax
 from .._subsets import Subsets, _gather
 from .._typing import Array
 from .._validate import index_dtype
-from ._registry import float_dtype, quantile_q
+from ._registry import PAIR_COUNT, PAIR_STATISTICS, float_dtype, quantile_q
 
 
 def nan_counts(y: Array, start: Array, count: Array) -> Array:
@@ -67,6 +67,9 @@ def reference_ranges(
     padded = tuple(s for s in stats if s != "count")
     if not padded:
         return out
+    if any(s in PAIR_STATISTICS for s in padded):
+        padded = padded + (PAIR_COUNT,)
+        stats = stats + (PAIR_COUNT,)
     k = start.shape[0]
     batch = max(1, MAX_SLOTS // (capacity * max(y.shape[1], 1)))
     if k <= batch:
@@ -102,7 +105,15 @@ def _padded(
     sub: Subsets = _gather(jnp.zeros((y.shape[0],), fdt), y, start, count, capacity)
     policy = "omit" if omit else "propagate"
     fits = (count <= capacity)[:, None]
+    pair = tuple(s for s in stats if s in PAIR_STATISTICS)
+    if pair:
+        res = sub._pair_stats(pair, ddof, policy, "reference_ranges")
+        for s in (*pair, PAIR_COUNT):
+            v = res[s] if s == PAIR_COUNT else res[s].astype(fdt)
+            out[s] = v if s == PAIR_COUNT else jnp.where(fits[:, :, None], v, jnp.nan)
     for s in stats:
+        if s in pair or s == PAIR_COUNT:
+            continue
         if s in ("var", "std", "sem"):
             v = getattr(sub, s)(ddof=ddof, nan_policy=policy)
         elif s.startswith("quantile("):

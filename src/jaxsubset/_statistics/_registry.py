@@ -29,6 +29,16 @@ it and against NumPy/SciPy/pandas):
 - ``"quantile"`` takes ``q=`` (a static float in ``[0, 1]``) on the public functions, as
   ``numpy.quantile``/pandas' ``quantile(q)`` (linear interpolation); inside the dispatcher it
   is the name ``quantile_key(q)`` (``"quantile(0.9)"``), so q travels with the static names.
+- ``"cov"``/``"corr"`` (:data:`PAIR_STATISTICS`) are between channels: ``y`` must be
+  ``(N, C)`` and a subset's result is the ``(C, C)`` matrix (results ``(K, C, C)``), entry
+  ``[i, j]`` made of the points where both channels ``i`` and ``j`` count: with ``omit``
+  the pairwise-complete points (pandas' ``rolling().cov(other)`` and ``DataFrame.cov()``),
+  without it every point (a NaN in either channel makes the entry NaN, as ``numpy.cov``).
+  ``"cov"`` divides the co-moment by ``n - ddof`` (the same ``ddof`` as ``"var"``, default
+  0: ``numpy.cov`` and pandas use 1), NaN where ``n - ddof <= 0``, exactly 0 for a constant
+  channel; ``"corr"`` is Pearson's r (no ``ddof``: it cancels), clipped to ``[-1, 1]`` as
+  ``numpy.corrcoef``, exactly 1 on the diagonal, NaN below 2 points and where either
+  channel is constant; an infinite value makes its entries NaN.
 - A result depends only on the points of its subset (no value outside it can change it), and
   a finite result never gets a NaN gradient from elsewhere.
 """
@@ -56,13 +66,20 @@ STATISTICS = (
     "median",
     "quantile",
 )
+# statistics between channels: a (C, C) matrix per subset (not in STATISTICS: the stream,
+# shard and the command compute per-channel statistics only, and name these in their errors)
+PAIR_STATISTICS = ("cov", "corr")
+ALL_STATISTICS = STATISTICS + PAIR_STATISTICS
+# the points each entry of "cov"/"corr" is made of, (K, C, C) ints: an internal result key the
+# roads add beside them (``rolling_statistic``'s ``min_periods`` reads it)
+PAIR_COUNT = "count(pairs)"
 DEFAULT_DDOF = 0
 
 # roads over contiguous index ranges (sorted x) and over bin labels (unsorted x)
 RANGE_ROADS = {
-    "reference": STATISTICS,
+    "reference": ALL_STATISTICS,
     # every statistic a fold of partials computes: all but the order statistics
-    "tree": tuple(s for s in STATISTICS if s not in ("median", "quantile")),
+    "tree": tuple(s for s in ALL_STATISTICS if s not in ("median", "quantile")),
     # the order statistics of ranges of at most ``capacity`` points: a wavelet matrix of the
     # ranks in overlapping rows, O(log capacity) per range (``_wavelet``); and their counts
     "wavelet": ("count", "median", "quantile"),
@@ -73,14 +90,16 @@ CAPACITY_ROADS = ("reference", "wavelet")
 # block road (van Herk / Gil-Werman prefix and suffix folds, O(N)) or any range road over the
 # equivalent ranges
 SLIDING_ROADS = {
-    "blocks": ("count", "sum", "mean", "var", "std", "sem", "min", "max"),
+    "blocks": ("count", "sum", "mean", "var", "std", "sem", "min", "max", "cov", "corr"),
     **RANGE_ROADS,
 }
 LABEL_ROADS = {
-    "reference": STATISTICS,
+    "reference": ALL_STATISTICS,
     "scatter": ("count", "sum", "mean", "var", "std", "sem", "min", "max", "median"),
-    "sort": STATISTICS[:-1],  # the quantile: only padded (the reference road)
+    # the median and quantiles by one sort of (label, value) pairs, the rest as ranges
+    "sort": ALL_STATISTICS,
 }
+ORDER = ("median", "quantile")  # the order statistics (never folded)
 METHODS = ("auto", "reference", "tree", "wavelet", "blocks", "scatter", "sort")
 
 
@@ -115,6 +134,27 @@ def with_quantile(stats: tuple[str, ...], q: Any, func: str) -> tuple[str, ...]:
     return tuple(key if s == "quantile" else s for s in stats)
 
 
+def result_shape(statistic: str, batch: tuple[int, ...], ch: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of ``statistic`` over subsets of batch shape ``batch`` of ``(N, *ch)`` data."""
+    return batch + ch + ch if statistic in PAIR_STATISTICS else batch + ch
+
+
+def is_count(key: str) -> bool:
+    """Whether a result key holds integer counts (never cast to the float dtype)."""
+    return key in ("count", PAIR_COUNT)
+
+
+def check_pairs(stats: tuple[str, ...], y_shape: tuple[int, ...], func: str, name: str = "y"):
+    """``"cov"``/``"corr"`` pair channels: ``y`` must be ``(N, C)`` (one channel axis)."""
+    pair = [s for s in stats if s in PAIR_STATISTICS]
+    if pair and len(y_shape) != 2:
+        want = "(C, N) (channels leading, as SciPy)" if name == "values" else "(N, C)"
+        raise ValueError(
+            f"{func}: statistic {pair[0]!r} is between channels and needs `{name}` of shape "
+            f"{want}, got shape {tuple(y_shape)}; each subset's result is the (C, C) matrix"
+        )
+
+
 def float_dtype(dtype: Any) -> Any:
     """The float dtype results come in: ``dtype`` if inexact, else the default float."""
     if jnp.issubdtype(dtype, jnp.inexact):
@@ -123,7 +163,7 @@ def float_dtype(dtype: Any) -> Any:
 
 
 def check_statistics(
-    statistic: Any, func: str, allowed: tuple[str, ...] = STATISTICS
+    statistic: Any, func: str, allowed: tuple[str, ...] = ALL_STATISTICS
 ) -> tuple[tuple[str, ...], bool]:
     """``(names, single)`` for a ``statistic`` argument: one name or a non-empty tuple/list."""
     single = isinstance(statistic, str)
@@ -197,6 +237,19 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
     return method
 
 
+def choose_windows(fixed_count: bool, method: str) -> str:
+    """How x-width windows are reduced: ``"sliding"`` (fixed-count windows) or ``"ranges"``.
+
+    Part of THE road choice (with :func:`choose`): where every window of an eager call holds
+    the same number of points, trailing (or leading by a fixed number of rows) and cut only
+    at the ends of the data (evenly spaced x, a width a multiple of its step; checked on the
+    resolved ranges themselves, so the windows are exactly the x-width ones), ``"auto"``
+    reduces them as fixed-count windows, whose statistics then take the O(N) block road
+    where it has them. A forced road (``"tree"``, ``"reference"``) keeps the ranges.
+    """
+    return "sliding" if fixed_count and method == "auto" else "ranges"
+
+
 def choose_bins(x_sorted: bool, stats: tuple[str, ...], method: str) -> str:
     """How disjoint bins are reduced: ``"labels"`` (a bin label per point) or ``"ranges"``.
 
@@ -211,6 +264,6 @@ def choose_bins(x_sorted: bool, stats: tuple[str, ...], method: str) -> str:
         return "ranges"
     if method == "reference":
         return "ranges" if x_sorted else "labels"
-    if backend() == "cpu" or not x_sorted or "median" in stats:
+    if backend() == "cpu" or not x_sorted or any(base_name(s) in ORDER for s in stats):
         return "labels"
     return "ranges"

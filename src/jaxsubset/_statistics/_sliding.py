@@ -33,6 +33,9 @@ The folds:
   (never by a value outside the window). The pieces are then ``(n, c, m, M2)`` partials
   combined by Chan's formula (:func:`._tree._chan`), as the block tree does; the levels over
   sub-block totals sum them the same way around the shift of their first/last total.
+- cov/corr: the co-moment partials of every channel pair (:mod:`._pairs`), combined by
+  Chan's formula in sub-blocks of 4 (no sums around a shift: each piece a fold of its own
+  points), their NaN/inf counts folded with them;
 - data holding NaN or +-inf add one fold of packed 0/1 flags counting them per window (the
   sums fold finite values only: a matmul's ``0 * inf`` would be NaN in other windows); a
   ``lax.cond`` on one reduction skips it when every value is finite.
@@ -47,12 +50,12 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._moments import spread_statistics
-from ._registry import backend, float_dtype
-from ._tree import _chan
+from ._moments import _chan, spread_statistics
+from ._pairs import combine as pair_combine, pair_leaves, pair_statistics
+from ._registry import PAIR_COUNT, PAIR_STATISTICS, backend, float_dtype, result_shape
 
 
-SLIDING_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max")
+SLIDING_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max", "cov", "corr")
 
 
 def _tmap(f, *ps):
@@ -199,6 +202,13 @@ class _ShiftedMoments(_Chan):
         return moments(pn, p1, p2, c_pre), moments(sn, s1, s2, c_suf)
 
 
+class _Pairs(_Chan):
+    """Channel-pair co-moment partials (:mod:`._pairs`), combined by Chan's formula."""
+
+    def combine(self, a, b):
+        return pair_combine(a, b)
+
+
 def _shift(p, d: int, fold: _Fold):
     """``p`` moved down ``d`` rows along axis 0, identities entering at the top."""
 
@@ -321,7 +331,7 @@ def sliding_statistics(
     ddof: int,
     omit: bool,
 ) -> dict[str, Array]:
-    """count/sum/mean/var/std/sem/min/max over every trailing window of ``window`` points.
+    """count/sum/mean/var/std/sem/min/max/cov/corr over every trailing window of ``window`` points.
 
     Args:
         y: ``(N, C)`` values; rows from ``length`` on are absent (bucket padding, or the rows
@@ -335,15 +345,19 @@ def sliding_statistics(
 
     Returns:
         dict of ``(N, C)`` arrays by statistic name (the registry's conventions), and
-        ``"count"`` (the counted points of each window) always.
+        ``"count"`` (the counted points of each window) always; ``"cov"``/``"corr"``
+        ``(N, C, C)`` with their point counts (``PAIR_COUNT``).
     """
     idt = index_dtype()
     fdt = float_dtype(y.dtype)
     num, ch = y.shape
     w = window
+    out: dict[str, Array] = {}
     if num == 0:
-        out = {s: jnp.zeros((0, ch), fdt) for s in stats}
+        out = {s: jnp.zeros(result_shape(s, (0,), (ch,)), fdt) for s in stats}
         out["count"] = jnp.zeros((0, ch), idt)
+        if set(PAIR_STATISTICS) & set(stats):
+            out[PAIR_COUNT] = jnp.zeros((0, ch, ch), idt)
         return out
     yf = y.astype(fdt)
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
@@ -358,8 +372,15 @@ def sliding_statistics(
     # present points of each window: [max(0, j - w + 1), min(j, length - 1)]
     rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
     rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
+    pair = tuple(s for s in stats if s in PAIR_STATISTICS)
+    if pair:  # every channel pair's co-moments, from partials of each window's own points
+        # the pair partials count their own NaN/inf points: one program, outside the cond
+        folded = sliding_fold(_Pairs(), pair_leaves(yf, present, omit), w)
+        out.update(pair_statistics(pair, folded, ddof, ch))
+        stats = tuple(s for s in stats if s not in PAIR_STATISTICS)
     if not is_float:
-        return _statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False)
+        out.update(_statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False))
+        return out
     # the NaN/inf counts cost folds of their own: a program without them runs when every
     # present value is finite (one reduction decides; both programs give the same results)
     finite_only = jnp.all(jnp.isfinite(yf) | ~jnp.asarray(present))
@@ -367,7 +388,8 @@ def sliding_statistics(
     def run(nonfinite: bool):
         return lambda v: _statistics(v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite)
 
-    return lax.cond(finite_only, run(False), run(True), yf)
+    out.update(lax.cond(finite_only, run(False), run(True), yf))
+    return out
 
 
 def _statistics(

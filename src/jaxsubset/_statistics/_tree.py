@@ -37,7 +37,8 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._moments import spread_statistics
+from ._moments import _chan, spread_statistics
+from ._pairs import combine as pair_combine, pair_leaves, pair_statistics
 from ._registry import float_dtype
 
 
@@ -45,28 +46,9 @@ BLOCK_LEVELS = 4
 BLOCK = 1 << BLOCK_LEVELS  # points per block; ranges inside one use the point table
 UNROLL_POINTS = 1 << 16  # from this many points on, the point levels are unrolled
 
-Moments = tuple[Array, Array, Array, Array]  # (n: int, c, m, M2): mean c + m, each (..., C)
-
 
 # ---------------------------------------------------------------------------- moments
-# A partial is (n, c, m, M2): n points with mean c + m and squared deviations M2, where the
-# shift c is one of the partial's own points. Two partials' means differ by
-# (c_b - c_a) + (m_b - m_a): the first term a difference of two data values, exact when they
-# are within a factor 2 (Sterbenz), so offsets like 1e8 + noise cost no digits.
-def _chan(a: Moments, b: Moments) -> Moments:
-    """Chan et al.'s combination of two ``(n, c, m, M2)`` partials (either may be empty)."""
-    na, ca, ma, qa = a
-    nb, cb, mb, qb = b
-    n = na + nb
-    both = (na > 0) & (nb > 0)
-    w = jnp.where(both, nb.astype(ma.dtype) / jnp.where(n > 0, n, 1).astype(ma.dtype), 0)
-    d = jnp.where(both, (cb - ca) + (mb - ma), 0)
-    c = jnp.where(na > 0, ca, cb)
-    m = jnp.where(na > 0, ma + d * w, mb)
-    q = qa + qb + d * d * na.astype(ma.dtype) * w
-    return n, c, m, q
-
-
+# Chan's combination of (n, c, m, M2) partials is _moments._chan (shared with the pairs)
 Moments4 = tuple[Array, Array, Array, Array, Array, Array]  # (n, c, m, M2, M3, M4)
 
 
@@ -143,6 +125,11 @@ class _Moments(_Fold):
 class _Moments4(_Moments):
     def combine(self, a, b):
         return _pebay(a, b)
+
+
+class _Pairs(_Moments):
+    def combine(self, a, b):
+        return pair_combine(a, b)
 
 
 def _where(pred: Array, a, b):
@@ -343,21 +330,23 @@ def _first_last(
 def tree_ranges(
     y: Array, start: Array, count: Array, stats: tuple[str, ...], *, ddof: int, omit: bool
 ) -> dict[str, Array]:
-    """count/sum/mean/var/std/sem/min/max/first/last/skew/kurt over ranges on the block tree.
+    """count/sum/mean/var/std/sem/min/max/first/last/skew/kurt/cov/corr over ranges on the tree.
 
     Args:
         y: ``(N, C)`` values.
         start: ``(K,)`` first index of each range, in ``[0, N]``.
         count: ``(K,)`` points per range, ``start + count <= N``.
         stats: names among count, sum, mean, var, std, sem, min, max, first, last, skew,
-            kurt.
+            kurt, cov, corr.
         ddof: delta degrees of freedom of var/std.
         omit: leave NaN readings out (per channel).
 
     Returns:
-        dict of ``(K, C)`` arrays by statistic name (the registry's conventions).
+        dict of ``(K, C)`` arrays by statistic name (the registry's conventions); ``"cov"``
+        and ``"corr"`` ``(K, C, C)``, with their point counts under ``PAIR_COUNT``.
     """
     from ._reference import nan_counts  # the exact integer counts are shared with the reference
+    from ._registry import PAIR_STATISTICS
 
     idt = index_dtype()
     fdt = float_dtype(y.dtype)
@@ -374,10 +363,16 @@ def tree_ranges(
     # a NaN held and not omitted makes every statistic but the count NaN
     poisoned = (n_nan > 0) if (is_float and not omit) else jnp.zeros((k, c), bool)
     nan = jnp.array(jnp.nan, fdt)
+    pair_stats = tuple(s for s in stats if s in PAIR_STATISTICS)
     if y.shape[0] == 0:
         zero = jnp.zeros((k, c), fdt)
         for s in stats:
             out[s] = n if s == "count" else (zero if s == "sum" else jnp.full((k, c), nan))
+        if pair_stats:
+            i0 = jnp.zeros((k, c * (c + 1) // 2), idt)
+            f0 = i0.astype(fdt)
+            empty = (i0, f0, f0, f0, f0, f0, f0, f0, i0)
+            out.update(pair_statistics(pair_stats, empty, ddof, c))
         return out
     notnan = ~jnp.isnan(yf) if is_float else jnp.ones(yf.shape, bool)
     clean = jnp.where(notnan, yf, 0)
@@ -422,6 +417,9 @@ def tree_ranges(
                 out[which] = shape_statistic(which, n, q2, q3, q4, bad)
     if {"first", "last"} & set(stats):
         out.update(_first_last(clean, notnan, start, stop, stats, omit))
+    if pair_stats:  # every channel pair's co-moments, folded from partials inside each range
+        folded = _fold_ranges(_Pairs(), pair_leaves(yf, True, omit), start, stop)
+        out.update(pair_statistics(pair_stats, folded, ddof, c))
     for which in ("min", "max"):
         if which in stats:
             fold = _Extreme(which)

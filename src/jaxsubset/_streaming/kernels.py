@@ -169,6 +169,12 @@ def check_compute(
                     f"{func}: statistic 'quantile' is not streamed (it needs its q); use "
                     "`fn=lambda x, y, mask: jnp.nanquantile(jnp.where(mask, y, jnp.nan), q)`"
                 )
+            if s in ("cov", "corr"):
+                raise ValueError(
+                    f"{func}: statistic {s!r} is between channels (a (C, C) matrix per subset) "
+                    "and is not streamed; use jaxsubset.range_statistic or rolling_statistic "
+                    f"with {s!r} on the data in memory, or `fn=` with the matrix you need"
+                )
             if s not in STATISTICS and s not in ("count", "valid"):
                 raise ValueError(
                     f"{func}: unknown statistic {s!r}; choose from {', '.join(STATISTICS)}"

@@ -127,6 +127,13 @@ def parse_stats(specs: Sequence[str] | None) -> tuple[str, ...]:
                     "--stat quantile: say which one with its q, e.g. --stat q0.9 (the "
                     "0.9-quantile, numpy.quantile's linear interpolation) or q0.5"
                 )
+            if s in ("cov", "corr"):
+                raise InputError(
+                    f"--stat {s}: the command writes one column per statistic and channel; "
+                    f"{s!r} is between channels (a matrix per subset) and is in the Python API "
+                    f"only (jaxsubset.rolling_statistic(x, y, width, {s!r}), range_statistic, "
+                    "binned_statistic)"
+                )
             if s not in known and quantile_q(s) is None:
                 hint = " (a quantile's q lies in [0, 1])" if s.startswith("q") else ""
                 raise InputError(f"--stat: unknown statistic {s!r}{hint} ({choices})")
