@@ -5,11 +5,11 @@ optimisation, the same HLO passes) because it is compile-bound; users run fully 
 This module is what makes that legitimate: one program holding every road of every statistic
 on hostile data (ties, NaN, +-inf, a huge value, constant runs, empty and one-point ranges) is
 compiled at both levels from the same lowering. Counts, sums, means, extrema, first/last and
-order statistics must agree bit for bit. The spread and shape moments (var, std, sem, skew,
-kurt) may differ in the last bits: at full optimisation LLVM contracts their multiply-adds
-into fused multiply-adds (as a GPU does), so they must agree to a few ulps of the result's
-magnitude, with exactly the same zeros, NaN and infinities (the exactness the library states:
-0 for constant windows, NaN where undefined).
+order statistics must agree bit for bit. The spread, shape and pair moments (var, std, sem,
+skew, kurt, cov, corr) may differ in the last bits: at full optimisation LLVM contracts their
+multiply-adds into fused multiply-adds (as a GPU does), so they must agree to a few ulps of the
+result's magnitude, with exactly the same zeros, NaN and infinities (the exactness the library
+states: 0 for constant windows, NaN where undefined).
 """
 
 import jax
@@ -25,7 +25,7 @@ LOWEST = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passe
 HIGHEST = {"xla_backend_optimization_level": 3, "xla_llvm_disable_expensive_passes": False}
 BINNED = ("count", "sum", "mean", "std", "sem", "min", "max", "first", "last", "skew", "kurt")
 BINNED += ("median",)
-MOMENTS = ("var", "std", "sem", "skew", "kurt")  # multiply-adds: FMA at full optimisation
+MOMENTS = ("var", "std", "sem", "skew", "kurt", "cov", "corr")  # multiply-adds: FMA when optimised
 N = 240
 
 
