@@ -11,7 +11,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxsubset._cache import _AtomicFileCache, cache_dir
+from jaxsubset._cache import AtomicFileCache, cache_dir
 from jaxsubset.cli import main
 from jaxsubset.cli._cache import command_cache
 
@@ -172,7 +172,7 @@ def test_cache_folder_follows_xdg_and_the_override(monkeypatch, tmp_path):
 
 
 def test_entries_are_written_whole_by_a_rename(tmp_path):
-    c = _AtomicFileCache(tmp_path)
+    c = AtomicFileCache(tmp_path)
     assert c.get("k") is None
     c.put("k", b"abc")
     c.put("k", b"other")  # an existing entry is kept, as JAX's own cache does

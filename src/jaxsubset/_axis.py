@@ -25,7 +25,7 @@ import numpy as np
 from ._typing import Array, ArrayLike
 
 
-_UNIT_ALIASES = {
+UNIT_ALIASES = {
     "w": "W", "week": "W", "weeks": "W",
     "d": "D", "day": "D", "days": "D",
     "h": "h", "hour": "h", "hours": "h",
@@ -33,12 +33,12 @@ _UNIT_ALIASES = {
     "s": "s", "sec": "s", "second": "s", "seconds": "s",
     "ms": "ms", "us": "us", "ns": "ns",
 }  # fmt: skip
-_CALENDAR = {"m", "mo", "month", "months", "y", "a", "year", "years", "q", "quarter"}
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]+)\s*$")
+CALENDAR = {"m", "mo", "month", "months", "y", "a", "year", "years", "q", "quarter"}
+DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]+)\s*$")
 
 # datetime64[ns] holds 1677-09-21 .. 2262-04-11; outside that nanoseconds overflow int64.
-_NS_MIN = np.datetime64("1677-09-22", "s")
-_NS_MAX = np.datetime64("2262-04-10", "s")
+NS_MIN = np.datetime64("1677-09-22", "s")
+NS_MAX = np.datetime64("2262-04-10", "s")
 
 
 def is_traced(value: Any) -> bool:
@@ -73,7 +73,7 @@ def time_kind(value: Any) -> str | None:
     return kind if kind in "Mm" else None
 
 
-def _require_x64(func: str) -> None:
+def require_x64(func: str) -> None:
     if not jax.config.read("jax_enable_x64"):
         raise TypeError(
             f"{func}: time axes are held as int64 nanoseconds, which needs JAX's 64-bit mode: "
@@ -81,7 +81,7 @@ def _require_x64(func: str) -> None:
         )
 
 
-def _as_kind(value: Any, convert: Any, kind: str) -> np.ndarray:
+def as_kind(value: Any, convert: Any, kind: str) -> np.ndarray:
     """``value`` as a NumPy array of dtype kind ``kind``; Python objects (``datetime``, pandas
     ``Timestamp``/``Timedelta``) converted one by one with ``convert``. TypeError otherwise."""
     if hasattr(value, "dtype") and not isinstance(value, _dt.datetime | _dt.timedelta):
@@ -100,7 +100,7 @@ def datetime_to_ns(value: Any, name: str, func: str) -> np.ndarray:
         if isinstance(value, str) or (isinstance(value, np.ndarray) and value.dtype.kind == "U"):
             arr = np.asarray(value, dtype="datetime64[ns]")
         else:
-            arr = _as_kind(value, np.datetime64, "M")
+            arr = as_kind(value, np.datetime64, "M")
     except (TypeError, ValueError):
         raise TypeError(
             f"{func}: `{name}` must be dates (numpy.datetime64 or ISO strings) on a time axis, "
@@ -109,7 +109,7 @@ def datetime_to_ns(value: Any, name: str, func: str) -> np.ndarray:
     if np.isnat(arr).any():
         raise ValueError(f"{func}: `{name}` holds NaT (a missing date); a date must be known")
     coarse = arr.astype("datetime64[s]")
-    if (coarse < _NS_MIN).any() or (coarse > _NS_MAX).any():
+    if (coarse < NS_MIN).any() or (coarse > NS_MAX).any():
         raise ValueError(
             f"{func}: `{name}` holds dates outside 1677-09-22 .. 2262-04-10, which int64 "
             "nanoseconds cannot represent"
@@ -120,12 +120,12 @@ def datetime_to_ns(value: Any, name: str, func: str) -> np.ndarray:
 def timedelta_to_ns(value: Any, name: str, func: str) -> np.ndarray:
     """Durations (timedelta64, ``timedelta``, pandas Timedelta, "7D", "1h") as int64 ns."""
     if isinstance(value, str):
-        m = _DURATION.match(value)
-        unit = _UNIT_ALIASES.get(m.group(2).lower() if m else "", None)
+        m = DURATION.match(value)
+        unit = UNIT_ALIASES.get(m.group(2).lower() if m else "", None)
         if m and m.group(2) in ("M", "Y", "A", "Q", "MS", "YS"):
             unit = None
         if m is None or unit is None:
-            calendar = m is not None and m.group(2).lower() in _CALENDAR
+            calendar = m is not None and m.group(2).lower() in CALENDAR
             hint = (
                 "months and years have no fixed length; use calendar bins instead"
                 if calendar
@@ -137,7 +137,7 @@ def timedelta_to_ns(value: Any, name: str, func: str) -> np.ndarray:
         ns = amount * one.astype("timedelta64[ns]").astype(np.int64)
         return np.asarray(round(ns), dtype=np.int64)
     try:
-        arr = _as_kind(value, np.timedelta64, "m")
+        arr = as_kind(value, np.timedelta64, "m")
         if np.datetime_data(arr.dtype)[0] == "generic":
             raise TypeError("a duration without a unit")  # np.timedelta64(7): a bare number
     except (TypeError, ValueError):
@@ -250,7 +250,7 @@ def window_width(
 # ------------------------------------------------------------------------------ the time axis x
 def x_to_ns(x: Any, func: str) -> np.ndarray:
     """A datetime64/timedelta64 x as int64 nanoseconds (checked for NaT and range)."""
-    _require_x64(func)
+    require_x64(func)
     if time_kind(x) == "m":
         return timedelta_to_ns(np.asarray(x), "x", func)
     arr = np.asarray(x)
@@ -282,7 +282,7 @@ def to_ns(values: Any) -> np.ndarray:
         >>> int(jaxsubset.to_ns("7D"))
         604800000000000
     """
-    if time_kind(values) == "m" or (isinstance(values, str) and _DURATION.match(values)):
+    if time_kind(values) == "m" or (isinstance(values, str) and DURATION.match(values)):
         return timedelta_to_ns(values, "values", "to_ns")
     return datetime_to_ns(values, "values", "to_ns")
 
@@ -309,14 +309,14 @@ def to_datetime64(ns: Any) -> np.ndarray:
 
 # ------------------------------------------------------------------------------ periods and edges
 PERIOD = re.compile(r"^\s*([0-9]*\.?[0-9]+)?\s*([A-Za-z]+)\s*$")
-_CALENDAR_MONTHS = {
+CALENDAR_MONTHS = {
     **dict.fromkeys(("Y", "YS", "YE", "A", "AS", "y", "year", "years"), 12),
     **dict.fromkeys(("Q", "QS", "QE", "q", "quarter", "quarters"), 3),
     **dict.fromkeys(("M", "MS", "ME", "mo", "month", "months"), 1),
 }
-_MAX_NS = 2**63 - 1  # the longest duration int64 nanoseconds hold
-_MAX_MONTHS = 12 * 585  # longer than 1677..2262: no two dates of the axis are that far apart
-_DAY_NS = 86_400 * 10**9
+MAX_NS = 2**63 - 1  # the longest duration int64 nanoseconds hold
+MAX_MONTHS = 12 * 585  # longer than 1677..2262: no two dates of the axis are that far apart
+DAY_NS = 86_400 * 10**9
 
 
 class PeriodError(ValueError):
@@ -343,11 +343,11 @@ def read_period(text: str, prefix: str) -> tuple[str, int]:
     amount, unit = m.group(1) or "1", m.group(2)
     if unit == "m":
         raise PeriodError(prefix, "ambiguous unit 'm': use M for months or min for minutes")
-    if unit in _CALENDAR_MONTHS:
+    if unit in CALENDAR_MONTHS:
         if not amount.isdigit() or int(amount) < 1:
             raise PeriodError(prefix, "a calendar period takes a whole number, e.g. 3M")
-        months = int(amount) * _CALENDAR_MONTHS[unit]
-        if months > _MAX_MONTHS:
+        months = int(amount) * CALENDAR_MONTHS[unit]
+        if months > MAX_MONTHS:
             raise PeriodError(
                 prefix,
                 "longer than the whole range of int64 nanosecond dates "
@@ -365,7 +365,7 @@ def read_period(text: str, prefix: str) -> tuple[str, int]:
             f"unknown time unit {unit!r} (use Y, Q or M for calendar years, quarters or "
             "months, or W, D, h, min, s, ms, us, ns)",
         ) from None
-    if ns is None or ns > _MAX_NS:
+    if ns is None or ns > MAX_NS:
         raise PeriodError(
             prefix, "longer than the longest int64 nanosecond duration (about 292 years)"
         )
@@ -421,7 +421,7 @@ def equal_edges(lo: int, hi: int, n: int) -> np.ndarray:
     return lo + q * i + (r * i) // n
 
 
-def _too_many(k: int, max_bins: int | None, prefix: str) -> None:
+def too_many(k: int, max_bins: int | None, prefix: str) -> None:
     if max_bins is not None and k > max_bins:
         raise PeriodError(prefix, f"gives {k} bins over the data; choose a longer period")
 
@@ -429,16 +429,16 @@ def _too_many(k: int, max_bins: int | None, prefix: str) -> None:
 def fixed_edges(x0: int, x1: int, width: int, max_bins: int | None, prefix: str) -> np.ndarray:
     """Bins of ``width`` ns covering ``[x0, x1]``: multiples of the width from midnight of the
     first day (pandas ``resample``'s ``origin="start_day"``), the last edge past ``x1``."""
-    origin = x0 // _DAY_NS * _DAY_NS
+    origin = x0 // DAY_NS * DAY_NS
     first = origin + (x0 - origin) // width * width
     k = (x1 - first) // width + 1
-    _too_many(k, max_bins, prefix)
-    if first + k * width > _MAX_NS:
+    too_many(k, max_bins, prefix)
+    if first + k * width > MAX_NS:
         raise PeriodError(prefix, "the last bin ends after 2262-04-11 (int64 nanoseconds)")
     return first + width * np.arange(k + 1, dtype=np.int64)
 
 
-def _month_of(ns: int) -> int:
+def month_of(ns: int) -> int:
     """Months since 1970-01 of the date ``ns`` (int nanoseconds)."""
     return int(np.datetime64(int(ns), "ns").astype("datetime64[M]").astype(np.int64))
 
@@ -447,13 +447,13 @@ def calendar_edges(x0: int, x1: int, months: int, max_bins: int | None, prefix: 
     """Calendar bins of ``months`` months covering ``[x0, x1]`` (int64 ns): edges on Jan 1
     (whole years: pandas ``"YS"``), on the 1st of Jan/Apr/Jul/Oct (whole quarters: ``"QS"``),
     else on the 1st of the first point's month (``"MS"``); the last edge past ``x1``."""
-    m0, m1 = _month_of(x0), _month_of(x1)
+    m0, m1 = month_of(x0), month_of(x1)
     if months % 12 == 0:
         m0 -= m0 % 12  # January (Python's % floors: right before 1970 too)
     elif months % 3 == 0:
         m0 -= m0 % 3  # the first month of a quarter
     k = (m1 - m0) // months + 1
-    _too_many(k, max_bins, prefix)
+    too_many(k, max_bins, prefix)
     edges = np.datetime64("1970-01", "M") + (m0 + months * np.arange(k + 1))
     if edges[-1] > np.datetime64("2262-04", "M"):
         raise PeriodError(prefix, "the last bin ends after 2262-04-11 (int64 nanoseconds)")
@@ -541,7 +541,7 @@ def bin_edges(x: Any, bins: int | str, *, max_bins: int | None = None) -> np.nda
         n = int(bins)
         if n < 1:
             raise ValueError(f"{func}: `bins` must be a period or a positive int, got {n}")
-        _too_many(n, max_bins, f"{func}: `bins`={n}")
+        too_many(n, max_bins, f"{func}: `bins`={n}")
         edges = equal_edges(lo, hi, n)
     else:
         raise TypeError(

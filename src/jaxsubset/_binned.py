@@ -31,7 +31,7 @@ from ._statistics._registry import (
     float_dtype,
     with_quantile,
 )
-from ._stats import _raise_on_nan
+from ._stats import raise_on_nan
 from ._subsets import _gather
 from ._typing import Array, ArrayLike
 from ._validate import (
@@ -50,7 +50,7 @@ BINNED_STATISTICS = (
     *("mean", "std", "median", "count", "sum", "min", "max"),  # SciPy's
     *("sem", "first", "last", "skew", "kurt", "quantile", "cov", "corr"),
 )
-_ROADS = {**RANGE_ROADS, **LABEL_ROADS}  # method= names: "reference", "tree", "scatter", "sort"
+ROADS = {**RANGE_ROADS, **LABEL_ROADS}  # method= names: "reference", "tree", "scatter", "sort"
 
 
 class BinnedStatisticResult(NamedTuple):
@@ -79,20 +79,20 @@ class BinnedStatisticResult(NamedTuple):
     binnumber: Array | np.ndarray
 
 
-_POW10 = np.array([10.0**k for k in range(0, 40)])
+POW10 = np.array([10.0**k for k in range(0, 40)])
 
 
-def _around(v: Array, dec: Array) -> Array:
+def around(v: Array, dec: Array) -> Array:
     """``numpy.around(v, dec)`` for a traced integer ``dec`` (numpy's two formulas)."""
     top = int(np.floor(np.log10(float(jnp.finfo(v.dtype).max))))
-    p = jnp.asarray(_POW10[: top + 1], v.dtype)[jnp.clip(jnp.abs(dec), 0, top)]
+    p = jnp.asarray(POW10[: top + 1], v.dtype)[jnp.clip(jnp.abs(dec), 0, top)]
     # a true division, as NumPy's: with a constant ``dec`` (edges closed over under jit) XLA
     # would otherwise divide by multiplying with the rounded reciprocal, one ulp off
     p = lax.optimization_barrier(p)
     return jnp.where(dec >= 0, jnp.rint(v * p) / p, jnp.rint(v / p) * p)
 
 
-def _bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
+def bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
     """``searchsorted(edges, x, side="right")`` for many float ``x`` and few increasing edges.
 
     A lookup table over ``64 * len(edges)`` equal cells of ``[edges[0], edges[-1]]`` holds the
@@ -104,7 +104,7 @@ def _bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
     dependent gathers per point.
 
     ``nbins`` (traced): the edges past ``edges[nbins]`` are padding (+inf, see
-    :func:`_binnumber`); a point above the last real edge still gets ``nbins + 1``.
+    :func:`binnumber`); a point above the last real edge still gets ``nbins + 1``.
     """
     k1 = edges.shape[0]
     m = min(64 * k1, 1 << 20)
@@ -126,14 +126,14 @@ def _bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
     return lax.cond(ok, lambda: d, lambda: jnp.searchsorted(edges, x, side="right").astype(idt))
 
 
-def _binnumber(
+def binnumber(
     x: Array, edges: Array, dec: Array, uniform: bool, nbins: Array | None = None
 ) -> Array:
     """scipy's bin numbers: ``digitize`` (0 below, ``nbins + 1`` above), the last edge closed.
 
     Float ``x`` is compared in the edges' dtype (SciPy's own rule: the edges take ``x``'s
     float dtype); integer ``x`` is compared with the edges exactly, in integers
-    (:func:`_int_binnumber`); a time axis (int64 nanoseconds, int64 edges) exactly too, its
+    (:func:`int_binnumber`); a time axis (int64 nanoseconds, int64 edges) exactly too, its
     last edge closed exactly. A point "on" the last edge (above it but equal to it when both
     are rounded to ``dec`` decimals, SciPy's rule) goes to the last bin.
 
@@ -148,7 +148,7 @@ def _binnumber(
         d = jnp.searchsorted(edges, x, side="right").astype(idt)
         return jnp.where(x == edges[-1], d - 1, d)
     if jnp.issubdtype(x.dtype, jnp.integer):
-        return _int_binnumber(x, edges, dec)
+        return int_binnumber(x, edges, dec)
     x = x.astype(edges.dtype)
     if uniform:
         lo, hi = edges[0], last
@@ -160,19 +160,19 @@ def _binnumber(
             d = jnp.where(x < table[d], d - 1, jnp.where(x >= table[d + 1], d + 1, d))
             d = jnp.clip(d, 0, nb + 1)
     else:
-        d = _bucketize(x, edges, nbins).astype(idt)
+        d = bucketize(x, edges, nbins).astype(idt)
         if nbins is not None:  # +inf is above every real edge and at or below the padding
             d = jnp.minimum(d, nb + 1)
-    on_edge = (x >= last) & (_around(x, dec) == _around(last, dec))
+    on_edge = (x >= last) & (around(x, dec) == around(last, dec))
     d = jnp.where(on_edge, d - 1, d)
     return jnp.where(jnp.isnan(x), nb + 1, d)
 
 
-_POW10_INT = [10**k for k in range(19)]
+POW10_INT = [10**k for k in range(19)]
 
 
-def _int_binnumber(x: Array, edges: Array, dec: Array) -> Array:
-    """:func:`_binnumber` of integer ``x`` against float edges, exactly, in integers.
+def int_binnumber(x: Array, edges: Array, dec: Array) -> Array:
+    """:func:`binnumber` of integer ``x`` against float edges, exactly, in integers.
 
     For an integer ``x`` and a float edge ``e``, ``x >= e`` exactly when ``x >= ceil(e)``, so
     the edges become integer thresholds (those beyond the integer range hold no point) and
@@ -191,11 +191,11 @@ def _int_binnumber(x: Array, edges: Array, dec: Array) -> Array:
     n_fit = jnp.sum(fits).astype(idt)
     d = jnp.minimum(jnp.searchsorted(t, x, side="right").astype(idt), n_fit)
     # the last edge: x >= e_last and around(x, dec) == around(e_last, dec)
-    target = _around(edges[-1], dec)
+    target = around(edges[-1], dec)
     whole = (target == jnp.floor(target)) & (target < lim) & (target >= float(info.min))
     tgt = jnp.where(whole, target, 0).astype(x.dtype)
     top = 18 if bits > 32 else 9
-    p = jnp.asarray(_POW10_INT[: top + 1], x.dtype)[jnp.clip(-dec, 0, top)]
+    p = jnp.asarray(POW10_INT[: top + 1], x.dtype)[jnp.clip(-dec, 0, top)]
     q = x // p
     rem = x - q * p
     up = (2 * rem > p) | ((2 * rem == p) & (q % 2 == 1))
@@ -204,7 +204,7 @@ def _int_binnumber(x: Array, edges: Array, dec: Array) -> Array:
     return jnp.where(on_edge, d - 1, d)
 
 
-def _bounds(d: Array, nbins: int) -> tuple[Array, Array]:
+def bounds(d: Array, nbins: int) -> tuple[Array, Array]:
     """For sorted ``x``: each bin's index range, from the non-decreasing bin numbers ``d``.
 
     ``d`` is non-decreasing in sorted ``x`` (digitize is monotone, and the points moved into
@@ -216,7 +216,7 @@ def _bounds(d: Array, nbins: int) -> tuple[Array, Array]:
     return b[:-1], b[1:] - b[:-1]
 
 
-def _reduce(
+def reduce(
     v: Array,
     d: Array,
     nbins: int,
@@ -239,7 +239,7 @@ def _reduce(
             v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func
         )
     if x_sorted:
-        ys, (start, count) = v, _bounds(d, nbins)
+        ys, (start, count) = v, bounds(d, nbins)
     else:  # method="tree" on unsorted x: one sort by bin makes the bins ranges
         ys, _, start, count = group_by_label(v, clean_labels(label, nbins), nbins)
     cap = None
@@ -248,7 +248,7 @@ def _reduce(
     return reduce_ranges(ys, start, count, stats, omit=omit, method=method, capacity=cap, func=func)
 
 
-def _scipy_statistic(
+def scipy_statistic(
     v: Array,
     d: Array,
     nbins: int,
@@ -270,13 +270,13 @@ def _scipy_statistic(
     is_float = jnp.issubdtype(v.dtype, jnp.inexact)
 
     def run(vals: Array, stats: tuple[str, ...], omit_: bool) -> dict[str, Array]:
-        return _reduce(vals, d, nbins, stats, omit_, x_sorted, method, capacity)
+        return reduce(vals, d, nbins, stats, omit_, x_sorted, method, capacity)
 
     if statistic == "median" and not omit and is_float:
         held = jnp.isnan(v)
         filled = jnp.where(held, jnp.asarray(jnp.inf, v.dtype), v)
         med = run(filled, ("median",), False)["median"]
-        counts = _reduce(
+        counts = reduce(
             held.astype(jnp.int32), d, nbins, ("count", "sum"), False, x_sorted, "auto", None
         )
         n, n_nan = counts["count"], counts["sum"]
@@ -287,7 +287,7 @@ def _scipy_statistic(
     return out
 
 
-_binnumber_jit = jax.jit(_binnumber, static_argnames=("uniform",))
+binnumber_jit = jax.jit(binnumber, static_argnames=("uniform",))
 
 
 @functools.partial(
@@ -314,18 +314,18 @@ def _binned_core(
     the points above the last real edge then fill the first padding bin, which is cut off.
     """
     nb = edges.shape[0] - 1
-    d = _binnumber(x, edges, dec, uniform, nbins)
+    d = binnumber(x, edges, dec, uniform, nbins)
     out_dtype = float_dtype(v.dtype)
     if fn is None:
-        stat = _scipy_statistic(v, d, nb, statistic, nan_policy, x_sorted, method, capacity)
+        stat = scipy_statistic(v, d, nb, statistic, nan_policy, x_sorted, method, capacity)
         if statistic == "count":  # SciPy's counts are floats (float32 for half floats)
             cdt = jnp.float32 if out_dtype in (jnp.float16, jnp.bfloat16) else out_dtype
             return stat.astype(cdt), d
         return stat.astype(out_dtype), d
     # a callable: padded subsets of every bin, in bin order
-    assert capacity is not None  # for mypy: `_binned_run` sets one for a callable
+    assert capacity is not None  # for mypy: `binned_run` sets one for a callable
     if x_sorted:
-        ys, (start, count) = v, _bounds(d, nb)
+        ys, (start, count) = v, bounds(d, nb)
     else:
         ys, _, start, count = group_by_label(v, clean_labels(d - 1, nb), nb)
     sub = _gather(jnp.zeros((v.shape[0],), out_dtype), ys.astype(out_dtype), start, count, capacity)
@@ -348,11 +348,11 @@ def _binned_core(
     return jnp.where((count > capacity)[:, None], jnp.nan, res), d
 
 
-def _edges_dtype(x: Array) -> Any:
+def edges_dtype(x: Array) -> Any:
     return x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.result_type(float)
 
 
-def _bin_count(bins: Any, func: str) -> int | None:
+def bin_count(bins: Any, func: str) -> int | None:
     """The static number of bins when ``bins`` is an int, None when it holds the edges."""
     if is_traced(bins) and traced_array(bins).ndim == 0:
         static_int(bins, "bins", func)  # raises: the number of bins sets a shape
@@ -498,7 +498,7 @@ def binned_statistic(
     else:
         statistic = with_quantile((statistic,), q, func)[0]  # "quantile" -> "quantile(<q>)"
     nan_policy = check_nan_policy(nan_policy, func)
-    method = check_method(method, func, _ROADS)
+    method = check_method(method, func, ROADS)
     if fn is not None and method not in ("auto", "reference"):
         raise ValueError(
             f"{func}: a callable `statistic` is applied to padded bins (the reference road); "
@@ -506,7 +506,7 @@ def binned_statistic(
         )
     tk = time_kind(x)
     if isinstance(bins, str):  # a period: its edges from the concrete dates, as dates
-        bins = _period_bins(x, tk, bins, range, func)
+        bins = period_bins(x, tk, bins, range, func)
     x = as_x(x, func)
     n_pts = x.shape[0]
     if values is None:
@@ -539,10 +539,10 @@ def binned_statistic(
         )
     check_pairs((statistic,), vals.shape, func, "values")
     if nan_policy == "raise":
-        _raise_on_nan(vals, func, "values")
+        raise_on_nan(vals, func, "values")
     if tk is not None:
-        return _host(
-            _binned_time(
+        return host(
+            binned_time(
                 x, vals, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy, method
             )
         )
@@ -550,8 +550,8 @@ def binned_statistic(
         raise TypeError(
             f"{func}: `bins`/`range` hold dates or durations but `x` is not a time axis"
         )
-    edt = _edges_dtype(x)
-    nbins = _bin_count(bins, func)
+    edt = edges_dtype(x)
+    nbins = bin_count(bins, func)
     uniform = nbins is not None
     if nbins is not None:  # `uniform`
         if range is not None:
@@ -605,14 +605,14 @@ def binned_statistic(
                 f"is {gap!r}"
             )
         dec = jnp.asarray(int(-np.log10(gap)) + 6, jnp.int32)
-    return _host(
-        _binned_run(
+    return host(
+        binned_run(
             x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
         )
     )
 
 
-def _host(res: BinnedStatisticResult) -> BinnedStatisticResult:
+def host(res: BinnedStatisticResult) -> BinnedStatisticResult:
     """An eager result (no traced field) as NumPy arrays, as SciPy's; traced ones stay JAX's.
 
     SciPy's named tuple holds ``numpy.ndarray`` fields, and NumPy's testing helpers
@@ -623,7 +623,7 @@ def _host(res: BinnedStatisticResult) -> BinnedStatisticResult:
     return BinnedStatisticResult(*(np.asarray(a) for a in res))
 
 
-def _binned_run(
+def binned_run(
     x: Array,
     values: Array,
     statistic: str,
@@ -650,7 +650,7 @@ def _binned_run(
     if fn is not None or method == "reference":
         if capacity is None and not is_traced((x, edges, dec)):
             # the largest bin, rounded up to a power of two (few distinct compilations)
-            d = _binnumber_jit(x, edges, dec, uniform)
+            d = binnumber_jit(x, edges, dec, uniform)
             big = int(np.bincount(np.asarray(d), minlength=nbins + 2)[1:-1].max(initial=1))
             capacity = 1 << (max(big, 1) - 1).bit_length()
         elif capacity is None and fn is not None:
@@ -665,11 +665,11 @@ def _binned_run(
     ch = tuple(values.shape[:-1])
     fill = None
     if _bucket.enabled() and n_pts > 0 and not is_traced((x, values, edges, dec)):
-        fill = _outside(x, edges)
+        fill = outside(x, edges)
     if fill is not None:
         # eagerly, one program per bucket of lengths: padding points lie outside every bin
         c, size = int(np.prod(ch)), _bucket.bucket(n_pts)
-        on_host = _bucket._on_host(values)
+        on_host = _bucket.on_host(values)
         vh = np.asarray(values) if on_host else values
         v = vh.reshape((c, n_pts)).T if on_host else jnp.moveaxis(vh.reshape((c, n_pts)), 0, 1)
         xp, vp = _bucket.pad(x, size, fill), _bucket.pad(v, size)
@@ -681,17 +681,17 @@ def _binned_run(
         st, dp = _binned_core(
             xp, vp, edges_p, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method, nb
         )
-        stat_h = _channels_first(np.asarray(st)[:nbins], statistic, ch)
+        stat_h = channels_first(np.asarray(st)[:nbins], statistic, ch)
         return BinnedStatisticResult(stat_h, edges, np.asarray(dp)[:n_pts])
     v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
     stat, d = _binned_core(
         x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method
     )
-    stat = _channels_first(stat, statistic, ch)
+    stat = channels_first(stat, statistic, ch)
     return BinnedStatisticResult(stat, edges, d)
 
 
-def _channels_first(stat: Any, statistic: str, ch: tuple[int, ...]) -> Any:
+def channels_first(stat: Any, statistic: str, ch: tuple[int, ...]) -> Any:
     """``(nbins, C)`` (``(nbins, C, C)`` for cov/corr) as SciPy's ``(*channels, nbins)``."""
     xp = np if isinstance(stat, np.ndarray) else jnp
     nbins = stat.shape[0]
@@ -700,7 +700,7 @@ def _channels_first(stat: Any, statistic: str, ch: tuple[int, ...]) -> Any:
     return xp.moveaxis(stat, 0, -1).reshape(ch + (nbins,))
 
 
-def _outside(x: Array, edges: Array) -> Any:
+def outside(x: Array, edges: Array) -> Any:
     """A padding value of ``x`` outside every bin (bin number ``nbins + 1``), or None.
 
     NaN for float ``x`` (binned above the range, after every value in sorted order); the
@@ -713,7 +713,7 @@ def _outside(x: Array, edges: Array) -> Any:
     return top if float(last) < float(top // 4) else None
 
 
-def _period_bins(x: Any, tk: str | None, bins: str, rng: Any, func: str) -> np.ndarray:
+def period_bins(x: Any, tk: str | None, bins: str, rng: Any, func: str) -> np.ndarray:
     """The ``datetime64[ns]`` edges of a period ``bins`` (``"1M"``, ``"7D"``) over concrete
     dates ``x``: pandas ``resample``'s bins (:func:`jaxsubset.bin_edges`)."""
     if tk != "M":
@@ -741,7 +741,7 @@ def _period_bins(x: Any, tk: str | None, bins: str, rng: Any, func: str) -> np.n
     return edges.view("datetime64[ns]")
 
 
-def _binned_time(
+def binned_time(
     x: Array,
     values: Array,
     statistic: str,
@@ -762,7 +762,7 @@ def _binned_time(
     when they are concrete.
     """
     func = "binned_statistic"
-    nbins = _bin_count(bins, func)
+    nbins = bin_count(bins, func)
     if nbins is not None:  # uniform bins
         if rng is not None:
             if not is_traced(rng) and len(rng) == 1 and not isinstance(rng, str):
@@ -830,7 +830,7 @@ def _binned_time(
                     f"{to_datetime64(e[i + 1 : i + 2])[0]}"
                 )
     dec = jnp.asarray(0, jnp.int32)  # unused: a time axis compares exactly
-    res = _binned_run(
+    res = binned_run(
         x, values, statistic, fn, edges, dec, False, capacity, x_sorted, nan_policy, method
     )
     if not is_traced(res.bin_edges):

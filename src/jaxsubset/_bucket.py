@@ -47,7 +47,7 @@ def bucket(n: int, minimum: int = MIN_N) -> int:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _on_host(a: Any) -> bool:
+def on_host(a: Any) -> bool:
     """Whether ``a`` is host data (NumPy, a Python sequence) or a CPU JAX array."""
     if not isinstance(a, jax.Array):
         return True
@@ -61,7 +61,7 @@ def pad(a: Any, size: int, fill: Any = 0) -> Array:
     ``jnp.pad`` (one small program per new ``n``, never a copy through the host).
     """
     n = a.shape[0]
-    if _on_host(a):  # jax.device_put, as jnp.asarray compiles a program per shape
+    if on_host(a):  # jax.device_put, as jnp.asarray compiles a program per shape
         h = np.asarray(a)
         if n == size:
             return jax.device_put(h)
@@ -75,6 +75,6 @@ def pad(a: Any, size: int, fill: Any = 0) -> Array:
 
 def unpad(a: Array, n: int, shape: tuple[int, ...]) -> Array:
     """The first ``n`` rows of ``a``, reshaped to ``shape`` (on the host for CPU arrays)."""
-    if _on_host(a):
+    if on_host(a):
         return jax.device_put(np.asarray(a)[:n].reshape(shape))
     return a[:n].reshape(shape)

@@ -30,7 +30,7 @@ __all__ = ["cache_dir", "enable_compilation_cache"]
 #: The cache folder, overriding the default one.
 CACHE_DIR_ENV = "JAXSUBSET_CACHE_DIR"
 
-_SUFFIX = "-cache"  # JAX's file name for an entry: "<key>-cache"
+SUFFIX = "-cache"  # JAX's file name for an entry: "<key>-cache"
 logger = logging.getLogger(__name__)
 
 
@@ -58,7 +58,7 @@ def cache_dir() -> pathlib.Path:
     return base / "jaxsubset" / "jax"
 
 
-class _AtomicFileCache:
+class AtomicFileCache:
     """JAX's cache interface (``get``/``put``) over one folder, each entry renamed into place."""
 
     def __init__(self, path: pathlib.Path) -> None:
@@ -66,12 +66,12 @@ class _AtomicFileCache:
 
     def get(self, key: str) -> bytes | None:
         try:
-            return (self._path / f"{key}{_SUFFIX}").read_bytes()
+            return (self._path / f"{key}{SUFFIX}").read_bytes()
         except FileNotFoundError:
             return None
 
     def put(self, key: str, value: bytes) -> None:
-        target = self._path / f"{key}{_SUFFIX}"
+        target = self._path / f"{key}{SUFFIX}"
         if target.exists():
             return
         fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self._path)
@@ -85,8 +85,8 @@ class _AtomicFileCache:
             raise
 
 
-def _install_atomic_writes(path: pathlib.Path) -> None:
-    """Replace JAX's in-place file cache by :class:`_AtomicFileCache` (same files, same keys).
+def install_atomic_writes(path: pathlib.Path) -> None:
+    """Replace JAX's in-place file cache by :class:`AtomicFileCache` (same files, same keys).
 
     This reaches into ``jax._src.compilation_cache`` (JAX 0.4.3x to 0.10); if its layout has
     changed, JAX's own cache stays in use, which is still correct (a torn read makes JAX warn
@@ -100,7 +100,7 @@ def _install_atomic_writes(path: pathlib.Path) -> None:
         base = cc._cache
         if isinstance(base, LRUCache) and not base.eviction_enabled:
             # duck-typed (get/put): JAX's CacheInterface is private, imported only in here
-            cc._cache = _AtomicFileCache(path)  # type: ignore[assignment]
+            cc._cache = AtomicFileCache(path)  # type: ignore[assignment]
     except Exception as e:  # pragma: no cover - a JAX without these internals
         logger.debug("jaxsubset: JAX's own cache writes kept (%s)", e)
 
@@ -135,5 +135,5 @@ def enable_compilation_cache(path: str | os.PathLike[str] | None = None) -> path
     jax.config.update("jax_compilation_cache_dir", str(folder))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)  # no size floor
-    _install_atomic_writes(folder)
+    install_atomic_writes(folder)
     return folder

@@ -59,12 +59,12 @@ Message = str | Callable[[Any], str]
 
 #: The environment variable that turns the checks off (``off``, ``0``, ``false``, ``no``).
 ENV = "JAXSUBSET_CHECKS"
-_OFF = frozenset({"off", "0", "false", "no"})
+OFF = frozenset({"off", "0", "false", "no"})
 
 # Recent messages of checks that fired, newest last: `reraise` finds the one inside a
 # JaxRuntimeError's text. Appends are atomic; callbacks run on XLA's threads.
-_FIRED: collections.deque[str] = collections.deque(maxlen=64)
-_MARK = "_jaxsubset_check"
+FIRED: collections.deque[str] = collections.deque(maxlen=64)
+MARK = "_jaxsubset_check"
 
 
 def checks_enabled() -> bool:
@@ -80,24 +80,24 @@ def checks_enabled() -> bool:
         >>> checks_enabled() == (os.environ.get("JAXSUBSET_CHECKS", "").lower() != "off")
         True
     """
-    return os.environ.get(ENV, "").strip().lower() not in _OFF
+    return os.environ.get(ENV, "").strip().lower() not in OFF
 
 
-class _DropOwnCallbackErrors(logging.Filter):
+class DropOwnCallbackErrors(logging.Filter):
     """Drop JAX's "callback failed" log records whose exception is one of our checks."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not getattr(exc, _MARK, False)
+        return not getattr(exc, MARK, False)
 
 
-_FILTER = _DropOwnCallbackErrors()
+FILTER = DropOwnCallbackErrors()
 for _name in ("jax._src.callback", "jax._src.debugging"):
-    if not any(isinstance(f, _DropOwnCallbackErrors) for f in logging.getLogger(_name).filters):
-        logging.getLogger(_name).addFilter(_FILTER)
+    if not any(isinstance(f, DropOwnCallbackErrors) for f in logging.getLogger(_name).filters):
+        logging.getLogger(_name).addFilter(FILTER)
 
 
-def _drop_fired_tokens() -> None:
+def drop_fired_tokens() -> None:
     """Forget JAX's runtime tokens (this thread's) that hold the error of one of our checks.
 
     JAX keeps, per device, a token of the last program run through its Python dispatch; when
@@ -122,10 +122,10 @@ def _drop_fired_tokens() -> None:
 
 # runs before JAX's own exit handlers (registered earlier, run later), so a check that fired
 # and was caught is not raised again at interpreter exit
-atexit.register(_drop_fired_tokens)
+atexit.register(drop_fired_tokens)
 
 
-def _render(message: Message, payload: Any, bindex: Any = None) -> str:
+def render(message: Message, payload: Any, bindex: Any = None) -> str:
     """The error text: ``message`` (or ``message(payload)``), plus the batch index if any."""
     text = message(payload) if callable(message) else str(message)
     if bindex is not None and np.size(bindex):
@@ -135,13 +135,13 @@ def _render(message: Message, payload: Any, bindex: Any = None) -> str:
     return text
 
 
-def _error(text: str) -> ValueError:
+def error(text: str) -> ValueError:
     err = ValueError(text)
-    setattr(err, _MARK, True)
+    setattr(err, MARK, True)
     return err
 
 
-def _make_check(
+def make_check(
     message: Message, tree: Any, levels: tuple[tuple[bool, ...], ...]
 ) -> Callable[..., jax.Array]:
     """A ``custom_vmap`` function ``(pred, payload_leaves, bindex) -> int32 token`` (always 0).
@@ -161,9 +161,9 @@ def _make_check(
                 idx = tuple(int(i) for i, f in zip(where, flags, strict=True) if f)
                 leaves.append(np.asarray(leaf)[idx])
             payload = jax.tree_util.tree_unflatten(tree, leaves)
-        text = _render(message, payload, bindex)
-        _FIRED.append(text)
-        raise _error(text)
+        text = render(message, payload, bindex)
+        FIRED.append(text)
+        raise error(text)
 
     def fire(payload_leaves: Any, bindex: Any) -> jax.Array:
         if jax.device_count() > 1:
@@ -200,7 +200,7 @@ def _make_check(
             bindex = bindex[first]
         bindex = jnp.concatenate([first[None], bindex])  # outer batch levels first
         outer = tuple((bool(b), *flags) for b, flags in zip(payload_b, levels, strict=True))
-        return _make_check(message, tree, outer)(pred, payload_leaves, bindex), False
+        return make_check(message, tree, outer)(pred, payload_leaves, bindex), False
 
     return check
 
@@ -263,19 +263,19 @@ def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
         if not is_traced(payload):
             if payload is not None:
                 payload = jax.tree_util.tree_map(np.asarray, payload)
-            raise _error(_render(message, payload))
+            raise error(render(message, payload))
     pred = jnp.any(jnp.asarray(pred))
     tree = None
     payload_leaves: tuple = ()
     if payload is not None:
         leaves, tree = jax.tree_util.tree_flatten(payload)
         payload_leaves = tuple(lax.stop_gradient(jnp.asarray(leaf)) for leaf in leaves)
-    check = _make_check(message, tree, tuple(() for _ in payload_leaves))
+    check = make_check(message, tree, tuple(() for _ in payload_leaves))
     token = check(lax.stop_gradient(pred), payload_leaves, jnp.zeros((0,), jnp.int32))
-    return jax.tree_util.tree_map(functools.partial(_tie, token=token), x)
+    return jax.tree_util.tree_map(functools.partial(tie, token=token), x)
 
 
-def _tie(leaf: Any, token: jax.Array) -> Any:
+def tie(leaf: Any, token: jax.Array) -> Any:
     """``leaf`` made to depend on the check's ``token`` (always 0), without changing a bit.
 
     ``leaf - 0`` is exact for every integer and float (``-0.0 - 0.0`` is ``-0.0``, NaN and inf
@@ -338,12 +338,12 @@ def fired_message(err: BaseException) -> str | None:
     (a jitted function's first call, traced and compiled in Python) or a ``ValueError``
     (later calls, through JAX's C++ dispatch), both with JAX's text around the message.
     """
-    if getattr(err, _MARK, False):
+    if getattr(err, MARK, False):
         return str(err)
     text = str(err)
     if "callback" not in text:  # JAX's text for a failed host callback names it
         return None
-    for msg in reversed(tuple(_FIRED)):
+    for msg in reversed(tuple(FIRED)):
         if msg in text:
             return msg
     return None
@@ -372,10 +372,10 @@ def reraise() -> Iterator[None]:
         msg = fired_message(err)
         if msg is None:
             raise
-        _drop_fired_tokens()
-        if getattr(err, _MARK, False) and str(err) == msg:
+        drop_fired_tokens()
+        if getattr(err, MARK, False) and str(err) == msg:
             raise
-        raise _error(msg) from None
+        raise error(msg) from None
 
 
 def checked(fn: Callable[..., T]) -> Callable[..., T]:

@@ -8,23 +8,23 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._axis import concrete_bound, datetime_to_ns, time_kind, timedelta_to_ns
-from ._ranges import Ranges, _to_subsets, select_ranges
+from ._ranges import Ranges, select_ranges, to_subsets
 from ._subsets import Subsets
 from ._typing import ArrayLike
 from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
 
 
-_CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")
-_MONTHS = {"mo": 1, "q": 3, "y": 12}
+CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")
+MONTHS = {"mo": 1, "q": 3, "y": 12}
 
 
 def _months(value: Any, time: str | None) -> int | None:
     """Calendar ``every``/``period`` on a time axis (polars' ``"1mo"``, ``"1q"``, ``"1y"``)."""
-    m = _CALENDAR.match(value) if time is not None and isinstance(value, str) else None
-    return None if m is None else int(m.group(1)) * _MONTHS[m.group(2)]
+    m = CALENDAR.match(value) if time is not None and isinstance(value, str) else None
+    return None if m is None else int(m.group(1)) * MONTHS[m.group(2)]
 
 
-def _calendar_bounds(
+def calendar_bounds(
     ends: np.ndarray,
     every: int,
     period: int,
@@ -58,16 +58,16 @@ def _calendar_bounds(
     k = 0  # at most 12 * 585 months between two int64 nanosecond dates
     while ns(m0 + k * every) <= int(ends[-1]):
         k += 1
-    _check_count(k, max_windows, func)
+    check_count(k, max_windows, func)
     lo = np.asarray([ns(m0 + i * every) for i in range(k)], object)
     hi = np.asarray([ns(m0 + i * every + period) for i in range(k)], object)
     return lo, hi
 
 
-def _calendar_ranges(
+def calendar_ranges(
     x: Any, every: int, period: int, offset: Any, closed: str, length: Any, func: str
 ) -> Ranges:
-    """Ranges of the calendar windows (:func:`_calendar_bounds`) of concrete ``x``."""
+    """Ranges of the calendar windows (:func:`calendar_bounds`) of concrete ``x``."""
     if is_traced((x, offset, length)):
         raise TypeError(f"{func}: calendar windows (months, years) need concrete `x` and `offset`")
     xc = np.asarray(x)
@@ -77,11 +77,11 @@ def _calendar_ranges(
         if period < 1 or every < 1:
             raise ValueError(f"{func}: calendar `every`/`period` must be >= 1 month")
         return select_ranges(x, np.zeros(0, np.int64), np.zeros(0, np.int64), closed=closed)
-    lo, hi = _calendar_bounds(xc[[0, -1]], every, period, offset, closed, func)
+    lo, hi = calendar_bounds(xc[[0, -1]], every, period, offset, closed, func)
     return select_ranges(x, lo, hi, closed=closed, length=length, _func=func)
 
 
-class _TooManyWindows(ValueError):
+class TooManyWindows(ValueError):
     """More windows than ``max_windows``; ``reason`` is the message without the prefix."""
 
     def __init__(self, func: str, reason: str) -> None:
@@ -89,12 +89,12 @@ class _TooManyWindows(ValueError):
         self.reason = reason
 
 
-def _check_count(k: int, max_windows: int | None, func: str) -> None:
+def check_count(k: int, max_windows: int | None, func: str) -> None:
     if max_windows is not None and k > max_windows:
-        raise _TooManyWindows(func, f"gives {k} windows over the data; choose a longer one")
+        raise TooManyWindows(func, f"gives {k} windows over the data; choose a longer one")
 
 
-def _step(value: Any, name: str, x: Any, func: str, time: str | None, positive: bool) -> Any:
+def step(value: Any, name: str, x: Any, func: str, time: str | None, positive: bool) -> Any:
     """``every``/``period``/``offset`` as an exact NumPy scalar (durations as int64 ns)."""
     if is_traced(value):
         return value
@@ -115,12 +115,12 @@ def _step(value: Any, name: str, x: Any, func: str, time: str | None, positive: 
     return v
 
 
-def _steps(
+def steps(
     every: Any, period: Any, offset: Any, x: Any, func: str, time: str | None
 ) -> tuple[bool, Any, Any, Any]:
     """``(calendar, every, period, offset)``: calendar windows (months, on a time axis) give
-    ``every``/``period`` in months, else the exact steps of :func:`_step`; ``offset`` always
-    as :func:`_step` (durations as int64 ns)."""
+    ``every``/``period`` in months, else the exact steps of :func:`step`; ``offset`` always
+    as :func:`step` (durations as int64 ns)."""
     months = _months(every, time)
     if months is not None:
         per_months = months if period is None else _months(period, time)
@@ -129,13 +129,13 @@ def _steps(
                 f"{func}: with a calendar `every` ({every!r}), `period` must be calendar too "
                 f"(e.g. '2mo'), got {period!r}"
             )
-        return True, months, per_months, _step(offset, "offset", x, func, time, positive=False)
-    ev = _step(every, "every", x, func, time, positive=True)
-    per = ev if period is None else _step(period, "period", x, func, time, positive=True)
-    return False, ev, per, _step(offset, "offset", x, func, time, positive=False)
+        return True, months, per_months, step(offset, "offset", x, func, time, positive=False)
+    ev = step(every, "every", x, func, time, positive=True)
+    per = ev if period is None else step(period, "period", x, func, time, positive=True)
+    return False, ev, per, step(offset, "offset", x, func, time, positive=False)
 
 
-def _host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tuple[Any, int]:
+def host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tuple[Any, int]:
     """The first window start and the number of windows, from concrete sorted ``x``.
 
     As polars (``start_by="window"``): the first point truncated to a multiple of ``every``,
@@ -159,7 +159,7 @@ def _host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tupl
     return f0, int(np.floor((fhi - f0) / fe)) + 1
 
 
-def _window_bounds(
+def window_bounds(
     xc: np.ndarray,
     ev: Any,
     per: Any,
@@ -172,10 +172,10 @@ def _window_bounds(
     """The windows' ``(lo, hi)`` from concrete sorted ``x`` (only its ends are read): Python
     ints on integer axes, else float64; ``per`` may be traced (then ``hi`` is too)."""
     s0: Any
-    s0, k = _host_starts(xc[[0, -1]] if xc.size else xc, ev, off, closed in ("right", "neither"))
+    s0, k = host_starts(xc[[0, -1]] if xc.size else xc, ev, off, closed in ("right", "neither"))
     if num_windows is not None:
         k = num_windows
-    _check_count(k, max_windows, func)
+    check_count(k, max_windows, func)
     if isinstance(s0, int) and not is_traced(per) and np.asarray(per).dtype.kind in "iuO":
         e, p = int(ev), int(per)
         lo = np.asarray([s0 + i * e for i in range(k)], object)
@@ -186,14 +186,14 @@ def _window_bounds(
     return lo, hi
 
 
-def _host_windows(
+def host_windows(
     ends: np.ndarray, every: Any, period: Any, offset: Any, closed: str, func: str
 ) -> tuple[Any, Any]:
     """``(lo, hi)`` of the windows of a numeric axis from its first and last point (what
     :func:`jaxsubset.stream` and :func:`jaxsubset.shard` resolve; concrete arguments only)."""
     closed = check_closed(closed, func)
-    _, ev, per, off = _steps(every, period, offset, None, func, None)
-    return _window_bounds(ends, ev, per, off, closed, None)
+    _, ev, per, off = steps(every, period, offset, None, func, None)
+    return window_bounds(ends, ev, per, off, closed, None)
 
 
 def dynamic_ranges(
@@ -223,15 +223,15 @@ def dynamic_ranges(
         num_windows = static_int(num_windows, "num_windows", _func, minimum=0)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
-    calendar, ev, per, off = _steps(every, period, offset, x, _func, tk)
+    calendar, ev, per, off = steps(every, period, offset, x, _func, tk)
     if calendar:
-        return _calendar_ranges(x, ev, per, off, closed, length, _func)
+        return calendar_ranges(x, ev, per, off, closed, length, _func)
     concrete = not is_traced((x, ev, off, length))
     if concrete:
         xc = np.asarray(x)
         if length is not None:
             xc = xc[: int(np.asarray(length))]
-        lo, hi = _window_bounds(xc, ev, per, off, closed, num_windows)
+        lo, hi = window_bounds(xc, ev, per, off, closed, num_windows)
         return select_ranges(x, lo, hi, closed=closed, length=length, _func=_func)
     if num_windows is None:
         raise TypeError(
@@ -332,7 +332,7 @@ def dynamic(
         _func="dynamic",
         _time=tk,
     )
-    return _to_subsets(x, y, r, capacity)
+    return to_subsets(x, y, r, capacity)
 
 
 def dynamic_bounds(
@@ -407,11 +407,11 @@ def dynamic_bounds(
         ends = timedelta_to_ns(ends, "x", func)
     elif ends.dtype.kind not in "biuf":
         raise TypeError(f"{func}: `x` must be numbers or datetime64, got dtype {arr.dtype}")
-    calendar, ev, per, off = _steps(every, period, offset, None, func, tk)
+    calendar, ev, per, off = steps(every, period, offset, None, func, tk)
     if calendar:
-        lo, hi = _calendar_bounds(ends, ev, per, off, closed, func, max_windows)
+        lo, hi = calendar_bounds(ends, ev, per, off, closed, func, max_windows)
     else:
-        lo, hi = _window_bounds(ends, ev, per, off, closed, None, func, max_windows)
+        lo, hi = window_bounds(ends, ev, per, off, closed, None, func, max_windows)
     out = []
     for v in (lo, hi):
         v = np.asarray(v)

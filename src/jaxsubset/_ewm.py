@@ -22,7 +22,7 @@ from jax import lax
 
 from ._axis import bound_array, time_kind
 from ._statistics._registry import check_statistics, float_dtype
-from ._stats import _as_y, _raise_on_nan
+from ._stats import as_y, raise_on_nan
 from ._typing import Array, ArrayLike
 from ._validate import as_x, check_nan_policy, check_sorted_x, is_traced, static_int
 
@@ -30,7 +30,7 @@ from ._validate import as_x, check_nan_policy, check_sorted_x, is_traced, static
 EWM_STATISTICS = ("mean", "var", "std")
 
 
-def _combine(a: tuple, b: tuple, lam: Array) -> tuple:
+def combine(a: tuple, b: tuple, lam: Array) -> tuple:
     """The partial of ``a`` followed by ``b`` (``a``'s points all before ``b``'s)."""
     ta, wa, ma, qa, va, na = a
     tb, wb, mb, qb, vb, nb = b
@@ -99,7 +99,7 @@ def ewm_statistic(
     tk = time_kind(x)
     x = as_x(x, func)
     check_sorted_x(x, func)
-    y = _as_y(y, func)
+    y = as_y(y, func)
     if y.shape[0] != x.shape[0]:
         raise ValueError(
             f"{func}: `x` and `y` must have the same length along the first axis, "
@@ -117,12 +117,12 @@ def ewm_statistic(
     if not is_traced(h) and not float(np.asarray(h)) > 0:
         raise ValueError(f"{func}: `halflife` must be > 0, got {halflife!r}")
     if nan_policy == "raise":
-        y = _raise_on_nan(y, func, "y")
-    return _ewm(x, y, h, stats, single, min_periods, bias, nan_policy == "omit")
+        y = raise_on_nan(y, func, "y")
+    return ewm(x, y, h, stats, single, min_periods, bias, nan_policy == "omit")
 
 
 @functools.partial(jax.jit, static_argnames=("stats", "single", "min_periods", "bias", "omit"))
-def _ewm(
+def ewm(
     x: Array,
     y: Array,
     h: Array,
@@ -144,7 +144,7 @@ def _ewm(
     t = jnp.broadcast_to((x - x[:1])[:, None] if n else x[:, None], y2.shape)
     leaves = (t, one, jnp.where(ok, y2, 0), jnp.zeros_like(y2), one, ok.astype(jnp.int32))
     if n:
-        _, w, m, q, v, cnt = lax.associative_scan(lambda a, b: _combine(a, b, lam), leaves, axis=0)
+        _, w, m, q, v, cnt = lax.associative_scan(lambda a, b: combine(a, b, lam), leaves, axis=0)
     else:
         _, w, m, q, v, cnt = leaves
     good = cnt >= max(min_periods, 1)

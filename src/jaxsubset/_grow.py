@@ -18,13 +18,13 @@ from ._subsets import Subsets
 from ._validate import is_traced, static_int
 
 
-def _field(out: Any, name: str) -> Any:
+def field(out: Any, name: str) -> Any:
     if isinstance(out, Mapping):
         return out.get(name)
     return getattr(out, name, None)
 
 
-def _needs(out: Any, capacity: int, overflow: Callable[[Any], Any] | None, func: str) -> int:
+def needs(out: Any, capacity: int, overflow: Callable[[Any], Any] | None, func: str) -> int:
     """The smallest count known to be needed (``<= capacity`` when nothing overflows)."""
     if overflow is not None:
         flag = overflow(out)
@@ -39,8 +39,8 @@ def _needs(out: Any, capacity: int, overflow: Callable[[Any], Any] | None, func:
             counts = [s.count for s in found]
             flag = [s.overflow for s in found]
         else:
-            flag = _field(out, "overflow")
-            count = _field(out, "count")
+            flag = field(out, "overflow")
+            count = field(out, "count")
             counts = None if count is None else [count]
             if flag is None:
                 raise TypeError(
@@ -117,7 +117,7 @@ def grow_capacity(
             raise ValueError(f"{func}: `max_capacity` ({limit}) must be >= `capacity` ({capacity})")
     while True:
         out = fn(*args, capacity=capacity, **kwargs)
-        need = _needs(out, capacity, overflow, func)
+        need = needs(out, capacity, overflow, func)
         if need <= capacity:
             return out, capacity
         grown = capacity * next_power_of_two(-(-need // capacity))

@@ -9,7 +9,7 @@ from ._subsets import Subsets
 from ._typing import ArrayLike
 
 
-def _starts_counts(subsets_or_ranges: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+def starts_counts(subsets_or_ranges: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     if not isinstance(subsets_or_ranges, Subsets | Ranges):
         raise TypeError(
             "plot_subsets: `subsets_or_ranges` must be jaxsubset.Subsets or jaxsubset.Ranges, "
@@ -22,7 +22,7 @@ def _starts_counts(subsets_or_ranges: Any, n: int) -> tuple[np.ndarray, np.ndarr
     return start, np.clip(count, 0, n - start)
 
 
-def _as_number(x: np.ndarray) -> np.ndarray:
+def as_number(x: np.ndarray) -> np.ndarray:
     """Positions as float64 for spacing arithmetic (datetime64 as nanoseconds)."""
     if x.dtype.kind in "mM":
         unit = "datetime64[ns]" if x.dtype.kind == "M" else "timedelta64[ns]"
@@ -35,7 +35,7 @@ def gap_threshold(x: ArrayLike, gap_factor: float | None) -> float | None:
     spacing of ``x`` (duplicates, spacing 0, do not count); None when nothing breaks."""
     if gap_factor is None:
         return None
-    d = np.diff(_as_number(np.asarray(x)))
+    d = np.diff(as_number(np.asarray(x)))
     d = d[d > 0]
     return float(gap_factor * np.median(d)) if d.size else None
 
@@ -51,7 +51,7 @@ def break_gaps(x: ArrayLike, y: ArrayLike, threshold: float | None) -> tuple[np.
     y = np.asarray(y, dtype=np.float64)
     if threshold is None or x.shape[0] < 2:
         return x, y
-    d = np.diff(_as_number(x))
+    d = np.diff(as_number(x))
     at = np.flatnonzero(d > threshold)
     if at.size == 0:
         return x, y
@@ -122,7 +122,7 @@ def plot_subsets(
             f"plot_subsets: `y` must have shape (N,) or (N, C) with N = len(x) = "
             f"{x_np.shape[0]}, got {y_np.shape}"
         )
-    start, count = _starts_counts(subsets_or_ranges, x_np.shape[0])
+    start, count = starts_counts(subsets_or_ranges, x_np.shape[0])
     k = start.shape[0]
     vals = None
     if values is not None:

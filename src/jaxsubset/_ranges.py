@@ -13,8 +13,8 @@ the ``Subsets`` are exactly the unpadded call's.
 
 The rules, in one place (``stream`` resolves with the same functions):
 
-- ``closed``: :func:`_sides`; bins are ``numpy.histogram``'s (half-open, the last closed).
-- Bounds are compared exactly, as order-preserving integer keys of x's dtype (:func:`_keys`):
+- ``closed``: :func:`sides`; bins are ``numpy.histogram``'s (half-open, the last closed).
+- Bounds are compared exactly, as order-preserving integer keys of x's dtype (:func:`keys`):
   integer bounds of any size, float bounds on integer x (rounded toward the side that keeps
   the count), subnormal floats (which XLA on CPU flushes in float comparisons), -0.0 == 0.0.
 - Index ranges are clipped to ``[0, N)``, never shifted; integer bounds are clipped on the
@@ -60,7 +60,7 @@ from ._validate import (
 
 # A bound in x's key space (see "the ONE resolver"): ``(key, below, above)``, each flag an
 # array or None where it cannot be set.
-_Key = tuple[Array, Any, Any]
+Key = tuple[Array, Any, Any]
 
 
 @functools.partial(jax.tree_util.register_dataclass)
@@ -139,9 +139,9 @@ def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None =
     if concrete and any(not np.can_cast(np.asarray(a).dtype, idt) for a in (start, count)):
         # user ranges wider than the index dtype (int64/uint64 in 32-bit mode): clipped
         # exactly on the host; `_gather` clips the others overflow-safely
-        start, count = _host_range(np.asarray(start), np.asarray(count), x.shape[0], func)
-    if _eager(None, x, y, start, count) and x.shape[0] > 0:
-        return _bucketed_gather(x, y, start, count, capacity, slots=slots)
+        start, count = host_range(np.asarray(start), np.asarray(count), x.shape[0], func)
+    if eager(None, x, y, start, count) and x.shape[0] > 0:
+        return bucketed_gather(x, y, start, count, capacity, slots=slots)
     return _gather(x, y, start, count, capacity)
 
 
@@ -159,28 +159,28 @@ def _length(length: ArrayLike | None, n: int, func: str) -> Array:
 
 
 # ---------------------------------------------------------------------------- the ONE resolver
-# Every x-bound becomes a key in x's own order-preserving integer key space (see `_keys`),
+# Every x-bound becomes a key in x's own order-preserving integer key space (see `keys`),
 # with two flags: `below` (the bound lies below every value x's dtype holds: count 0) and
 # `above` (above every value: count N). A bound that x's dtype cannot represent is rounded
 # toward the side that keeps the count exact: #{x < v} = #{x < ceil_X(v)} (side "left") and
 # #{x <= v} = #{x <= floor_X(v)} (side "right"). Comparisons are then integer comparisons, so
 # they are exact for int64/uint64 x beyond 2**53 and for subnormal floats (XLA on CPU flushes
 # subnormals to zero in float comparisons; bit patterns are never flushed).
-def _sides(closed: str) -> tuple[str, str]:
+def sides(closed: str) -> tuple[str, str]:
     """``searchsorted`` sides for the lower and upper bound of a ``closed`` interval."""
     lo_side = "left" if closed in ("left", "both") else "right"
     hi_side = "right" if closed in ("right", "both") else "left"
     return lo_side, hi_side
 
 
-def _key_dtype(dtype: Any) -> np.dtype:
+def key_dtype(dtype: Any) -> np.dtype:
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
         return np.dtype(f"int{8 * dtype.itemsize}")
     return dtype
 
 
-def _keys(a: Any, xp: Any = jnp) -> Any:
+def keys(a: Any, xp: Any = jnp) -> Any:
     """Order-preserving integer keys of ``a`` (``xp`` is ``jnp`` or ``np``); ints unchanged.
 
     For floats: the bit pattern as a signed int, negative values' magnitude bits flipped so
@@ -190,14 +190,14 @@ def _keys(a: Any, xp: Any = jnp) -> Any:
     dtype = np.dtype(a.dtype)
     if dtype.kind != "f":
         return a
-    kdt = _key_dtype(dtype)
+    kdt = key_dtype(dtype)
     info = np.iinfo(kdt)
     bits = jax.lax.bitcast_convert_type(a, kdt) if xp is jnp else np.asarray(a).view(kdt)
     bits = xp.where(bits == kdt.type(info.min), kdt.type(0), bits)  # -0.0 -> +0.0
     return xp.where(bits < 0, bits ^ kdt.type(info.max), bits)
 
 
-def _host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, Any]:
+def host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, Any]:
     """Concrete bound values (any numeric dtype, Python ints) -> ``(key, below, above)``, exact."""
     up = side == "left"
     if xdt.kind in "iu":
@@ -228,13 +228,13 @@ def _host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any,
             lt, gt = back < v, back > v
         else:
             lt = gt = np.zeros(v.shape, bool)
-    key = _keys(r, np)
+    key = keys(r, np)
     key = key + lt.astype(key.dtype) if up else key - gt.astype(key.dtype)
     return key, None, None
 
 
-def _traced_key(v: Array, xdt: np.dtype, side: str) -> _Key:
-    """A traced bound -> ``(key, below, above)`` with the rules of :func:`_host_key`.
+def traced_key(v: Array, xdt: np.dtype, side: str) -> Key:
+    """A traced bound -> ``(key, below, above)`` with the rules of :func:`host_key`.
 
     Exact except that a float bound of another width than a float ``x`` is converted by XLA,
     which on CPU flushes subnormal inputs to zero.
@@ -257,32 +257,32 @@ def _traced_key(v: Array, xdt: np.dtype, side: str) -> _Key:
         c = jnp.clip(v, vdt.type(max(lo, vlo)), vdt.type(min(hi, vhi)))
         return c.astype(xdt), under, over
     if vdt == xdt:
-        return _keys(v), None, None
+        return keys(v), None, None
     r = v.astype(xdt)
     if vdt.kind == "f":
         if vdt.itemsize <= xdt.itemsize:
-            return _keys(r), None, None
-        kb, kv = _keys(r.astype(vdt)), _keys(v)
+            return keys(r), None, None
+        kb, kv = keys(r.astype(vdt)), keys(v)
         lt, gt = kb < kv, kb > kv
     else:  # integers: exact when they fit the mantissa, else compare the rounded value back
         vlo, vhi = _int_limits(vdt if vdt.kind != "b" else np.uint8)
         if max(abs(vlo), vhi) < 2 ** (np.finfo(xdt).nmant + 1):
-            return _keys(r), None, None
+            return keys(r), None, None
         over = r >= float(vhi + 1)
         under = r < float(vlo)
         ri = jnp.where(over | under, 0, r).astype(vdt)
         lt = ~over & (under | (ri < v))
         gt = ~under & (over | (ri > v))
-    key = _keys(r)
+    key = keys(r)
     key = key + lt.astype(key.dtype) if up else key - gt.astype(key.dtype)
     return key, None, None
 
 
-_ANCHOR = 64  # sorted queries per exactly searched anchor
+ANCHOR = 64  # sorted queries per exactly searched anchor
 
 
-def _unkeys(k: Array, dtype: Any) -> Array:
-    """The values whose :func:`_keys` are ``k`` (``-0.0`` comes back as ``+0.0``)."""
+def unkeys(k: Array, dtype: Any) -> Array:
+    """The values whose :func:`keys` are ``k`` (``-0.0`` comes back as ``+0.0``)."""
     dtype = np.dtype(dtype)
     if dtype.kind != "f":
         return k
@@ -291,10 +291,10 @@ def _unkeys(k: Array, dtype: Any) -> Array:
     return jax.lax.bitcast_convert_type(bits, dtype)
 
 
-def _sorted_search(xk: Array, key: Array, side: str, dtype: Any) -> Array:
+def sorted_search(xk: Array, key: Array, side: str, dtype: Any) -> Array:
     """``searchsorted(xk, key, side)`` for SORTED ``key`` (one window per point): exact.
 
-    Every ``_ANCHOR``-th query (and the last) is searched in full; the answer of a query in
+    Every ``ANCHOR``-th query (and the last) is searched in full; the answer of a query in
     between lies between its two anchors' answers (both arrays are sorted). It is guessed by
     interpolating the query between the keys at those answers, then VERIFIED with two
     comparisons; only queries whose guess fails are bisected between the bounds the check
@@ -303,10 +303,10 @@ def _sorted_search(xk: Array, key: Array, side: str, dtype: Any) -> Array:
     """
     n, q = xk.shape[0], key.shape[0]
     idt = index_dtype()
-    m = -(-q // _ANCHOR)
-    qpos = np.minimum(np.arange(m + 1) * _ANCHOR, q - 1)
+    m = -(-q // ANCHOR)
+    qpos = np.minimum(np.arange(m + 1) * ANCHOR, q - 1)
     anchors = jnp.searchsorted(xk, key[qpos], side=side).astype(idt)
-    kp = jnp.pad(key, (0, m * _ANCHOR - q), mode="edge").reshape(m, _ANCHOR)
+    kp = jnp.pad(key, (0, m * ANCHOR - q), mode="edge").reshape(m, ANCHOR)
 
     def below(i: Array) -> Array:  # xk[i] <= key ("right") / xk[i] < key ("left"): answer > i
         xi = xk[jnp.clip(i, 0, n - 1)]
@@ -323,7 +323,7 @@ def _sorted_search(xk: Array, key: Array, side: str, dtype: Any) -> Array:
     fdt = jnp.result_type(float)  # a hint only: values far apart may round
 
     def value(k: Array) -> Array:
-        return _unkeys(k, dtype).astype(fdt)
+        return unkeys(k, dtype).astype(fdt)
 
     v_lo = value(xk[jnp.clip(lo, 0, n - 1)])
     d = value(kp) - v_lo
@@ -357,7 +357,7 @@ def _sorted_search(xk: Array, key: Array, side: str, dtype: Any) -> Array:
     return g.reshape(-1)[:q]
 
 
-def _searchsorted_keys(x: Array, key: Array, side: str, sorted_keys: bool = False) -> Array:
+def searchsorted_keys(x: Array, key: Array, side: str, sorted_keys: bool = False) -> Array:
     """``searchsorted(x, v, side)`` with ``v`` given as its key: a binary search in key space.
 
     Few bounds (``K log2 N < N``): only the probed points of ``x`` are converted to keys, so a
@@ -374,15 +374,15 @@ def _searchsorted_keys(x: Array, key: Array, side: str, sorted_keys: bool = Fals
     if np.dtype(x.dtype).kind != "f" or key.size * int(n).bit_length() >= n:
         # sorted queries on the CPU: anchors and verified guesses (its cond/while_loop are
         # cheap there); elsewhere jnp.searchsorted's fixed-trip parallel bisection
-        if sorted_keys and key.ndim == 1 and key.size > 2 * _ANCHOR and backend() == "cpu":
-            return _sorted_search(_keys(x), key, side, x.dtype)
-        return jnp.searchsorted(_keys(x), key, side=side).astype(idt)
+        if sorted_keys and key.ndim == 1 and key.size > 2 * ANCHOR and backend() == "cpu":
+            return sorted_search(keys(x), key, side, x.dtype)
+        return jnp.searchsorted(keys(x), key, side=side).astype(idt)
 
     def body(_: Any, carry: tuple[Array, Array]) -> tuple[Array, Array]:
         lo, hi = carry
         active = lo < hi
         mid = lo + (hi - lo) // 2
-        k = _keys(x[jnp.minimum(mid, n - 1)])
+        k = keys(x[jnp.minimum(mid, n - 1)])
         go = (k < key) if side == "left" else (k <= key)
         return jnp.where(active & go, mid + 1, lo), jnp.where(active & ~go, mid, hi)
 
@@ -390,13 +390,13 @@ def _searchsorted_keys(x: Array, key: Array, side: str, sorted_keys: bool = Fals
     return lo
 
 
-def _count(x: Array, bound: _Key, side: str, n_real: Array, sorted_keys: bool = False) -> Array:
+def _count(x: Array, bound: Key, side: str, n_real: Array, sorted_keys: bool = False) -> Array:
     """``#{x < v}`` (side "left") or ``#{x <= v}`` ("right") among the first ``n_real`` points.
 
     ``sorted_keys``: the bounds are known to be sorted (one window per point of sorted x).
     """
     key, below, above = bound
-    i = jnp.minimum(_searchsorted_keys(x, key, side, sorted_keys), n_real)
+    i = jnp.minimum(searchsorted_keys(x, key, side, sorted_keys), n_real)
     if above is not None:
         i = jnp.where(jnp.asarray(above), n_real, i)
     if below is not None:
@@ -404,23 +404,23 @@ def _count(x: Array, bound: _Key, side: str, n_real: Array, sorted_keys: bool = 
     return i
 
 
-def _resolve_bound(value: Any, name: str, x: Array, func: str, time: str | None, side: str) -> _Key:
+def resolve_bound(value: Any, name: str, x: Array, func: str, time: str | None, side: str) -> Key:
     """Any bound (concrete or traced, dates on a time axis) -> x's key space for ``side``."""
     xdt = np.dtype(x.dtype)
     if is_traced(value):
-        return _traced_key(traced_array(value), xdt, side)
+        return traced_key(traced_array(value), xdt, side)
     # device_put: no program per shape, unlike jnp.asarray
-    host = _host_key(_concrete_bound(value, name, x, func, time), xdt, side)
-    return _map_key(host, lambda a: jax.device_put(np.asarray(a)))
+    host = host_key(_concrete_bound(value, name, x, func, time), xdt, side)
+    return map_key(host, lambda a: jax.device_put(np.asarray(a)))
 
 
-def _map_key(bound: tuple[Any, Any, Any], f: Callable[[Any], Array]) -> _Key:
+def map_key(bound: tuple[Any, Any, Any], f: Callable[[Any], Array]) -> Key:
     """``(key, below, above)`` with ``f`` applied to each part (a None flag stays None)."""
     key, below, above = bound
     return f(key), None if below is None else f(below), None if above is None else f(above)
 
 
-def _int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any, Any]:
+def int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any, Any]:
     """An x-width on integer x as ``(w_wrap, t, all_below)``: ``a - w`` is below every value of
     x's dtype exactly where ``a < t`` (or everywhere if ``all_below``), and otherwise equals
     ``a - w_wrap`` in wrapping integer arithmetic (the true difference fits, so it is exact).
@@ -431,7 +431,7 @@ def _int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any
     """
     lo, hi = _int_limits(xdt)
     if not traced:
-        wrap, t, big = _host_width(np.asarray(w), xdt, side)
+        wrap, t, big = host_width(np.asarray(w), xdt, side)
         return jnp.asarray(wrap), jnp.asarray(t), jnp.asarray(big) if np.any(big) else None
     wdt = np.dtype(w.dtype)
     if wdt.kind == "f":
@@ -446,8 +446,8 @@ def _int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any
     return w, (xdt.type(lo) + w).astype(xdt), None
 
 
-def _host_width(w: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any, Any]:
-    """:func:`_int_width` for a concrete width, in NumPy (also what ``stream`` uses)."""
+def host_width(w: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any, Any]:
+    """:func:`int_width` for a concrete width, in NumPy (also what ``stream`` uses)."""
     lo, hi = _int_limits(xdt)
     bits = 8 * xdt.itemsize
     if w.dtype.kind == "f":
@@ -466,21 +466,21 @@ def _host_width(w: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any, Any]
     return np.asarray(wrap).astype(xdt), np.asarray(t).astype(xdt), big
 
 
-def _host_lower(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any]:
-    """NumPy twin of :func:`_lower_bounds` for anchors ``a`` in x's dtype: ``(key, below)``."""
+def host_lower(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any]:
+    """NumPy twin of :func:`lower_bounds` for anchors ``a`` in x's dtype: ``(key, below)``."""
     if xdt.kind in "iu":
-        wrap, t, big = _host_width(width, xdt, side)
+        wrap, t, big = host_width(width, xdt, side)
         below = (a < t) | big
         with np.errstate(over="ignore"):
             diff = a - wrap  # wraps only where `below` (there the true difference does not fit)
         return np.where(below, xdt.type(_int_limits(xdt)[0]), diff), below
     wdt = np.dtype(jax.dtypes.canonicalize_dtype(width.dtype))
     d = np.dtype(jnp.promote_types(xdt, wdt))
-    key, _, _ = _host_key(a.astype(d) - width.astype(d), xdt, side)
+    key, _, _ = host_key(a.astype(d) - width.astype(d), xdt, side)
     return key, None
 
 
-def _lower_bounds(a: Array, width: Any, x: Array, side: str, func: str, time: str | None) -> _Key:
+def lower_bounds(a: Array, width: Any, x: Array, side: str, func: str, time: str | None) -> Key:
     """The key of ``a - width`` for anchors ``a`` already in x's dtype (saturating, exact)."""
     xdt = np.dtype(x.dtype)
     traced = is_traced(width)
@@ -491,7 +491,7 @@ def _lower_bounds(a: Array, width: Any, x: Array, side: str, func: str, time: st
         if np.any(width < 0):
             raise ValueError(f"{func}: `width` must be >= 0, got {width.tolist()!r}")
     if xdt.kind in "iu":
-        wrap, t, big = _int_width(width, xdt, side, traced)
+        wrap, t, big = int_width(width, xdt, side, traced)
         below = a < t
         if big is not None:
             below = below | big
@@ -500,10 +500,10 @@ def _lower_bounds(a: Array, width: Any, x: Array, side: str, func: str, time: st
     wdt = np.dtype(jax.dtypes.canonicalize_dtype(width.dtype))
     d = jnp.promote_types(xdt, wdt)
     w = width.astype(d) if traced else jnp.asarray(width.astype(d))
-    return _traced_key(a.astype(d) - w, xdt, side)
+    return traced_key(a.astype(d) - w, xdt, side)
 
 
-def _host_index(value: Any, name: str, func: str, lo: int, hi: int) -> Array:
+def host_index(value: Any, name: str, func: str, lo: int, hi: int) -> Array:
     """Concrete integer index bounds clipped EXACTLY to ``[lo, hi]`` on the host, then cast.
 
     Python ints, int64 and uint64 of any size keep their meaning (``2**40`` past the end of
@@ -558,13 +558,13 @@ def from_ranges(
     func = "from_ranges"
     capacity = static_int(capacity, "capacity", func)
     x, y = as_xy(x, y, func)
-    start, count = _host_range(start, count, x.shape[0], func)
-    if _eager(None, x, y, start, count) and x.shape[0] > 0:
-        return _bucketed_gather(x, y, start, count, capacity)
+    start, count = host_range(start, count, x.shape[0], func)
+    if eager(None, x, y, start, count) and x.shape[0] > 0:
+        return bucketed_gather(x, y, start, count, capacity)
     return _gather(x, y, start, count, capacity)
 
 
-def _host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array]:
+def host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array]:
     """``[start, start + count)`` clipped to ``[0, n)`` (never shifted), exact on the host.
 
     Both concrete: the clipped range in Python ints. Otherwise each is cast to the index
@@ -589,12 +589,12 @@ def _host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array
         )
     big = int(np.iinfo(index_dtype()).max)
     return (
-        _host_index(start, "start", func, -big, big),
-        _host_index(count, "count", func, -big, big),
+        host_index(start, "start", func, -big, big),
+        host_index(count, "count", func, -big, big),
     )
 
 
-def _to_subsets(x: Array, y: Array, r: Ranges, capacity: int) -> Subsets:
+def to_subsets(x: Array, y: Array, r: Ranges, capacity: int) -> Subsets:
     return _gather(x, y, r.start, r.count, capacity)
 
 
@@ -624,7 +624,7 @@ def isolate_ranges(
         if bound is None:
             return default
         # [-N, N] holds every distinct slice bound: beyond it Python clips to the ends anyway
-        b = _host_index(bound, name, _func, -n, n)
+        b = host_index(bound, name, _func, -n, n)
         return jnp.clip(jnp.where(b < 0, b + n_real, b), 0, n_real)
 
     i0 = norm(start, "start", jnp.zeros((), index_dtype()))
@@ -671,9 +671,9 @@ def isolate(
     capacity = static_int(capacity, "capacity", "isolate")
     x, y = as_xy(x, y, "isolate")
     r = isolate_ranges(x, start, stop, length=length, _func="isolate")
-    if _eager(length, x, y, r) and x.shape[0] > 0:  # the ranges: scalar work, no N-sized op
-        return _bucketed_gather(x, y, r.start, r.count, capacity)
-    return _to_subsets(x, y, r, capacity)
+    if eager(length, x, y, r) and x.shape[0] > 0:  # the ranges: scalar work, no N-sized op
+        return bucketed_gather(x, y, r.start, r.count, capacity)
+    return to_subsets(x, y, r, capacity)
 
 
 def chunk_ranges(
@@ -691,7 +691,7 @@ def chunk_ranges(
         >>> jaxsubset.ranges.chunks(jnp.arange(7.0), size=3).count.tolist()
         [3, 3, 1]
     """
-    n, size = _chunk_args(n, size, _func)
+    n, size = chunk_args(n, size, _func)
     x = as_x(x, _func)
     big_n = x.shape[0]
     idt = index_dtype()
@@ -707,14 +707,14 @@ def chunk_ranges(
         qj, rj = m // n, m % n
         ij = jnp.arange(n, dtype=idt)
         return Ranges(ij * qj + jnp.minimum(ij, rj), qj + (ij < rj).astype(idt), bound)
-    assert size is not None  # for mypy: `_chunk_args` gives exactly one
+    assert size is not None  # for mypy: `chunk_args` gives exactly one
     k = -(-big_n // size)
     m = _length(length, big_n, _func)
     start = jnp.arange(k, dtype=idt) * size
     return Ranges(start, jnp.clip(m - start, 0, size), size)
 
 
-def _chunk_args(n: Any, size: Any, func: str) -> tuple[int | None, int | None]:
+def chunk_args(n: Any, size: Any, func: str) -> tuple[int | None, int | None]:
     """Exactly one of ``n`` and ``size``, as a checked static int."""
     if (n is None) == (size is None):
         raise TypeError(
@@ -726,9 +726,9 @@ def _chunk_args(n: Any, size: Any, func: str) -> tuple[int | None, int | None]:
     return None, static_int(size, "size", func)
 
 
-def _bucketed_chunks(x: Array, y: Array, n: Any, size: Any) -> Subsets:
+def bucketed_chunks(x: Array, y: Array, n: Any, size: Any) -> Subsets:
     """Eager :func:`chunks`: the pieces of the real N, gathered at the bucket's capacity."""
-    n, size = _chunk_args(n, size, "chunks")
+    n, size = chunk_args(n, size, "chunks")
     big_n = x.shape[0]
     nb = _bucket.bucket(big_n)
     if n is not None:
@@ -736,11 +736,11 @@ def _bucketed_chunks(x: Array, y: Array, n: Any, size: Any) -> Subsets:
         i = np.arange(n)
         start, count = i * q + np.minimum(i, rem), q + (i < rem)
         cap = max(-(-big_n // n), 1)
-        return _bucketed_gather(x, y, start, count, cap, slots=max(-(-nb // n), 1))
+        return bucketed_gather(x, y, start, count, cap, slots=max(-(-nb // n), 1))
     assert size is not None
     start = np.arange(-(-nb // size)) * size  # the bucket's pieces; the real ones first
     count = np.clip(big_n - start, 0, size)
-    return _bucketed_gather(x, y, start, count, size, k=-(-big_n // size))
+    return bucketed_gather(x, y, start, count, size, k=-(-big_n // size))
 
 
 def chunks(
@@ -776,8 +776,8 @@ def chunks(
         ([3, 2, 2], [0, 3, 5], 3)
     """
     x, y = as_xy(x, y, "chunks")
-    if _eager(length, x, y) and x.shape[0] > 0:
-        return _bucketed_chunks(x, y, n, size)
+    if eager(length, x, y) and x.shape[0] > 0:
+        return bucketed_chunks(x, y, n, size)
     r = chunk_ranges(x, n, size=size, length=length, _func="chunks")
     big_n = x.shape[0]
     if length is None and big_n > 0:
@@ -791,13 +791,13 @@ def chunks(
         else:
             assert size is not None  # for mypy: chunk_ranges checked that exactly one is given
             layout = (big_n // size, size, int(big_n % size > 0), big_n % size)
-        return _split(x, y, r.start, r.count, layout)
+        return split(x, y, r.start, r.count, layout)
     assert r.max_count is not None  # for mypy: chunk ranges always have a bound
-    return _to_subsets(x, y, r, max(r.max_count, 1))
+    return to_subsets(x, y, r, max(r.max_count, 1))
 
 
 @functools.partial(jax.jit, static_argnames=("layout",))
-def _split(
+def split(
     x: Array, y: Array, start: Array, count: Array, layout: tuple[int, int, int, int]
 ) -> Subsets:
     """Consecutive pieces by reshape: ``n1`` of ``s1`` points, then ``n2`` of ``s2`` (padded)."""
@@ -881,7 +881,7 @@ def sliding(
         ([0, 2], [1.0, 3.0])
     """
     x, y = as_xy(x, y, "sliding")
-    if _eager(length, x, y) and x.shape[0] > 0:
+    if eager(length, x, y) and x.shape[0] > 0:
         size = static_int(size, "size", "sliding")
         step = static_int(step, "step", "sliding")
         big_n = x.shape[0]
@@ -890,16 +890,16 @@ def sliding(
         # the bucket's windows, the real (full) ones first; those past N are cut off
         start = np.arange((_bucket.bucket(big_n) - size) // step + 1) * step
         count = np.where(start + size <= big_n, size, 0)
-        return _bucketed_gather(x, y, start, count, size, k=(big_n - size) // step + 1)
+        return bucketed_gather(x, y, start, count, size, k=(big_n - size) // step + 1)
     r = sliding_ranges(x, size, step=step, length=length, _func="sliding")
     assert r.max_count is not None  # for mypy: sliding ranges carry their size
     if length is None:
-        return _full_windows(x, y, r.start, r.count, r.max_count)
-    return _to_subsets(x, y, r, r.max_count)
+        return full_windows(x, y, r.start, r.count, r.max_count)
+    return to_subsets(x, y, r, r.max_count)
 
 
 @functools.partial(jax.jit, static_argnames=("size",))
-def _full_windows(x: Array, y: Array, start: Array, count: Array, size: int) -> Subsets:
+def full_windows(x: Array, y: Array, start: Array, count: Array, size: int) -> Subsets:
     """Windows known to be full and inside the data: the gather without masking.
 
     Every window holds ``size`` points from ``start <= N - size``, so the mask is a constant
@@ -913,9 +913,9 @@ def _full_windows(x: Array, y: Array, start: Array, count: Array, size: int) -> 
 
 
 # ---------------------------------------------------------------------------- x-value ranges
-def _xrange(x: Array, lo: _Key, hi: _Key, closed: str, n_real: Array) -> Ranges:
+def xrange(x: Array, lo: Key, hi: Key, closed: str, n_real: Array) -> Ranges:
     """The points with ``lo <= x < hi`` (``closed`` decides the ends), bounds as resolver keys."""
-    lo_side, hi_side = _sides(closed)
+    lo_side, hi_side = sides(closed)
     i0 = _count(x, lo, lo_side, n_real)
     i1 = _count(x, hi, hi_side, n_real)
     i0, i1 = jnp.broadcast_arrays(i0, i1)
@@ -944,10 +944,10 @@ def select_ranges(
     tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
-    lo_side, hi_side = _sides(closed)
-    lo_key = _resolve_bound(lo, "lo", x, _func, tk, lo_side)
-    hi_key = _resolve_bound(hi, "hi", x, _func, tk, hi_side)
-    return _xrange(x, lo_key, hi_key, closed, _length(length, x.shape[0], _func))
+    lo_side, hi_side = sides(closed)
+    lo_key = resolve_bound(lo, "lo", x, _func, tk, lo_side)
+    hi_key = resolve_bound(hi, "hi", x, _func, tk, hi_side)
+    return xrange(x, lo_key, hi_key, closed, _length(length, x.shape[0], _func))
 
 
 def select(
@@ -992,16 +992,16 @@ def select(
     capacity = static_int(capacity, "capacity", "select")
     tk = time_kind(x)
     x, y = as_xy(x, y, "select")
-    if _eager(length, x, y, lo, hi) and x.shape[0] > 0:
+    if eager(length, x, y, lo, hi) and x.shape[0] > 0:
         closed = check_closed(closed, "select")
         check_sorted_x(x, "select")
-        lo_side, hi_side = _sides(closed)
-        lo_key = _resolve_bound(lo, "lo", x, "select", tk, lo_side)
-        hi_key = _resolve_bound(hi, "hi", x, "select", tk, hi_side)
+        lo_side, hi_side = sides(closed)
+        lo_key = resolve_bound(lo, "lo", x, "select", tk, lo_side)
+        hi_key = resolve_bound(hi, "hi", x, "select", tk, hi_side)
         xp, yp, m = _padded_xy(x, y)
         return _padded_select(xp, yp, lo_key, hi_key, m, closed=closed, capacity=capacity)
     r = select_ranges(x, lo, hi, closed=closed, length=length, _func="select", _time=tk)
-    return _to_subsets(x, y, r, capacity)
+    return to_subsets(x, y, r, capacity)
 
 
 def rolling_ranges(
@@ -1033,25 +1033,25 @@ def rolling_ranges(
     x = as_x(x, _func)
     check_sorted_x(x, _func)
     n_real = _length(length, x.shape[0], _func)
-    lo_side, hi_side = _sides(closed)
-    before, after, mode = _window_widths(width, before, after, center, closed, x, _func, tk)
+    lo_side, hi_side = sides(closed)
+    before, after, mode = window_widths(width, before, after, center, closed, x, _func, tk)
     if mode != "trailing":  # before/after already exact (durations as ns)
         if at is None:
-            return _rolling_rows(x, before, closed, n_real, _func, None, after=after, mode=mode)
+            return rolling_rows(x, before, closed, n_real, _func, None, after=after, mode=mode)
         if not is_traced(at):
             at = _concrete_bound(at, "at", x, _func, tk)
-        hi = _anchored_upper(x, at, after, hi_side, _func, None)
-        lo = _anchored_lower(x, at, before, lo_side, _func, None)
-        return _xrange(x, lo, hi, closed, n_real)
+        hi = anchored_upper(x, at, after, hi_side, _func, None)
+        lo = anchored_lower(x, at, before, lo_side, _func, None)
+        return xrange(x, lo, hi, closed, n_real)
     width = before
     if at is None:
-        return _rolling_rows(x, width, closed, n_real, _func, tk)
-    hi = _resolve_bound(at, "at", x, _func, tk, hi_side)
-    lo = _anchored_lower(x, at, width, lo_side, _func, tk)
-    return _xrange(x, lo, hi, closed, n_real)
+        return rolling_rows(x, width, closed, n_real, _func, tk)
+    hi = resolve_bound(at, "at", x, _func, tk, hi_side)
+    lo = anchored_lower(x, at, width, lo_side, _func, tk)
+    return xrange(x, lo, hi, closed, n_real)
 
 
-def _rolling_rows(
+def rolling_rows(
     x: Array,
     width: Any,
     closed: str,
@@ -1073,30 +1073,30 @@ def _rolling_rows(
     ``searchsorted(x, x[i] - width, side)``, at most at ``i`` (pandas: a window never starts
     past its own row) and at most at its end; rows at and past ``length`` are empty.
     """
-    lo_side, hi_side = _sides(closed)
+    lo_side, hi_side = sides(closed)
     idt = index_dtype()
     rows = jnp.arange(x.shape[0], dtype=idt)
 
     def row_end() -> Array:
         if hi_side == "right":
             return rows + 1
-        return _count(x, (_keys(x), None, None), "left", n_real, sorted_keys=True)
+        return _count(x, (keys(x), None, None), "left", n_real, sorted_keys=True)
 
     if mode == "trailing":
         end = row_end()
     else:
-        end = _count(x, _upper_bounds(x, after, x, hi_side, func), hi_side, n_real, True)
+        end = _count(x, upper_bounds(x, after, x, hi_side, func), hi_side, n_real, True)
         if mode == "after" and (is_traced(after) or np.any(np.asarray(after) == 0)):
             end = jnp.where(jnp.asarray(after == 0), row_end(), end)
     end = jnp.minimum(end, n_real)
-    lower = _lower_bounds(x, width, x, lo_side, func, time)
+    lower = lower_bounds(x, width, x, lo_side, func, time)
     start = _count(x, lower, lo_side, n_real, sorted_keys=True)
     start = jnp.minimum(jnp.minimum(start, rows), end)
     count = jnp.where(rows < n_real, end - start, 0)
     return Ranges(start, count)
 
 
-def _anchored_lower(x: Array, at: Any, width: Any, side: str, func: str, time: str | None) -> _Key:
+def anchored_lower(x: Array, at: Any, width: Any, side: str, func: str, time: str | None) -> Key:
     """The key of ``at - width`` for explicit anchors: exact integer arithmetic on integer x
     (both concrete: Python ints on the host; an integer difference below x's dtype counts
     nothing), else the difference in the promoted float dtype, rounded toward ``side``."""
@@ -1106,7 +1106,7 @@ def _anchored_lower(x: Array, at: Any, width: Any, side: str, func: str, time: s
         w = _concrete_bound(width, "width", x, func, time, width=True)
         if np.any(w < 0):
             raise ValueError(f"{func}: `width` must be >= 0, got {w.tolist()!r}")
-        return _map_key(_host_anchored_lower(ah, w, xdt, side), jnp.asarray)
+        return map_key(host_anchored_lower(ah, w, xdt, side), jnp.asarray)
     a = (
         traced_array(at)
         if is_traced(at)
@@ -1121,8 +1121,8 @@ def _anchored_lower(x: Array, at: Any, width: Any, side: str, func: str, time: s
         width = w
     wkind = np.dtype(width.dtype).kind
     if xdt.kind in "iu" and a.dtype.kind in "iu" and wkind in "iuO":
-        ak, below, above = _traced_key(a, xdt, "left")  # anchors of another integer dtype, clipped
-        key, b2, _ = _lower_bounds(ak, width, x, side, func, None)
+        ak, below, above = traced_key(a, xdt, "left")  # anchors of another integer dtype, clipped
+        key, b2, _ = lower_bounds(ak, width, x, side, func, None)
         below = b2 if below is None else below | b2
         if above is not None:
             below = below & ~above
@@ -1131,10 +1131,10 @@ def _anchored_lower(x: Array, at: Any, width: Any, side: str, func: str, time: s
     d = jnp.promote_types(xdt, jnp.promote_types(a.dtype, wj.dtype))
     if not jnp.issubdtype(d, jnp.floating):
         d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
-    return _traced_key(a.astype(d) - wj.astype(d), xdt, side)
+    return traced_key(a.astype(d) - wj.astype(d), xdt, side)
 
 
-def _host_anchored_lower(
+def host_anchored_lower(
     a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str
 ) -> tuple[np.ndarray, Any, Any]:
     """Concrete ``at - width`` as ``(key, below, above)``: Python-int exact when both are
@@ -1142,23 +1142,23 @@ def _host_anchored_lower(
     if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
         lo = np.asarray(a.astype(object) - w.astype(object), object)
     else:
-        d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(_canon_np(a), _canon_np(w))))
+        d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(canon_np(a), canon_np(w))))
         if d.kind != "f":
             d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
         lo = a.astype(d) - w.astype(d)
-    return _host_key(lo, xdt, side)
+    return host_key(lo, xdt, side)
 
 
-def _canon_np(v: np.ndarray) -> np.dtype:
+def canon_np(v: np.ndarray) -> np.dtype:
     if v.dtype == object:
         return np.dtype(jax.dtypes.canonicalize_dtype(np.int64))
     return np.dtype(jax.dtypes.canonicalize_dtype(v.dtype))
 
 
 # ------------------------------------------------------------- centred and asymmetric windows
-def _upper_bounds(a: Array, width: Any, x: Array, side: str, func: str, dtype: Any = None) -> _Key:
+def upper_bounds(a: Array, width: Any, x: Array, side: str, func: str, dtype: Any = None) -> Key:
     """The key of ``a + width`` for anchors ``a`` (saturating, exact): the mirror of
-    :func:`_lower_bounds`. ``width`` is traced or a concrete NumPy array already converted.
+    :func:`lower_bounds`. ``width`` is traced or a concrete NumPy array already converted.
 
     On integer x: ``x <= a + w`` iff ``x <= a + floor(w)`` and ``x < a + w`` iff
     ``x < a + ceil(w)``, so the rounding of a fractional width is the lower bound's with the
@@ -1171,30 +1171,30 @@ def _upper_bounds(a: Array, width: Any, x: Array, side: str, func: str, dtype: A
     traced = is_traced(width)
     adt = xdt if dtype is None else np.dtype(dtype)
     if adt.kind in "iu":
-        wrap, t, big = _int_width(width, adt, "left" if side == "right" else "right", traced)
+        wrap, t, big = int_width(width, adt, "left" if side == "right" else "right", traced)
         above = a > ~t
         if big is not None:
             above = above | big
         key = jnp.where(above, adt.type(_int_limits(adt)[1]), a + wrap)
         if adt == xdt:
             return key, None, above
-        k2, below, above2 = _traced_key(key, xdt, side)
+        k2, below, above2 = traced_key(key, xdt, side)
         return k2, below, above | above2 if above2 is not None else above
     wdt = np.dtype(jax.dtypes.canonicalize_dtype(width.dtype))
     d = jnp.promote_types(jnp.promote_types(xdt, a.dtype), wdt)
     if not jnp.issubdtype(d, jnp.floating):
         d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
     w = width.astype(d) if traced else jnp.asarray(width.astype(d))
-    return _traced_key(a.astype(d) + w, xdt, side)
+    return traced_key(a.astype(d) + w, xdt, side)
 
 
-def _anchored_upper(x: Array, at: Any, after: Any, side: str, func: str, time: str | None) -> _Key:
+def anchored_upper(x: Array, at: Any, after: Any, side: str, func: str, time: str | None) -> Key:
     """The key of ``at + after`` for explicit anchors (exact integers, else the promoted float
-    dtype rounded toward ``side``); ``after`` already converted (:func:`_window_widths`)."""
+    dtype rounded toward ``side``); ``after`` already converted (:func:`window_widths`)."""
     xdt = np.dtype(x.dtype)
     if not is_traced(at) and not is_traced(after):
         ah = _concrete_bound(at, "at", x, func, time)
-        return _map_key(_host_anchored_upper(ah, np.asarray(after), xdt, side), jnp.asarray)
+        return map_key(host_anchored_upper(ah, np.asarray(after), xdt, side), jnp.asarray)
     a = (
         traced_array(at)
         if is_traced(at)
@@ -1206,14 +1206,14 @@ def _anchored_upper(x: Array, at: Any, after: Any, side: str, func: str, time: s
         wide = None if np.can_cast(a.dtype, xdt) else a.dtype
         if wide is None:
             a = a.astype(xdt)
-        return _upper_bounds(a, after, x, side, func, dtype=wide)
+        return upper_bounds(a, after, x, side, func, dtype=wide)
     d = jnp.promote_types(xdt, jnp.promote_types(a.dtype, after.dtype))
     if not jnp.issubdtype(d, jnp.floating):
         d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
-    return _traced_key(a.astype(d) + after.astype(d), xdt, side)
+    return traced_key(a.astype(d) + after.astype(d), xdt, side)
 
 
-def _host_anchored_upper(
+def host_anchored_upper(
     a: np.ndarray, w: np.ndarray, xdt: np.dtype, side: str
 ) -> tuple[np.ndarray, Any, Any]:
     """Concrete ``at + after`` as ``(key, below, above)``: Python-int exact when both are
@@ -1221,18 +1221,18 @@ def _host_anchored_upper(
     if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
         hi = np.asarray(a.astype(object) + w.astype(object), object)
     else:
-        d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(_canon_np(a), _canon_np(w))))
+        d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(canon_np(a), canon_np(w))))
         if d.kind != "f":
             d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
         hi = a.astype(d) + w.astype(d)
-    return _host_key(hi, xdt, side)
+    return host_key(hi, xdt, side)
 
 
-def _host_upper(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any]:
-    """NumPy twin of :func:`_upper_bounds` for anchors ``a`` in x's dtype: ``(key, above)``
+def host_upper(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any]:
+    """NumPy twin of :func:`upper_bounds` for anchors ``a`` in x's dtype: ``(key, above)``
     (``above``: ``a + width`` lies above every value of x's integer dtype; None for floats)."""
     if xdt.kind in "iu":
-        wrap, t, big = _host_width(width, xdt, "left" if side == "right" else "right")
+        wrap, t, big = host_width(width, xdt, "left" if side == "right" else "right")
         above = (a > ~t) | big
         with np.errstate(over="ignore"):
             total = a + wrap  # wraps only where `above` (there the true sum does not fit)
@@ -1241,11 +1241,11 @@ def _host_upper(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> t
     d = np.dtype(jnp.promote_types(xdt, wdt))
     if d.kind != "f":
         d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
-    key, _, _ = _host_key(a.astype(d) + width.astype(d), xdt, side)
+    key, _, _ = host_key(a.astype(d) + width.astype(d), xdt, side)
     return key, None
 
 
-def _window_widths(
+def window_widths(
     width: Any,
     before: Any,
     after: Any,
@@ -1283,7 +1283,7 @@ def _window_widths(
         f = zero if after is None else _window_width(after, "after", x, func, time)
         return b, f, "after"
     w = _window_width(width, "width", x, func, time)
-    lo_side, hi_side = _sides(closed)
+    lo_side, hi_side = sides(closed)
     if np.dtype(w.dtype).kind in "iuO" and np.dtype(x.dtype).kind in "iu":
         if is_traced(w):
             odd = w & 1
@@ -1362,8 +1362,8 @@ def rolling(
     capacity = static_int(capacity, "capacity", "rolling")
     tk = time_kind(x)
     x, y = as_xy(x, y, "rolling")
-    if _eager(length, x, y, width, at, before, after) and x.shape[0] > 0:
-        s = _bucketed_rolling(x, y, width, at, closed, center, before, after, capacity, tk)
+    if eager(length, x, y, width, at, before, after) and x.shape[0] > 0:
+        s = bucketed_rolling(x, y, width, at, closed, center, before, after, capacity, tk)
         if s is not None:
             return s
     r = rolling_ranges(
@@ -1378,7 +1378,7 @@ def rolling(
         _func="rolling",
         _time=tk,
     )
-    return _to_subsets(x, y, r, capacity)
+    return to_subsets(x, y, r, capacity)
 
 
 def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
@@ -1463,8 +1463,8 @@ def bin_ranges(
     n_real = _length(length, x.shape[0], _func)
     # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
     # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic
-    below_edge = _count(x, _resolve_bound(e, "edges", x, _func, None, "left"), "left", n_real)
-    last = _count(x, _resolve_bound(e[-1:], "edges", x, _func, None, "right"), "right", n_real)
+    below_edge = _count(x, resolve_bound(e, "edges", x, _func, None, "left"), "left", n_real)
+    last = _count(x, resolve_bound(e[-1:], "edges", x, _func, None, "right"), "right", n_real)
     left = below_edge[:-1]
     right = jnp.concatenate([below_edge[1:-1], last])
     return Ranges(left, jnp.maximum(right - left, 0))
@@ -1505,13 +1505,13 @@ def bins(
     capacity = static_int(capacity, "capacity", "bins")
     tk = time_kind(x)
     x, y = as_xy(x, y, "bins")
-    if _eager(length, x, y, edges) and x.shape[0] > 0:
-        return _bucketed_bins(x, y, edges, capacity, tk)
+    if eager(length, x, y, edges) and x.shape[0] > 0:
+        return bucketed_bins(x, y, edges, capacity, tk)
     r = bin_ranges(x, edges, length=length, _func="bins", _time=tk)
-    return _to_subsets(x, y, r, capacity)
+    return to_subsets(x, y, r, capacity)
 
 
-def _bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None) -> Subsets:
+def bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None) -> Subsets:
     """Eager :func:`bins`: N and the number of bins padded (edges repeat the last one)."""
     func = "bins"
     check_sorted_x(x, func)
@@ -1519,19 +1519,19 @@ def _bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None
         edges = _period_edges(x, edges, None, tk, func)
     raw = _concrete_bound(edges, "edges", x, func, tk)
     check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, func)
-    left = _resolve_bound(raw, "edges", x, func, None, "left")
-    last = _resolve_bound(raw[-1:], "edges", x, func, None, "right")
+    left = resolve_bound(raw, "edges", x, func, None, "left")
+    last = resolve_bound(raw[-1:], "edges", x, func, None, "right")
     nbins = raw.shape[0] - 1
     # the extra edges repeat the last one: their bins are empty and cut off
     size = _bucket.bucket(nbins, _bucket.MIN_K) + 1
-    left = _map_key(left, lambda a: _bucket.pad(a, size, fill=np.asarray(a)[-1]))
+    left = map_key(left, lambda a: _bucket.pad(a, size, fill=np.asarray(a)[-1]))
     xp, yp, m = _padded_xy(x, y)
     nb = jnp.asarray(nbins, index_dtype())
     out = _padded_bins(xp, yp, left, last, nb, m, capacity=capacity)
-    return _cut_subsets(out, nbins, (nbins,), capacity)
+    return cut_subsets(out, nbins, (nbins,), capacity)
 
 
-def _nearest_impl(x: Array, values: Array, key: _Key, n_real: Array) -> Array:
+def nearest_impl(x: Array, values: Array, key: Key, n_real: Array) -> Array:
     """The first index of the sample nearest to each value (``n_real >= 1``).
 
     ``hi`` is the first sample ``>= v`` (exact, in key space): past the end the last sample,
@@ -1550,7 +1550,7 @@ def _nearest_impl(x: Array, values: Array, key: _Key, n_real: Array) -> Array:
     best = jnp.where(hi >= n_real, last, jnp.where((hi <= 0) | (d_hi < d_lo), h, lo))
     best = jnp.where(hi <= 0, 0, best)
     # With duplicate x values, ties go to the FIRST sample holding the nearest value.
-    return _count(x, (_keys(x[best]), None, None), "left", n_real)
+    return _count(x, (keys(x[best]), None, None), "left", n_real)
 
 
 def nearest(
@@ -1583,7 +1583,7 @@ def nearest(
         raise ValueError(f"{func}: `x` must hold at least one point, got len(x)=0")
     check_sorted_x(x, func)
     n_real = jnp.maximum(_length(length, x.shape[0], func), 1)
-    key = _resolve_bound(values, "values", x, func, tk, "left")
+    key = resolve_bound(values, "values", x, func, tk, "left")
     if is_traced(values):
         vals = traced_array(values)
     else:
@@ -1595,7 +1595,7 @@ def nearest(
             v = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
             v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
         vals = jnp.asarray(v.astype(np.result_type(v.dtype, x.dtype)))
-    return _nearest_impl(x, vals, key, n_real)
+    return nearest_impl(x, vals, key, n_real)
 
 
 # ---------------------------------------------------------------------------- eager buckets
@@ -1607,7 +1607,7 @@ def nearest(
 # subsets and capacity. Every field (values, mask, start, count) is the unbucketed call's.
 
 
-def _eager(length: Any, *args: Any) -> bool:
+def eager(length: Any, *args: Any) -> bool:
     """Whether a constructor call is bucketed: bucketing on, no ``length``, all concrete."""
     return _bucket.enabled() and length is None and not is_traced(args)
 
@@ -1616,18 +1616,18 @@ def _padded_xy(x: Array, y: Array) -> tuple[Array, Array, Array]:
     """``x`` (padded with its last value), ``y`` (with zeros) at ``bucket(N)`` rows, and N."""
     n = x.shape[0]
     size = _bucket.bucket(n)
-    last = np.asarray(x)[-1] if _bucket._on_host(x) else x[-1]
+    last = np.asarray(x)[-1] if _bucket.on_host(x) else x[-1]
     return _bucket.pad(x, size, fill=last), _bucket.pad(y, size), jnp.asarray(n, index_dtype())
 
 
-def _k_bucket(k: int, n: int) -> int:
+def k_bucket(k: int, n: int) -> int:
     """The bucket of ``k`` subsets (N's buckets when there is one per point)."""
     return _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)
 
 
-def _cut(a: Array, k: int, batch: tuple[int, ...], cap: int | None) -> Array:
+def cut(a: Array, k: int, batch: tuple[int, ...], cap: int | None) -> Array:
     """Rows ``[:k]`` (and slots ``[:cap]``) of a padded field, reshaped to ``batch``."""
-    if _bucket._on_host(a):  # on the host: no program per shape
+    if _bucket.on_host(a):  # on the host: no program per shape
         h = np.asarray(a)[:k]
         h = h if cap is None else h[:, :cap]
         return jax.device_put(h.reshape(batch + h.shape[1:]))
@@ -1635,14 +1635,14 @@ def _cut(a: Array, k: int, batch: tuple[int, ...], cap: int | None) -> Array:
     return a.reshape(batch + a.shape[1:])
 
 
-def _cut_subsets(s: Subsets, k: int, batch: tuple[int, ...], cap: int) -> Subsets:
+def cut_subsets(s: Subsets, k: int, batch: tuple[int, ...], cap: int) -> Subsets:
     """The first ``k`` subsets of ``s`` with ``cap`` slots, in the batch shape ``batch``."""
     return Subsets(
-        x=_cut(s.x, k, batch, cap),
-        y=_cut(s.y, k, batch, cap),
-        mask=_cut(s.mask, k, batch, cap),
-        start=_cut(s.start, k, batch, None),
-        count=_cut(s.count, k, batch, None),
+        x=cut(s.x, k, batch, cap),
+        y=cut(s.y, k, batch, cap),
+        mask=cut(s.mask, k, batch, cap),
+        start=cut(s.start, k, batch, None),
+        count=cut(s.count, k, batch, None),
     )
 
 
@@ -1653,7 +1653,7 @@ def _padded_gather(
     return _gather(x, y, start, count, capacity, length=n)
 
 
-def _bucketed_gather(
+def bucketed_gather(
     x: Array,
     y: Array,
     start: Any,
@@ -1674,25 +1674,25 @@ def _bucketed_gather(
     batch = s.shape if k is None else (k,)
     k = s.size if k is None else k
     s, c = s.reshape(-1).astype(idt), c.reshape(-1).astype(idt)
-    kb = _k_bucket(s.shape[0], x.shape[0])
+    kb = k_bucket(s.shape[0], x.shape[0])
     xp, yp, n = _padded_xy(x, y)
     out = _padded_gather(
         xp, yp, _bucket.pad(s, kb), _bucket.pad(c, kb), n, capacity=slots or capacity
     )
-    return _cut_subsets(out, k, batch, capacity)
+    return cut_subsets(out, k, batch, capacity)
 
 
 @functools.partial(jax.jit, static_argnames=("closed", "capacity"))
 def _padded_select(
-    x: Array, y: Array, lo: _Key, hi: _Key, n: Array, *, closed: str, capacity: int
+    x: Array, y: Array, lo: Key, hi: Key, n: Array, *, closed: str, capacity: int
 ) -> Subsets:
-    r = _xrange(x, lo, hi, closed, n)
+    r = xrange(x, lo, hi, closed, n)
     return _gather(x, y, r.start, r.count, capacity, length=n)
 
 
 @functools.partial(jax.jit, static_argnames=("capacity",))
 def _padded_bins(
-    x: Array, y: Array, left: _Key, last: _Key, nbins: Array, n: Array, *, capacity: int
+    x: Array, y: Array, left: Key, last: Key, nbins: Array, n: Array, *, capacity: int
 ) -> Subsets:
     """:func:`bin_ranges` with the edges padded past the ``nbins`` real bins, and the gather."""
     below_edge = _count(x, left, "left", n)
@@ -1720,7 +1720,7 @@ def _padded_rolling(
     return _gather(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
 
 
-def _bucketed_rolling(
+def bucketed_rolling(
     x: Array,
     y: Array,
     width: Any,
@@ -1754,7 +1754,7 @@ def _bucketed_rolling(
     if at is not None:
         at = _bound_array(at, "at", x, func, tk)
         batch = tuple(at.shape)
-        flat = np.asarray(at).reshape(-1) if _bucket._on_host(at) else at.reshape(-1)
+        flat = np.asarray(at).reshape(-1) if _bucket.on_host(at) else at.reshape(-1)
         if flat.shape[0] == 0:
             return None
         at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
@@ -1762,4 +1762,4 @@ def _bucketed_rolling(
     out = _padded_rolling(
         xp, yp, widths, at, m, closed=closed, center=bool(center), capacity=capacity
     )
-    return _cut_subsets(out, int(np.prod(batch)), batch, capacity)
+    return cut_subsets(out, int(np.prod(batch)), batch, capacity)

@@ -35,11 +35,11 @@ def reduce_extreme(a: Array, axis: int | tuple[int, ...], which: str) -> Array:
     if not jnp.issubdtype(a.dtype, jnp.inexact):
         return jnp.min(a, axis=axis) if which == "min" else jnp.max(a, axis=axis)
     axes = tuple(sorted(ax % a.ndim for ax in ((axis,) if isinstance(axis, int) else axis)))
-    return _nan_extreme(a, axes, which)
+    return nan_extreme(a, axes, which)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
-def _nan_extreme(a: Array, axes: tuple[int, ...], which: str) -> Array:
+def nan_extreme(a: Array, axes: tuple[int, ...], which: str) -> Array:
     op = lax.min if which == "min" else lax.max
     ident = jnp.array(jnp.inf if which == "min" else -jnp.inf, a.dtype)
     # one variadic reduction: the extreme and "any NaN" side by side (measured as fast as the
@@ -53,12 +53,12 @@ def _nan_extreme(a: Array, axes: tuple[int, ...], which: str) -> Array:
     return jnp.where(has_nan, jnp.array(jnp.nan, a.dtype), ext)
 
 
-@_nan_extreme.defjvp
-def _nan_extreme_jvp(
+@nan_extreme.defjvp
+def nan_extreme_jvp(
     axes: tuple[int, ...], which: str, primals: tuple[Array], tangents: tuple[Array]
 ) -> tuple[Array, Array]:
     (a,), (t,) = primals, tangents
-    ext = _nan_extreme(a, axes, which)
+    ext = nan_extreme(a, axes, which)
     # JAX's own rule (the tangent shared equally by the points at the extreme), with a safe
     # divisor: a reduction holding NaN has no point equal to its NaN result, and 0/0 there
     # would put NaN into the gradients of every other point through a zero cotangent

@@ -33,7 +33,7 @@ from ._statistics._registry import (
     result_shape,
     with_quantile,
 )
-from ._stats import _as_y, _bucketed, _needs_capacity, _raise_on_nan, public_names
+from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
 from ._typing import Array, ArrayLike
 from ._validate import (
     as_x,
@@ -186,7 +186,7 @@ def rolling_statistic(
             )
         window = static_int(window, "window", func)
         method = check_method(method, func, SLIDING_ROADS)
-        y = _as_y(y, func)
+        y = as_y(y, func)
         check_pairs(stats, y.shape, func)
         if x is not None and np.shape(x)[:1] != y.shape[:1]:
             raise ValueError(
@@ -194,7 +194,7 @@ def rolling_statistic(
                 f"got len(x)={np.shape(x)[:1]} and y.shape={tuple(y.shape)}"
             )
         if nan_policy == "raise":
-            y = _raise_on_nan(y, func, "y")
+            y = raise_on_nan(y, func, "y")
         return _rolling_window(
             y,
             window,
@@ -214,7 +214,7 @@ def rolling_statistic(
         raise TypeError(f"{func}: `x` is needed for x-width windows (only `window=` takes None)")
     tk = time_kind(x)
     x = as_x(x, func)
-    y = _as_y(y, func)
+    y = as_y(y, func)
     check_pairs(stats, y.shape, func)
     if y.shape[0] != x.shape[0]:
         raise ValueError(
@@ -222,7 +222,7 @@ def rolling_statistic(
             f"got len(x)={x.shape[0]} and y.shape={tuple(y.shape)}"
         )
     if nan_policy == "raise":
-        y = _raise_on_nan(y, func, "y")
+        y = raise_on_nan(y, func, "y")
     widths: dict[str, Any] = {"width": width, "before": before, "after": after}
     for name, w in widths.items():
         if w is None:
@@ -245,7 +245,7 @@ def rolling_statistic(
     # the one resolver: pandas' rule for one window per point (the window of row i ends at
     # row i, also with ties in x), the closed interval for explicit anchors
     if _bucket.enabled() and not is_traced((x, y, widths, at)) and x.shape[0] > 0:
-        r = _bucketed_ranges(x, widths, at, closed, center, func)
+        r = bucketed_ranges(x, widths, at, closed, center, func)
     else:
         r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
     if at is None and not is_traced((y, r)):
@@ -260,18 +260,18 @@ def rolling_statistic(
     fdt = float_dtype(y.dtype)
     if _bucket.enabled() and not is_traced((y, r)):
         cap = None
-        if _needs_capacity(stats, method, func):
+        if needs_capacity(stats, method, func):
             cap = median_capacity(r.count, capacity, None, func)
         omit = nan_policy == "omit"
         args = (stats, min_periods, np.dtype(fdt))
-        res = _bucketed(y, r, stats, single, ddof, omit, method, cap, func, want, _finish, args)
+        res = bucketed(y, r, stats, single, ddof, omit, method, cap, func, want, finish, args)
         return public_names(res, names, stats, single)
     start, count = jnp.broadcast_arrays(r.start, r.count)
     batch = tuple(count.shape)
     start, count = start.reshape(-1), count.reshape(-1)
     y2 = y.reshape(y.shape[0], int(np.prod(y.shape[1:])))
     cap = None
-    if _needs_capacity(stats, method, func):
+    if needs_capacity(stats, method, func):
         cap = median_capacity(count, capacity, None, func)
     out = reduce_ranges(
         y2,
@@ -287,7 +287,7 @@ def rolling_statistic(
     ch = tuple(y.shape[1:])
     res = {
         s: v.reshape(result_shape(s, batch, ch))
-        for s, v in _finish(out, count, stats, min_periods, fdt).items()
+        for s, v in finish(out, count, stats, min_periods, fdt).items()
     }
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
@@ -345,7 +345,7 @@ def _rolling_window(
     n, ch = y.shape[0], tuple(y.shape[1:])
     c = int(np.prod(ch))
     cap = None
-    if _needs_window_capacity(stats, method, func):
+    if needs_window_capacity(stats, method, func):
         cap = static_int(capacity, "capacity", func) if capacity is not None else window
     want = tuple(dict.fromkeys((*stats, "count")))
     kw = dict(
@@ -354,21 +354,21 @@ def _rolling_window(
         fdt=np.dtype(float_dtype(y.dtype)),
     )  # fmt: skip
     if _bucket.enabled() and not is_traced(y):
-        y2 = np.asarray(y).reshape(n, c) if _bucket._on_host(y) else y.reshape(n, c)
+        y2 = np.asarray(y).reshape(n, c) if _bucket.on_host(y) else y.reshape(n, c)
         yp = _bucket.pad(y2, _bucket.bucket(n + lead))
-        out = _window_program(yp, jnp.asarray(n, index_dtype()), **kw)
+        out = window_program(yp, jnp.asarray(n, index_dtype()), **kw)
         res = {s: _bucket.unpad(v[lead:], n, result_shape(s, (n,), ch)) for s, v in out.items()}
     else:
         y2 = y.reshape(n, c)
         if lead:
             y2 = jnp.pad(y2, [(0, lead), (0, 0)])
         length = jnp.asarray(n, index_dtype()) if lead else None  # None: every row present
-        out = _window_program(y2, length, **kw)
+        out = window_program(y2, length, **kw)
         res = {s: v[lead : lead + n].reshape(result_shape(s, (n,), ch)) for s, v in out.items()}
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
-def _needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
+def needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
     """Whether any statistic of a ``window=`` call runs on a road that needs a capacity."""
     return any(choose("sliding", s, method, func) in CAPACITY_ROADS for s in stats)
 
@@ -380,7 +380,7 @@ def _needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bo
         "min_periods", "fdt",
     ),
 )  # fmt: skip
-def _window_program(
+def window_program(
     y: Array,
     length: Array | None,
     *,
@@ -399,10 +399,10 @@ def _window_program(
         y, length, window, want, ddof=ddof, omit=omit, method=method, capacity=capacity, func=func
     )
     _, rows = sliding_ranges(y.shape[0], length, window)
-    return _finish(out, rows, stats, min_periods, fdt)
+    return finish(out, rows, stats, min_periods, fdt)
 
 
-def _bucketed_ranges(
+def bucketed_ranges(
     x: Array, widths: dict, at: Any, closed: str, center: bool, func: str
 ) -> Ranges:
     """The eager windows as one jitted resolver program per bucket of shapes (host results).
@@ -413,12 +413,12 @@ def _bucketed_ranges(
     """
     check_sorted_x(x, func)
     n = x.shape[0]
-    last = np.asarray(x)[-1] if _bucket._on_host(x) else x[-1]
+    last = np.asarray(x)[-1] if _bucket.on_host(x) else x[-1]
     xp = _bucket.pad(x, _bucket.bucket(n), fill=last)
     batch: tuple[int, ...] = (n,)
     if at is not None:
         batch = tuple(np.shape(at))
-        flat = np.asarray(at).reshape(-1) if _bucket._on_host(at) else at.reshape(-1)
+        flat = np.asarray(at).reshape(-1) if _bucket.on_host(at) else at.reshape(-1)
         if flat.shape[0] == 0:
             return rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
         at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
@@ -439,7 +439,7 @@ def _padded_ranges(
     return start.reshape(-1), count.reshape(-1)
 
 
-def _finish(
+def finish(
     out: dict[str, Array], count: Array, stats: tuple[str, ...], min_periods: int, fdt: Any
 ) -> dict[str, Array]:
     """``min_periods``: NaN where a window has too few non-NaN points (``count``: rows).

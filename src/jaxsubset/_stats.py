@@ -27,16 +27,16 @@ from ._typing import Array, ArrayLike
 from ._validate import check_nan_policy, device_array, index_dtype, is_traced, static_int
 
 
-def _check_statistic(statistic: Any, func: str) -> str:
+def check_statistic(statistic: Any, func: str) -> str:
     return check_statistics(statistic, func)[0][0]
 
 
-def _needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
+def needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
     """Whether any statistic runs on a road that needs a static capacity (a bound on counts)."""
     return any(choose("ranges", s, method, func) in CAPACITY_ROADS for s in stats)
 
 
-def _as_y(y: Any, func: str) -> Array:
+def as_y(y: Any, func: str) -> Array:
     if not is_traced(y):
         np_y = np.asarray(y)
         if np_y.dtype.kind not in "biuf" and not jnp.issubdtype(np_y.dtype, jnp.floating):
@@ -139,17 +139,17 @@ def range_statistic(
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)
     method = check_method(method, func, RANGE_ROADS)
-    y = _as_y(y, func)
+    y = as_y(y, func)
     check_pairs(stats, y.shape, func)
     if nan_policy == "raise":
-        y = _raise_on_nan(y, func, "y")
+        y = raise_on_nan(y, func, "y")
     cap = None
-    if _needs_capacity(stats, method, func):
+    if needs_capacity(stats, method, func):
         cap = median_capacity(ranges.count, capacity, ranges.max_count, func)
     if _bucket.enabled() and not is_traced((y, ranges)):
         if cap is not None and capacity is None:  # few distinct capacities: few programs
             cap = 1 << (cap - 1).bit_length()
-        res = _bucketed(y, ranges, stats, single, ddof, nan_policy == "omit", method, cap, func)
+        res = bucketed(y, ranges, stats, single, ddof, nan_policy == "omit", method, cap, func)
         return public_names(res, names, stats, single)
     batch = ranges.batch_shape
     ch = tuple(y.shape[1:])
@@ -178,7 +178,7 @@ def public_names(res: Any, names: tuple[str, ...], keys: tuple[str, ...], single
     return {n: res[k] for n, k in zip(names, keys, strict=True)}
 
 
-def _bucketed(
+def bucketed(
     y: Array,
     ranges: Ranges,
     stats: tuple[str, ...],
@@ -207,7 +207,7 @@ def _bucketed(
     start, count = start.reshape(-1), count.reshape(-1)
     k = count.shape[0]
     c = int(np.prod(ch))
-    y2 = np.asarray(y).reshape(n, c) if _bucket._on_host(y) else y.reshape(n, c)
+    y2 = np.asarray(y).reshape(n, c) if _bucket.on_host(y) else y.reshape(n, c)
     kb = _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)  # K = N: one per point
     out = _padded_reduce(
         _bucket.pad(y2, _bucket.bucket(n)),
@@ -255,7 +255,7 @@ def _padded_reduce(
     finish: Callable | None = None,
     finish_args: tuple = (),
 ) -> dict[str, Array]:
-    """:func:`reduce_ranges` over ``y`` padded past its ``n`` real rows (see :func:`_bucketed`)."""
+    """:func:`reduce_ranges` over ``y`` padded past its ``n`` real rows (see :func:`bucketed`)."""
     start, count = clip_ranges(start, count, n)
     out = reduce_ranges(
         y, start, count, stats, ddof=ddof, omit=omit, method=method, capacity=capacity, func=func
@@ -263,7 +263,7 @@ def _padded_reduce(
     return out if finish is None else finish(out, count, *finish_args)
 
 
-def _raise_on_nan(values: Array, func: str, name: str) -> Array:
+def raise_on_nan(values: Array, func: str, name: str) -> Array:
     """``nan_policy="raise"``: ``values`` guarded by a check that costs nothing until it fires.
 
     A ValueError if ``values`` hold NaN, eagerly or at run time (see ``_checks.error_if``);

@@ -19,12 +19,12 @@ from ._validate import check_nan_policy, index_dtype, is_traced, static_int
 # shapes, instead of op by op (a dozen small programs to compile per new shape). Under a
 # transformation (traced fields) the method runs as written, inside the caller's program;
 # nan_policy="raise" stays eager (its check reads the values on the host at once).
-_REDUCTIONS: dict[str, Callable[..., Any]] = {}
+REDUCTIONS: dict[str, Callable[..., Any]] = {}
 
 
-def _one_program(method: Callable[..., Any]) -> Callable[..., Any]:
+def one_program(method: Callable[..., Any]) -> Callable[..., Any]:
     name = method.__name__
-    _REDUCTIONS[name] = method
+    REDUCTIONS[name] = method
 
     @functools.wraps(method)
     def reduction(self: "Subsets", *args: Any, **kwargs: Any) -> Any:
@@ -42,7 +42,7 @@ def _one_program(method: Callable[..., Any]) -> Callable[..., Any]:
 
 @functools.partial(jax.jit, static_argnames=("name", "args", "kwargs"))
 def _eager_reduction(s: "Subsets", name: str, args: tuple, kwargs: tuple) -> Any:
-    return _REDUCTIONS[name](s, *args, **dict(kwargs))
+    return REDUCTIONS[name](s, *args, **dict(kwargs))
 
 
 @functools.partial(jax.tree_util.register_dataclass)
@@ -163,7 +163,7 @@ class Subsets:
             nan,
         )
 
-    @_one_program
+    @one_program
     def valid_count(self) -> Int[Array, "..."]:
         """Number of held points whose ``y`` is not NaN, per channel.
 
@@ -183,7 +183,7 @@ class Subsets:
         return jnp.sum(self._point_mask() & ~self._nan(), axis=self._axis).astype(self.count.dtype)
 
     # ------------------------------------------------------------------ reductions
-    @_one_program
+    @one_program
     def sum(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Sum of each subset's ``y`` (float, also for integer ``y``); 0 for an empty subset.
 
@@ -201,7 +201,7 @@ class Subsets:
         total = jnp.sum(jnp.where(clean, self._float_y(), 0), axis=self._axis)
         return jnp.where(poisoned, jnp.nan, total)
 
-    @_one_program
+    @one_program
     def mean(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Mean of each subset's ``y``; NaN for an empty subset.
 
@@ -229,7 +229,7 @@ class Subsets:
         mean = total / jnp.where(n > 0, n, 1).astype(y.dtype)
         return jnp.where(poisoned | (n <= 0), jnp.nan, mean)
 
-    @_one_program
+    @one_program
     def var(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Variance of each subset's ``y`` (two-pass, so a large offset loses no digits).
 
@@ -258,7 +258,7 @@ class Subsets:
         var = ss / jnp.where(denom > 0, denom, 1).astype(y.dtype)
         return jnp.where(poisoned | (denom <= 0), jnp.nan, var)
 
-    @_one_program
+    @one_program
     def std(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Standard deviation of each subset's ``y``; NaN where ``n - ddof <= 0``.
 
@@ -275,7 +275,7 @@ class Subsets:
         pos = var > 0
         return jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
 
-    @_one_program
+    @one_program
     def sem(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Standard error of the mean, ``std(ddof) / sqrt(n)``; NaN where ``n - ddof <= 0``.
 
@@ -321,7 +321,7 @@ class Subsets:
         m4 = jnp.sum(d2 * d2, axis=ax)
         return shape_statistic(which, n, m2, m3, m4, poisoned)
 
-    @_one_program
+    @one_program
     def skew(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Sample skewness of each subset's ``y``, bias-corrected as pandas' ``skew()``.
 
@@ -336,7 +336,7 @@ class Subsets:
         """
         return self._shape("skew", nan_policy)
 
-    @_one_program
+    @one_program
     def kurt(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Sample excess kurtosis of each subset's ``y``, bias-corrected as pandas' ``kurt()``.
 
@@ -369,7 +369,7 @@ class Subsets:
         ok = jnp.take_along_axis(clean, at, axis=ax).squeeze(ax) & (n > 0)
         return jnp.where(ok, val, jnp.nan)
 
-    @_one_program
+    @one_program
     def first(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """The first reading of each subset (in x order); NaN for an empty subset.
 
@@ -384,7 +384,7 @@ class Subsets:
         """
         return self._end("first", nan_policy)
 
-    @_one_program
+    @one_program
     def last(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """The last reading of each subset (in x order); NaN for an empty subset.
 
@@ -407,7 +407,7 @@ class Subsets:
         ext = reduce_extreme(masked, self._axis, which)
         return jnp.where(poisoned | (n <= 0), jnp.nan, ext)
 
-    @_one_program
+    @one_program
     def min(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Minimum of each subset's ``y``; NaN for an empty subset.
 
@@ -419,7 +419,7 @@ class Subsets:
         """
         return self._extreme("min", nan_policy)
 
-    @_one_program
+    @one_program
     def max(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Maximum of each subset's ``y``; NaN for an empty subset.
 
@@ -431,7 +431,7 @@ class Subsets:
         """
         return self._extreme("max", nan_policy)
 
-    @_one_program
+    @one_program
     def median(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Median of each subset's ``y`` (mean of the two middle values for an even count).
 
@@ -455,7 +455,7 @@ class Subsets:
         has_nan = jnp.any(m & jnp.isnan(y), axis=self._axis)
         return jnp.where((n > 0) & ~has_nan, med, jnp.nan)
 
-    @_one_program
+    @one_program
     def quantile(self, q: float, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """The ``q``-quantile of each subset's ``y``, as ``numpy.quantile`` (linear method).
 
@@ -549,7 +549,7 @@ class Subsets:
         out = pair_statistics(stats, flat, ddof, c)  # type: ignore[arg-type]
         return {k: v.reshape(batch + (c, c)) for k, v in out.items()}
 
-    @_one_program
+    @one_program
     def cov(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Covariance matrix of each subset's channels, as ``numpy.cov(rowvar=False)``.
 
@@ -578,7 +578,7 @@ class Subsets:
         ddof = static_int(ddof, "ddof", "Subsets.cov", minimum=0)
         return self._pair_stats(("cov",), ddof, nan_policy, "Subsets.cov")["cov"]
 
-    @_one_program
+    @one_program
     def corr(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
         """Pearson correlation matrix of each subset's channels, as ``numpy.corrcoef``.
 
@@ -610,7 +610,7 @@ class Subsets:
         i = fn(masked, axis=self._axis).astype(self.start.dtype)
         return jnp.where(n > 0, self._per_channel(self.start) + i, -1)
 
-    @_one_program
+    @one_program
     def argmin(self, *, nan_policy: str = "propagate") -> Int[Array, "..."]:
         """Index into the ORIGINAL arrays of each subset's minimum ``y`` (first on ties).
 
@@ -624,7 +624,7 @@ class Subsets:
         """
         return self._arg("min", nan_policy)
 
-    @_one_program
+    @one_program
     def argmax(self, *, nan_policy: str = "propagate") -> Int[Array, "..."]:
         """Index into the ORIGINAL arrays of each subset's maximum ``y`` (first on ties).
 

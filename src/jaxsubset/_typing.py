@@ -15,10 +15,10 @@ except ImportError:  # pragma: no cover
     Array = jax.Array  # type: ignore[misc]
     ArrayLike = jax.typing.ArrayLike  # type: ignore[misc]
 
-    class _Dtyped:
+    class Dtyped:
         def __getitem__(self, item: Any) -> Any:
             return jax.Array
 
-    Bool = Float = Int = Shaped = _Dtyped()  # type: ignore[assignment]
+    Bool = Float = Int = Shaped = Dtyped()  # type: ignore[assignment]
 
 __all__ = ["Array", "ArrayLike", "Bool", "Float", "Int", "Shaped"]

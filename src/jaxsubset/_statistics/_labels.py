@@ -74,7 +74,7 @@ def _safe(n: Array, dtype: Any) -> Array:
     return jnp.where(n > 0, n, 1).astype(dtype)
 
 
-def _per_bin(op: str, fill: Any, lab: Array, upd: Array, nbins: int) -> Array:
+def per_bin(op: str, fill: Any, lab: Array, upd: Array, nbins: int) -> Array:
     """``(nbins, C)``: the rows of ``upd`` ``(N, C)`` combined by ``op`` into their bins.
 
     One 1-D scatter per column (XLA's CPU scatter of multi-column rows takes a much slower
@@ -88,7 +88,7 @@ def _per_bin(op: str, fill: Any, lab: Array, upd: Array, nbins: int) -> Array:
     return jnp.stack(cols, axis=1)
 
 
-def _scatter_road(
+def scatter_road(
     y: Array, lab: Array, nbins: int, stats: tuple[str, ...], ddof: int, omit: bool
 ) -> dict[str, Array]:
     """The scatter road (see the module docstring); ``lab`` clean, ``y`` ``(N, C)``."""
@@ -104,7 +104,7 @@ def _scatter_road(
     n_all = jnp.zeros((nbins,), idt).at[lab].add(1, mode="drop")
     n_all = jnp.broadcast_to(n_all[:, None], (nbins, c))
     if is_float and (omit or {"min", "max", "median"} & set(stats)):
-        n_nan = _per_bin("add", 0, lab, nan.astype(idt), nbins)
+        n_nan = per_bin("add", 0, lab, nan.astype(idt), nbins)
     else:
         n_nan = jnp.zeros((nbins, c), idt)
     n = n_all - n_nan if omit else n_all
@@ -113,7 +113,7 @@ def _scatter_road(
     zero_nan = jnp.where(nan, 0, yw) if omit else yw  # omitted readings add nothing
     total: Any = None  # the per-bin sums, set whenever "sum" or "mean" is asked
     if "sum" in stats or "mean" in stats:
-        total = _per_bin("add", 0, lab, zero_nan, nbins)
+        total = per_bin("add", 0, lab, zero_nan, nbins)
     for s in stats:
         if s == "count":
             out[s] = n
@@ -124,10 +124,10 @@ def _scatter_road(
         elif s in ("min", "max"):
             ident = jnp.inf if s == "min" else -jnp.inf
             vals = jnp.where(nan, ident, yw)  # NaN handled by the counts below
-            ext = _per_bin(s, ident, lab, vals, nbins)
+            ext = per_bin(s, ident, lab, vals, nbins)
             out[s] = jnp.where((n > 0) & ~held_nan, ext, jnp.nan)
     if {"var", "std", "sem"} & set(stats):
-        var = _scatter_var(yw, lab, nbins, nan, n, ddof, omit)
+        var = scatter_var(yw, lab, nbins, nan, n, ddof, omit)
         var = jnp.where(held_nan, jnp.nan, var)
         if "var" in stats:
             out["var"] = var
@@ -148,7 +148,7 @@ def _scatter_road(
     return out
 
 
-def _scatter_var(
+def scatter_var(
     yw: Array, lab: Array, nbins: int, nan: Array, n: Array, ddof: int, omit: bool
 ) -> Array:
     """Two-pass variance per bin by scatters, about a shift that is one of the bin's values.
@@ -162,14 +162,14 @@ def _scatter_var(
     """
     wdt = yw.dtype
     fill = jnp.where(nan, -jnp.inf, yw)
-    shift = _per_bin("max", -jnp.inf, lab, lax.stop_gradient(fill), nbins)
+    shift = per_bin("max", -jnp.inf, lab, lax.stop_gradient(fill), nbins)
     shift = jnp.where(jnp.isfinite(shift), shift, 0)
     pad = jnp.zeros((1, n.shape[1]), wdt)
     shift_pt = jnp.concatenate([shift, pad])[lab]
     z = yw - shift_pt
     if omit:
         z = jnp.where(nan, 0, z)
-    s1 = _per_bin("add", 0, lab, z, nbins)
+    s1 = per_bin("add", 0, lab, z, nbins)
     safe = _safe(n, wdt)
     ok = jnp.isfinite(s1) & (n > 0)
     mz = jnp.where(ok, s1 / safe, 0)
@@ -177,8 +177,8 @@ def _scatter_var(
     d = jnp.where(ok_pt, z - jnp.concatenate([mz, pad])[lab], 0)
     if omit:
         d = jnp.where(nan, 0, d)
-    q = _per_bin("add", 0, lab, d * d, nbins)
-    r = _per_bin("add", 0, lab, d, nbins)
+    q = per_bin("add", 0, lab, d * d, nbins)
+    r = per_bin("add", 0, lab, d, nbins)
     m2 = jnp.maximum(q - r * (r / safe), 0)
     dof = n - ddof
     var = jnp.where(dof > 0, m2 / _safe(dof, wdt), jnp.nan)
@@ -202,7 +202,7 @@ def _ranges(
     )
 
 
-def _sort_road(
+def sort_road(
     y: Array,
     lab: Array,
     nbins: int,
@@ -298,9 +298,9 @@ def reduce_labels(
     for road, names in roads.items():
         names_t = tuple(names)
         if road == "scatter":
-            res = _scatter_road(y, lab, nbins, names_t, ddof, omit)
+            res = scatter_road(y, lab, nbins, names_t, ddof, omit)
         else:
-            res = _sort_road(y, lab, nbins, names_t, ddof, omit, road == "reference", capacity)
+            res = sort_road(y, lab, nbins, names_t, ddof, omit, road == "reference", capacity)
         out.update(res)
     idt = index_dtype()
     return {s: (out[s].astype(idt) if is_count(s) else out[s].astype(out_dt)) for s in stats}

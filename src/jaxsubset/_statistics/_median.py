@@ -29,7 +29,7 @@ def order_key(v: Array) -> Array:
     return jnp.where((u & sign) != 0, ~u, u | sign)
 
 
-def _digit_width(nseg: int, n: int) -> int:
+def digit_width(nseg: int, n: int) -> int:
     """Bits per radix pass: 11, fewer when ``nseg << 11`` histogram slots would be too many.
 
     The slots must fit an int32 index, and are held to ``max(2**24, 8 n)`` so that many
@@ -61,7 +61,7 @@ def select_rank(seg: Array, key: Array, nseg: int, rank: Array) -> tuple[Array, 
     """
     bits = 64 if key.dtype == jnp.uint64 else 32
     udt = key.dtype
-    width_max = _digit_width(nseg, key.shape[0])
+    width_max = digit_width(nseg, key.shape[0])
     seg = seg.astype(jnp.int32)
     rank = rank.astype(jnp.int32)
     prefix = jnp.zeros((nseg,), udt)

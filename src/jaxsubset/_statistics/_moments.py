@@ -29,7 +29,7 @@ Moments = tuple[Array, Array, Array, Array]  # (n: int, c, m, M2): mean c + m, e
 # shift c is one of the partial's own points. Two partials' means differ by
 # (c_b - c_a) + (m_b - m_a): the first term a difference of two data values, exact when they
 # are within a factor 2 (Sterbenz), so offsets like 1e8 + noise cost no digits.
-def _chan(a: Moments, b: Moments) -> Moments:
+def chan(a: Moments, b: Moments) -> Moments:
     """Chan et al.'s combination of two ``(n, c, m, M2)`` partials (either may be empty)."""
     na, ca, ma, qa = a
     nb, cb, mb, qb = b

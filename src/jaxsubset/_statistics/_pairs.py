@@ -12,7 +12,7 @@ own points, co-moment ``Cxy = sum (x - mean_x)(y - mean_y)``, the channels' ``M2
 and ``bad`` the count of points making the entry NaN (an infinite value, or a NaN that is
 not omitted). Two partials combine by Chan's formula extended to the co-moment,
 ``Cxy = Cxy_a + Cxy_b + dx dy na nb / n``, with ``dx = (cx_b - cx_a) + (mx_b - mx_a)`` a
-difference of two data values first (:func:`._moments._chan`): every partial holds only points
+difference of two data values first (:func:`._moments.chan`): every partial holds only points
 of its own subset, so a value outside a window never changes it, a constant channel has
 deviations of exactly 0 (a covariance of exactly 0), and large offsets cancel as in a
 two-pass formula. The block tree and the block road fold the same partials.
@@ -25,7 +25,7 @@ import numpy as np
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._moments import _chan
+from ._moments import chan
 from ._registry import PAIR_COUNT
 
 
@@ -61,8 +61,8 @@ def combine(p: Pair, q: Pair) -> Pair:
     na, cxa, mxa, cya, mya, ca, qxa, qya, ba = p
     nb, cxb, mxb, cyb, myb, cb, qxb, qyb, bb = q
     dt = mxa.dtype
-    n, cx, mx, qx = _chan((na, cxa, mxa, qxa), (nb, cxb, mxb, qxb))
-    _, cy, my, qy = _chan((na, cya, mya, qya), (nb, cyb, myb, qyb))
+    n, cx, mx, qx = chan((na, cxa, mxa, qxa), (nb, cxb, mxb, qxb))
+    _, cy, my, qy = chan((na, cya, mya, qya), (nb, cyb, myb, qyb))
     both = (na > 0) & (nb > 0)
     w = jnp.where(both, nb.astype(dt) / jnp.where(n > 0, n, 1).astype(dt), 0)
     dx = jnp.where(both, (cxb - cxa) + (mxb - mxa), 0)

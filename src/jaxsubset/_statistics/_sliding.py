@@ -31,7 +31,7 @@ The folds:
   window: offsets like ``1e8 + noise`` cancel exactly (Sterbenz) and the error of
   ``M2 = S2 - S1**2 / n`` is bounded by the piece's own spread around one of its own points
   (never by a value outside the window). The pieces are then ``(n, c, m, M2)`` partials
-  combined by Chan's formula (:func:`._tree._chan`), as the block tree does; the levels over
+  combined by Chan's formula (:func:`._moments.chan`), as the block tree does; the levels over
   sub-block totals sum them the same way around the shift of their first/last total.
 - cov/corr: the co-moment partials of every channel pair (:mod:`._pairs`), combined by
   Chan's formula in sub-blocks of 4 (no sums around a shift: each piece a fold of its own
@@ -50,7 +50,7 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._moments import _chan, spread_statistics
+from ._moments import chan, spread_statistics
 from ._pairs import combine as pair_combine, pair_leaves, pair_statistics
 from ._registry import PAIR_COUNT, PAIR_STATISTICS, backend, float_dtype, result_shape
 
@@ -58,15 +58,15 @@ from ._registry import PAIR_COUNT, PAIR_STATISTICS, backend, float_dtype, result
 SLIDING_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max", "cov", "corr")
 
 
-def _tmap(f, *ps):
+def tmap(f, *ps):
     return jax.tree_util.tree_map(f, *ps)
 
 
-class _Fold:
+class Fold:
     """An associative fold: how partials combine, its identity, its sub-block prefix/suffix."""
 
     block = 4
-    inner: "_Fold"
+    inner: "Fold"
 
     def combine(self, a, b):  # pragma: no cover - interface
         raise NotImplementedError
@@ -78,12 +78,12 @@ class _Fold:
         """Inclusive prefix and suffix folds along axis 1 of ``(R, b, C)`` partials."""
         raise NotImplementedError
 
-    def next(self) -> "_Fold":
+    def next(self) -> "Fold":
         """The fold of the sub-block totals (the recursion's level)."""
         return self
 
 
-class _Sum(_Fold):
+class Sum(Fold):
     block = 16
 
     def combine(self, a, b):
@@ -110,7 +110,7 @@ class _Sum(_Fold):
         return lax.cumsum(r, axis=1, reverse=reverse)
 
 
-class _Extreme(_Fold):
+class Extreme(Fold):
     block = 4
 
     def __init__(self, which: str):
@@ -131,17 +131,17 @@ class _Extreme(_Fold):
         return jnp.moveaxis(pre, 2, 1), jnp.moveaxis(suf, 2, 1)
 
 
-class _Chan(_Fold):
+class Chan(Fold):
     """``(n, c, m, M2)`` partials (mean ``c + m``, ``c`` one of the partial's points)."""
 
     block = 4
 
     def combine(self, a, b):
-        return _chan(a, b)
+        return chan(a, b)
 
     def presuf(self, r):
         # b - 1 combinations each way, unrolled: a smaller program than a parallel scan
-        cols = [_tmap(lambda a, k=k: a[:, k], r) for k in range(r[0].shape[1])]
+        cols = [tmap(lambda a, k=k: a[:, k], r) for k in range(r[0].shape[1])]
         pre = [cols[0]]
         for col in cols[1:]:
             pre.append(self.combine(pre[-1], col))
@@ -149,13 +149,13 @@ class _Chan(_Fold):
         for col in cols[-2::-1]:
             suf.append(self.combine(col, suf[-1]))
         suf = suf[::-1]
-        return _tmap(lambda *a: jnp.stack(a, 1), *pre), _tmap(lambda *a: jnp.stack(a, 1), *suf)
+        return tmap(lambda *a: jnp.stack(a, 1), *pre), tmap(lambda *a: jnp.stack(a, 1), *suf)
 
     def identity_like(self, p):
-        return _tmap(jnp.zeros_like, p)
+        return tmap(jnp.zeros_like, p)
 
 
-class _ShiftedMoments(_Chan):
+class ShiftedMoments(Chan):
     """Moments whose sub-block prefix/suffix are sums around one point of each piece.
 
     Partials are ``(n, c, m, M2)`` (a point: ``(1, y, 0, 0)``). A prefix piece is summed
@@ -182,7 +182,7 @@ class _ShiftedMoments(_Chan):
         # a deviation or square beyond the float range is clamped to it (a matmul's 0 * inf
         # would reach the pieces without that point); the pieces holding it get M2 = inf
         big = jnp.finfo(fdt).max
-        s = _Sum()
+        s = Sum()
         pn, sn = s.presuf(nf)
 
         def sums(ref, which):
@@ -202,14 +202,14 @@ class _ShiftedMoments(_Chan):
         return moments(pn, p1, p2, c_pre), moments(sn, s1, s2, c_suf)
 
 
-class _Pairs(_Chan):
+class Pairs(Chan):
     """Channel-pair co-moment partials (:mod:`._pairs`), combined by Chan's formula."""
 
     def combine(self, a, b):
         return pair_combine(a, b)
 
 
-def _shift(p, d: int, fold: _Fold):
+def shift(p, d: int, fold: Fold):
     """``p`` moved down ``d`` rows along axis 0, identities entering at the top."""
 
     def one(a, e):
@@ -219,10 +219,10 @@ def _shift(p, d: int, fold: _Fold):
             return e
         return jnp.concatenate([e[:d], a[: a.shape[0] - d]], axis=0)
 
-    return _tmap(one, p, fold.identity_like(p))
+    return tmap(one, p, fold.identity_like(p))
 
 
-def _counts_between(w: int, b: int) -> list[int]:
+def counts_between(w: int, b: int) -> list[int]:
     """Whole sub-blocks strictly between the sub-blocks of ``i - w + 1`` and ``i``, by ``i % b``."""
     q, r = divmod(w, b)
     out = []
@@ -232,7 +232,7 @@ def _counts_between(w: int, b: int) -> list[int]:
     return out
 
 
-def sliding_fold(fold: _Fold, leaves, w: int):
+def sliding_fold(fold: Fold, leaves, w: int):
     """The fold of every trailing window of ``w`` points (truncated at the start).
 
     Args:
@@ -249,7 +249,7 @@ def sliding_fold(fold: _Fold, leaves, w: int):
         inner = fold.next()  # per-point leaves are partials of the inner fold
         acc = leaves
         for d in range(1, min(w, n)):
-            acc = inner.combine(_shift(leaves, d, inner), acc)
+            acc = inner.combine(shift(leaves, d, inner), acc)
         return acc
     nb = -(-n // b)
     size = nb * b
@@ -258,45 +258,45 @@ def sliding_fold(fold: _Fold, leaves, w: int):
         return jnp.concatenate([a, jnp.broadcast_to(e[:1], (size - n,) + a.shape[1:])])
 
     if size > n:
-        leaves = _tmap(pad, leaves, fold.next().identity_like(leaves))
-    r = _tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), leaves)
+        leaves = tmap(pad, leaves, fold.next().identity_like(leaves))
+    r = tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), leaves)
     pre, suf = fold.presuf(r)
     inner = fold.next()
-    totals = _tmap(lambda a: a[:, 0], suf)  # the suffix at a sub-block's start: its total
-    counts = _counts_between(w, b)
+    totals = tmap(lambda a: a[:, 0], suf)  # the suffix at a sub-block's start: its total
+    counts = counts_between(w, b)
     lo = min(counts)
     # mids[c][J]: the fold of totals[J - c .. J - 1]
     if lo <= 0:
         mid = inner.identity_like(totals)
     else:
-        mid = _shift(sliding_fold(inner, totals, lo), 1, inner)
+        mid = shift(sliding_fold(inner, totals, lo), 1, inner)
     mids = {max(lo, 0): mid}
     for c in range(max(lo, 0), max(counts)):
-        mids[c + 1] = inner.combine(_shift(totals, c + 1, inner), mids[c])
+        mids[c + 1] = inner.combine(shift(totals, c + 1, inner), mids[c])
     # the middle of column o (row i = J b + o) is mids[counts[o]][J]: a static column choice
     top = max(counts)
-    sel = _tmap(lambda a: a[:, None], mids[top])
+    sel = tmap(lambda a: a[:, None], mids[top])
     for c, m in mids.items():
         if c != top and c in counts:
             mask = jnp.array([k == c for k in counts])[None, :, None]
-            sel = _tmap(lambda u, v, mask=mask: jnp.where(mask, u[:, None], v), m, sel)
-    flat = _tmap(lambda a: a.reshape((size,) + a.shape[2:]), suf)
-    head = _shift(flat, w - 1, inner)  # the suffix from i - w + 1 to its sub-block's end
-    head = _tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), head)
+            sel = tmap(lambda u, v, mask=mask: jnp.where(mask, u[:, None], v), m, sel)
+    flat = tmap(lambda a: a.reshape((size,) + a.shape[2:]), suf)
+    head = shift(flat, w - 1, inner)  # the suffix from i - w + 1 to its sub-block's end
+    head = tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), head)
     out = inner.combine(inner.combine(head, sel), pre)
-    return _tmap(lambda a: a.reshape((size,) + a.shape[2:])[:n], out)
+    return tmap(lambda a: a.reshape((size,) + a.shape[2:])[:n], out)
 
 
-def _count_fold(flags: Array, w: int) -> Array:
+def count_fold(flags: Array, w: int) -> Array:
     """Trailing-window counts of boolean ``flags`` ``(N, C)``, exactly, in the index dtype."""
     idt = index_dtype()
     fdt = jnp.result_type(float)
     if w < 2 ** (jnp.finfo(fdt).nmant + 1):  # sums of 0/1 below 2**(mantissa + 1): exact
-        return sliding_fold(_Sum(), flags.astype(fdt), w).round().astype(idt)
-    return sliding_fold(_IntSum(), flags.astype(idt), w)
+        return sliding_fold(Sum(), flags.astype(fdt), w).round().astype(idt)
+    return sliding_fold(IntSum(), flags.astype(idt), w)
 
 
-def _count_flags(flags: list[Array], w: int) -> list[Array]:
+def count_flags(flags: list[Array], w: int) -> list[Array]:
     """Trailing-window counts of several boolean ``(N, C)`` flags, exactly.
 
     Packed into one fold as digits in base ``w + 1`` (no window counts more than ``w``) when
@@ -305,9 +305,9 @@ def _count_flags(flags: list[Array], w: int) -> list[Array]:
     fdt = jnp.result_type(float)
     base = w + 1
     if len(flags) == 1 or base ** len(flags) > 2 ** (jnp.finfo(fdt).nmant + 1):
-        return [_count_fold(f, w) for f in flags]
+        return [count_fold(f, w) for f in flags]
     packed = sum(f.astype(fdt) * float(base**k) for k, f in enumerate(flags))
-    total = sliding_fold(_Sum(), packed, w).round()
+    total = sliding_fold(Sum(), packed, w).round()
     out = []
     for _ in flags:  # the digits, exact: every operand an integer below 2**(mantissa + 1)
         rest = jnp.floor(total / base)
@@ -316,7 +316,7 @@ def _count_flags(flags: list[Array], w: int) -> list[Array]:
     return out
 
 
-class _IntSum(_Sum):
+class IntSum(Sum):
     def scan(self, r, reverse: bool):
         return lax.cumsum(r, axis=1, reverse=reverse)
 
@@ -375,24 +375,24 @@ def sliding_statistics(
     pair = tuple(s for s in stats if s in PAIR_STATISTICS)
     if pair:  # every channel pair's co-moments, from partials of each window's own points
         # the pair partials count their own NaN/inf points: one program, outside the cond
-        folded = sliding_fold(_Pairs(), pair_leaves(yf, present, omit), w)
+        folded = sliding_fold(Pairs(), pair_leaves(yf, present, omit), w)
         out.update(pair_statistics(pair, folded, ddof, ch))
         stats = tuple(s for s in stats if s not in PAIR_STATISTICS)
     if not is_float:
-        out.update(_statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False))
+        out.update(statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False))
         return out
     # the NaN/inf counts cost folds of their own: a program without them runs when every
     # present value is finite (one reduction decides; both programs give the same results)
     finite_only = jnp.all(jnp.isfinite(yf) | ~jnp.asarray(present))
 
     def run(nonfinite: bool):
-        return lambda v: _statistics(v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite)
+        return lambda v: statistics(v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite)
 
     out.update(lax.cond(finite_only, run(False), run(True), yf))
     return out
 
 
-def _statistics(
+def statistics(
     yf: Array,
     present: Any,
     rows: Array,
@@ -422,7 +422,7 @@ def _statistics(
         flags = [present & isnan]
         if sums or moments:
             flags += [present & (yf == jnp.inf), present & (yf == -jnp.inf)]
-        counts = _count_flags(flags, w)
+        counts = count_flags(flags, w)
         n_nan = counts[0]
         if sums or moments:
             n_pos, n_neg = counts[1], counts[2]
@@ -431,7 +431,7 @@ def _statistics(
     out["count"] = n
     finite = notnan & jnp.isfinite(yf) if is_float else notnan
     if sums:
-        total = sliding_fold(_Sum(), jnp.where(finite, yf, 0), w)
+        total = sliding_fold(Sum(), jnp.where(finite, yf, 0), w)
         # a window holding +inf (-inf) sums to +inf (-inf), both: NaN (inf - inf), as NumPy
         inf = jnp.array(jnp.inf, fdt)
         total = jnp.where(n_pos > 0, inf, total)
@@ -447,11 +447,11 @@ def _statistics(
         v = jnp.where(finite, yf, 0)
         zero = jnp.zeros_like(v)
         leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
-        _, _, _, q = sliding_fold(_ShiftedMoments(), leaves, w)
+        _, _, _, q = sliding_fold(ShiftedMoments(), leaves, w)
         out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_pos + n_neg > 0)))
     for which in ("min", "max"):
         if which in stats:
-            fold = _Extreme(which)
+            fold = Extreme(which)
             vals = jnp.where(notnan, yf, fold.ident)
             ext = sliding_fold(fold, vals, w)
             out[which] = jnp.where(poisoned | (n == 0), nan, ext)

@@ -37,7 +37,7 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._moments import _chan, spread_statistics
+from ._moments import chan, spread_statistics
 from ._pairs import combine as pair_combine, pair_leaves, pair_statistics
 from ._registry import float_dtype
 
@@ -48,14 +48,14 @@ UNROLL_POINTS = 1 << 16  # from this many points on, the point levels are unroll
 
 
 # ---------------------------------------------------------------------------- moments
-# Chan's combination of (n, c, m, M2) partials is _moments._chan (shared with the pairs)
+# Chan's combination of (n, c, m, M2) partials is _moments.chan (shared with the pairs)
 Moments4 = tuple[Array, Array, Array, Array, Array, Array]  # (n, c, m, M2, M3, M4)
 
 
-def _pebay(a: Moments4, b: Moments4) -> Moments4:
+def pebay(a: Moments4, b: Moments4) -> Moments4:
     """Pébay's pairwise combination of ``(n, c, m, M2, M3, M4)`` partials (either may be empty).
 
-    The mean and ``M2`` are Chan's (:func:`_chan`); with ``d`` the difference of the means
+    The mean and ``M2`` are Chan's (:func:`chan`); with ``d`` the difference of the means
     (as there: a difference of two data values first) and ``w = nb / n``, ``v = na / n``:
     ``M3 = M3a + M3b + d**3 na w (v - w) + 3 d (v M2b - w M2a)`` and
     ``M4 = M4a + M4b + d**4 na w (v**2 - v w + w**2) + 6 d**2 (v**2 M2b + w**2 M2a)
@@ -63,7 +63,7 @@ def _pebay(a: Moments4, b: Moments4) -> Moments4:
     """
     na, ca, ma, qa, ra, sa = a
     nb, cb, mb, qb, rb, sb = b
-    n, c, m, q = _chan((na, ca, ma, qa), (nb, cb, mb, qb))
+    n, c, m, q = chan((na, ca, ma, qa), (nb, cb, mb, qb))
     dt = ma.dtype
     both = (na > 0) & (nb > 0)
     w = jnp.where(both, nb.astype(dt) / jnp.where(n > 0, n, 1).astype(dt), 0)
@@ -83,7 +83,7 @@ def _pebay(a: Moments4, b: Moments4) -> Moments4:
 
 
 # ---------------------------------------------------------------------------- the folds
-class _Fold:
+class Fold:
     """One associative statistic: its partials, how they combine, and cumulative folds."""
 
     def combine(self, a, b):  # pragma: no cover - interface
@@ -93,7 +93,7 @@ class _Fold:
         raise NotImplementedError
 
 
-class _Sum(_Fold):
+class Sum(Fold):
     def combine(self, a, b):
         return a + b
 
@@ -101,7 +101,7 @@ class _Sum(_Fold):
         return jnp.zeros_like(p)
 
 
-class _Extreme(_Fold):
+class Extreme(Fold):
     def __init__(self, which: str):
         self.which = which
         self.op = jnp.minimum if which == "min" else jnp.maximum
@@ -114,40 +114,40 @@ class _Extreme(_Fold):
         return jnp.full_like(p, self.ident)
 
 
-class _Moments(_Fold):
+class Moments(Fold):
     def combine(self, a, b):
-        return _chan(a, b)
+        return chan(a, b)
 
     def identity_like(self, p):
         return jax.tree_util.tree_map(jnp.zeros_like, p)
 
 
-class _Moments4(_Moments):
+class _Moments4(Moments):
     def combine(self, a, b):
-        return _pebay(a, b)
+        return pebay(a, b)
 
 
-class _Pairs(_Moments):
+class Pairs(Moments):
     def combine(self, a, b):
         return pair_combine(a, b)
 
 
-def _where(pred: Array, a, b):
+def where(pred: Array, a, b):
     return jax.tree_util.tree_map(lambda u, v: jnp.where(pred, u, v), a, b)
 
 
-def _take(p, idx: Array, axis: int = 0):
+def take(p, idx: Array, axis: int = 0):
     return jax.tree_util.tree_map(lambda a: jnp.take(a, idx, axis=axis, mode="clip"), p)
 
 
-def _floor_log2(v: Array) -> Array:
+def floor_log2(v: Array) -> Array:
     """``floor(log2(v))`` of positive ints, exactly (count-leading-zeros); 0 for ``v <= 1``."""
     v = jnp.maximum(v, 1).astype(jnp.uint32)
     return (31 - lax.clz(v)).astype(jnp.int32)
 
 
 # ---------------------------------------------------------------------------- the structure
-def _double(fold: _Fold, pre, suf, lev: int):
+def double(fold: Fold, pre, suf, lev: int):
     """One level of :func:`_levels` with a static ``lev``: reshapes and broadcasts, no gather."""
 
     def halves(a):
@@ -168,7 +168,7 @@ def _double(fold: _Fold, pre, suf, lev: int):
     return pre, suf
 
 
-def _levels(fold: _Fold, leaves, levels: int, unroll: bool = False):
+def _levels(fold: Fold, leaves, levels: int, unroll: bool = False):
     """A disjoint sparse table over ``(S, C)`` leaves and the prefix/suffix folds of blocks.
 
     At level ``l`` every entry holds the fold from the start of its aligned block of ``2**l``
@@ -197,29 +197,29 @@ def _levels(fold: _Fold, leaves, levels: int, unroll: bool = False):
         entries = []
         for lev in range(levels):
             right = ((pos >> lev) & 1 == 1)[:, None]
-            entries.append(_where(right, pre, suf))
-            pre, suf = _double(fold, pre, suf, lev)
+            entries.append(where(right, pre, suf))
+            pre, suf = double(fold, pre, suf, lev)
         table = jax.tree_util.tree_map(lambda *ls: jnp.stack(ls), *entries)
         return table, pre, suf
 
     def level(carry, lev):
         pre, suf = carry
         right = ((pos >> lev) & 1 == 1)[:, None]
-        entry = _where(right, pre, suf)
+        entry = where(right, pre, suf)
         base = (pos >> (lev + 1)) << (lev + 1)  # start of the segment of 2**(lev + 1)
         mid = base + (1 << lev)
         lower = (pos < mid)[:, None]
-        total_lower = _take(suf, base)
-        total_upper = _take(suf, jnp.minimum(mid, size - 1))
-        pre = _where(lower, pre, fold.combine(total_lower, pre))
-        suf = _where(lower, fold.combine(suf, total_upper), suf)
+        total_lower = take(suf, base)
+        total_upper = take(suf, jnp.minimum(mid, size - 1))
+        pre = where(lower, pre, fold.combine(total_lower, pre))
+        suf = where(lower, fold.combine(suf, total_upper), suf)
         return (pre, suf), entry
 
     (pre, suf), table = lax.scan(level, (leaves, leaves), jnp.arange(levels, dtype=jnp.int32))
     return table, pre, suf
 
 
-def _query(fold: _Fold, table, leaves, a: Array, b: Array, size: int):
+def query(fold: Fold, table, leaves, a: Array, b: Array, size: int):
     """The fold of ``leaves[a..b]`` (inclusive; empty where ``a > b``) from a disjoint table.
 
     ``table`` is ``_table(fold, leaves, levels)`` flattened to ``(levels * size, C)``: at level
@@ -227,15 +227,15 @@ def _query(fold: _Fold, table, leaves, a: Array, b: Array, size: int):
     exactly, so the result holds only ``leaves[a..b]``.
     """
     idt = a.dtype
-    lev = _floor_log2(jnp.bitwise_xor(a, b)).astype(idt)
-    ta = _take(table, lev * size + a)
-    tb = _take(table, lev * size + b)
-    one = _take(leaves, a)
-    run = _where((a == b)[:, None], one, fold.combine(ta, tb))
-    return _where((a <= b)[:, None], run, fold.identity_like(one))
+    lev = floor_log2(jnp.bitwise_xor(a, b)).astype(idt)
+    ta = take(table, lev * size + a)
+    tb = take(table, lev * size + b)
+    one = take(leaves, a)
+    run = where((a == b)[:, None], one, fold.combine(ta, tb))
+    return where((a <= b)[:, None], run, fold.identity_like(one))
 
 
-def _fold_ranges(fold: _Fold, leaves, start: Array, stop: Array):
+def fold_ranges(fold: Fold, leaves, start: Array, stop: Array):
     """The fold of ``leaves`` over every range ``[start, stop)``, from partials inside it.
 
     Args:
@@ -259,7 +259,7 @@ def _fold_ranges(fold: _Fold, leaves, start: Array, stop: Array):
 
     # padding points are empty partials: identity (zeros, or -inf/+inf for the extremes)
     flat = jax.tree_util.tree_map(padded, leaves)
-    if isinstance(fold, _Extreme):
+    if isinstance(fold, Extreme):
         pad_mask = (jnp.arange(size) >= n_pts)[:, None]
         flat = jnp.where(pad_mask, fold.ident, flat)
     # the point levels: static reshapes for long series (no gathers), a scan for short ones
@@ -282,15 +282,15 @@ def _fold_ranges(fold: _Fold, leaves, start: Array, stop: Array):
     j0 = start // blk
     j1 = last // blk
     # a range inside one block: two entries of the point table (levels below the block size)
-    inside = _query(fold, point_table, flat, start, last, size)
+    inside = query(fold, point_table, flat, start, last, size)
     # over several blocks: suffix of the first, the whole blocks between, prefix of the last
-    run = _query(fold, block_table, totals, j0 + 1, j1 - 1, p_blocks)
-    cross = fold.combine(fold.combine(_take(suf_f, start), run), _take(pre_f, last))
-    res = _where((j0 == j1)[:, None], inside, cross)
-    return _where((stop > start)[:, None], res, fold.identity_like(res))
+    run = query(fold, block_table, totals, j0 + 1, j1 - 1, p_blocks)
+    cross = fold.combine(fold.combine(take(suf_f, start), run), take(pre_f, last))
+    res = where((j0 == j1)[:, None], inside, cross)
+    return where((stop > start)[:, None], res, fold.identity_like(res))
 
 
-def _first_last(
+def first_last(
     clean: Array, notnan: Array, start: Array, stop: Array, stats: tuple[str, ...], omit: bool
 ) -> dict[str, Array]:
     """The first/last counted reading of every range, read at its index (no arithmetic).
@@ -379,7 +379,7 @@ def tree_ranges(
     if "count" in stats:
         out["count"] = n
     if {"sum", "mean"} & set(stats):
-        total = _fold_ranges(_Sum(), clean, start, stop)
+        total = fold_ranges(Sum(), clean, start, stop)
         safe_n = jnp.where(n > 0, n, 1).astype(fdt)
         if "sum" in stats:
             out["sum"] = jnp.where(poisoned, nan, total)
@@ -397,7 +397,7 @@ def tree_ranges(
         v = jnp.where(finite, yf, 0)
         zero = jnp.zeros_like(v)
         leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
-        _, _, _, q = _fold_ranges(_Moments(), leaves, start, stop)
+        _, _, _, q = fold_ranges(Moments(), leaves, start, stop)
         out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_inf > 0)))
     if {"skew", "kurt"} & set(stats):
         from ._moments import shape_statistic
@@ -406,7 +406,7 @@ def tree_ranges(
         v = jnp.where(finite, yf, 0)
         zero = jnp.zeros_like(v)
         leaves4 = (finite.astype(idt), v, zero, zero, zero, zero)
-        _, _, _, q2, q3, q4 = _fold_ranges(_Moments4(), leaves4, start, stop)
+        _, _, _, q2, q3, q4 = fold_ranges(_Moments4(), leaves4, start, stop)
         bad = poisoned
         if is_float:  # a range holding +-inf: NaN, as its variance
             p = jnp.cumsum(jnp.isinf(yf).astype(idt), axis=0)
@@ -416,14 +416,14 @@ def tree_ranges(
             if which in stats:
                 out[which] = shape_statistic(which, n, q2, q3, q4, bad)
     if {"first", "last"} & set(stats):
-        out.update(_first_last(clean, notnan, start, stop, stats, omit))
+        out.update(first_last(clean, notnan, start, stop, stats, omit))
     if pair_stats:  # every channel pair's co-moments, folded from partials inside each range
-        folded = _fold_ranges(_Pairs(), pair_leaves(yf, True, omit), start, stop)
+        folded = fold_ranges(Pairs(), pair_leaves(yf, True, omit), start, stop)
         out.update(pair_statistics(pair_stats, folded, ddof, c))
     for which in ("min", "max"):
         if which in stats:
-            fold = _Extreme(which)
+            fold = Extreme(which)
             vals = jnp.where(notnan, yf, fold.ident)
-            ext = _fold_ranges(fold, vals, start, stop)
+            ext = fold_ranges(fold, vals, start, stop)
             out[which] = jnp.where(poisoned | (n == 0), nan, ext)
     return out

@@ -62,7 +62,7 @@ def geometry(num: int, capacity: int) -> tuple[int, int, int]:
     return m, d, (num - 1) // d + 1
 
 
-def _count_below(ordered: Array, key: Array) -> Array:
+def count_below(ordered: Array, key: Array) -> Array:
     """Per row, how many of the sorted ``ordered`` ``(rows, M)`` are below each ``key``."""
     rows, m = key.shape
     flat = ordered.reshape(-1)
@@ -78,7 +78,7 @@ def _count_below(ordered: Array, key: Array) -> Array:
     return cnt
 
 
-def _inverse(perm: Array) -> Array:
+def inverse(perm: Array) -> Array:
     """Per row, the inverse of the permutation ``perm`` ``(rows, M)`` (one scatter)."""
     rows, m = perm.shape
     base = lax.broadcasted_iota(jnp.int32, perm.shape, 0) * m
@@ -90,7 +90,7 @@ def _inverse(perm: Array) -> Array:
     return flat.reshape(rows, m)
 
 
-def _by_counts(key: Array) -> tuple[Array, Array]:
+def by_counts(key: Array) -> tuple[Array, Array]:
     """``(order, rank)`` from one sort of the keys and the count of smaller keys of each.
 
     Without ties that count is the rank; with ties a second sort of ``count << log2(M) |
@@ -99,11 +99,11 @@ def _by_counts(key: Array) -> tuple[Array, Array]:
     rows, m = key.shape
     bits = m.bit_length() - 1
     ordered = jnp.sort(key, axis=1)
-    below = _count_below(ordered, key)
+    below = count_below(ordered, key)
     tied = jnp.any(ordered[:, 1:] == ordered[:, :-1])
 
     def distinct(below: Array) -> tuple[Array, Array]:
-        return _inverse(below), below
+        return inverse(below), below
 
     def ties(below: Array) -> tuple[Array, Array]:
         pos = lax.broadcasted_iota(jnp.int32, key.shape, 1)
@@ -115,7 +115,7 @@ def _by_counts(key: Array) -> tuple[Array, Array]:
             order = (jnp.sort(packed64, axis=1) & (m - 1)).astype(jnp.int32)
         else:
             order = lax.sort((below, pos), num_keys=2)[1]
-        return order, _inverse(order)
+        return order, inverse(order)
 
     return lax.cond(tied, ties, distinct, below)
 
@@ -131,7 +131,7 @@ def row_order(key: Array) -> tuple[Array, Array]:
     - 64-bit keys: one sort of ``key`` with its low ``log2(M)`` bits replaced by the
       position, then a check that the keys came out non-decreasing (they do unless two keys
       differ only in those bits, in the wrong positional order); if not, the counting road;
-    - otherwise the counting road (:func:`_by_counts`).
+    - otherwise the counting road (:func:`by_counts`).
     """
     rows, m = key.shape
     x64 = bool(jax.config.read("jax_enable_x64"))
@@ -139,18 +139,18 @@ def row_order(key: Array) -> tuple[Array, Array]:
         pos = lax.broadcasted_iota(jnp.uint64, key.shape, 1)
         packed = (key.astype(jnp.uint64) << 32) | pos
         order = (jnp.sort(packed, axis=1) & (m - 1)).astype(jnp.int32)
-        return order, _inverse(order)
+        return order, inverse(order)
     if key.dtype == jnp.uint64:
         pos = lax.broadcasted_iota(jnp.uint64, key.shape, 1)
         packed = (key & ~jnp.uint64(m - 1)) | pos
         order = (jnp.sort(packed, axis=1) & (m - 1)).astype(jnp.int32)
         got = jnp.take_along_axis(key, order, axis=1)
         exact = jnp.all(got[:, 1:] >= got[:, :-1])
-        return lax.cond(exact, lambda k: (order, _inverse(order)), _by_counts, key)
-    return _by_counts(key)
+        return lax.cond(exact, lambda k: (order, inverse(order)), by_counts, key)
+    return by_counts(key)
 
 
-def _zeros_before(zero: Array) -> Array:
+def zeros_before(zero: Array) -> Array:
     """``(rows, M)`` int32: per row, the number of True entries of ``zero`` before each one.
 
     Packed into 32-bit words: a word's count is its population count, the words' counts a
@@ -184,7 +184,7 @@ def build(rank: Array) -> Array:
 
     def level(cur: Array, shift: Array) -> tuple[Array, Array]:
         bit = (cur >> shift) & 1
-        e = _zeros_before(bit == 0)
+        e = zeros_before(bit == 0)
         table = jnp.concatenate([e, jnp.full((rows, 1), half, jnp.int32)], axis=1)
         # the next arrangement: a stable partition, 0s first (after the last level unused)
         nxt = jnp.where(bit == 0, e, half + at - e) + base

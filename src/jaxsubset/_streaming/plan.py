@@ -18,17 +18,17 @@ import numpy as np
 
 from .._axis import concrete_bound as _concrete_bound
 from .._capacity import next_power_of_two
-from .._dynamic import _host_windows
+from .._dynamic import host_windows
 from .._ranges import (
-    _host_anchored_lower,
-    _host_anchored_upper,
-    _host_key,
-    _host_lower,
-    _host_upper,
-    _keys,
-    _sides,
-    _window_widths,
     check_edges,
+    host_anchored_lower,
+    host_anchored_upper,
+    host_key,
+    host_lower,
+    host_upper,
+    keys,
+    sides,
+    window_widths,
 )
 from .._validate import check_closed, check_int_fits, static_int
 from .sources import ArraySource, Source, canon
@@ -269,12 +269,12 @@ def rolling_sorted(source: Source, *args: Any, **kwargs: Any) -> Sorted:
 def x_keys(xp: np.ndarray, func: str) -> np.ndarray:
     """An x piece in the dtype JAX holds it in, as the resolver's order-preserving keys.
 
-    Bounds are resolved with ``jaxsubset._ranges``' rules (``_host_key``), so the streamed
+    Bounds are resolved with ``jaxsubset._ranges``' rules (``host_key``), so the streamed
     ranges equal the in-memory ones: exact integer comparisons, directed rounding of bounds x's
     dtype cannot hold, -0.0 equal to 0.0.
     """
     check_int_fits(xp, "x", func)
-    return _keys(np.asarray(xp, dtype=canon(xp.dtype)), np)
+    return keys(np.asarray(xp, dtype=canon(xp.dtype)), np)
 
 
 def key_pieces(pieces: Iterator[np.ndarray], func: str) -> Iterator[np.ndarray]:
@@ -299,7 +299,7 @@ def rolling_chunks(
     the keys of x find the starts (lagging) and the ends (leading, for windows that end by
     value: they read x ahead of the pass), so no bound array of length N is built.
     """
-    lo_side, hi_side = _sides(closed)
+    lo_side, hi_side = sides(closed)
     lo_c = Counter(key_pieces(source.x_pieces(), func), lo_side)
     ahead = after is not None
     hi_c = None
@@ -309,19 +309,19 @@ def rolling_chunks(
     for xp in checked_x(source.x_pieces(), func):
         a = np.asarray(xp, dtype=xdt)
         rows = np.arange(g, g + xp.size, dtype=np.int64)
-        key, below = _host_lower(a, width, xdt, lo_side)
+        key, below = host_lower(a, width, xdt, lo_side)
         start = lo_c.resolve(key)
         if below is not None:
             start = np.where(below, 0, start)
         if hi_c is None:
             stop = rows + 1
         elif after is not None:
-            hkey, above = _host_upper(a, after, xdt, hi_side)
+            hkey, above = host_upper(a, after, xdt, hi_side)
             stop = hi_c.resolve(hkey)
             if above is not None and above.any():  # past x's dtype: every point is below
                 stop = np.where(above, hi_c.total(), stop)
         else:
-            stop = hi_c.resolve(_keys(a, np))
+            stop = hi_c.resolve(keys(a, np))
         start = np.minimum(np.minimum(start, rows), stop)
         yield start, stop - start, rows
         g += xp.size
@@ -350,7 +350,7 @@ def key_bounds(
     value: Any, name: str, xdt: np.dtype, func: str, side: str
 ) -> tuple[np.ndarray, Any, Any]:
     """A bound as the resolver's ``(key, below, above)`` in x's key space for ``side``."""
-    return _host_key(concrete(value, name, func), xdt, side)
+    return host_key(concrete(value, name, func), xdt, side)
 
 
 def x_dtype(source: Source) -> np.dtype:
@@ -432,8 +432,8 @@ def plan(
             raise TypeError(f"{func}: missing the bin `edges`")
         edges = concrete(kind_args["edges"], "edges", func)
         check_edges(np.asarray(edges, np.float64) if edges.dtype == object else edges, func)
-        e_left = _host_key(edges, xdt, "left")
-        e_last = _host_key(edges[-1:], xdt, "right")
+        e_left = host_key(edges, xdt, "left")
+        e_last = host_key(edges[-1:], xdt, "right")
         (left, last), n = count_bounds(source, [(e_left[0], "left"), (e_last[0], "right")], func)
         left, last = flagged(left, e_left, n), flagged(last, e_last, n)
         right = np.concatenate([left[1:-1], last])
@@ -446,7 +446,7 @@ def plan(
     closed = check_closed(
         kind_args.get("closed", "left" if kind in ("select", "dynamic") else "right"), func
     )
-    lo_side, hi_side = _sides(closed)
+    lo_side, hi_side = sides(closed)
     if kind == "select":
         if "lo" not in kind_args or "hi" not in kind_args:
             raise TypeError(f"{func}: missing the x bounds `lo` and `hi`")
@@ -460,7 +460,7 @@ def plan(
     if kind_args.get("width") is None and before is None and after is None:
         raise TypeError(f"{func}: missing the window `width` (or `before`/`after`)")
     # the in-memory resolver's own rules (`x` is only asked for its dtype)
-    width, ahead, mode = _window_widths(
+    width, ahead, mode = window_widths(
         kind_args.get("width"),
         before,
         after,
@@ -477,8 +477,8 @@ def plan(
     at = kind_args.get("at")
     if mode != "trailing" and at is not None:
         anchors, width, ahead = np.broadcast_arrays(concrete(at, "at", func), width, ahead)
-        hi = _host_anchored_upper(anchors, ahead, xdt, hi_side)
-        lo = _host_anchored_lower(anchors, width, xdt, lo_side)
+        hi = host_anchored_upper(anchors, ahead, xdt, hi_side)
+        lo = host_anchored_lower(anchors, width, xdt, lo_side)
         return plan_xrange(source, lo, hi, lo_side, hi_side, capacity, per, func)
     if mode != "trailing":
         for name, v in (("before", width), ("after", ahead)):
@@ -505,8 +505,8 @@ def plan(
             source.pieces()  # raises the one-shot error
         return Plan(capacity, rolling_sorted(source, width, xdt, closed, func), None, per)
     anchors, width = np.broadcast_arrays(concrete(at, "at", func), width)
-    hi = _host_key(anchors, xdt, hi_side)
-    lo = _host_anchored_lower(anchors, width, xdt, lo_side)
+    hi = host_key(anchors, xdt, hi_side)
+    lo = host_anchored_lower(anchors, width, xdt, lo_side)
     return plan_xrange(source, lo, hi, lo_side, hi_side, capacity, per, func)
 
 
@@ -570,7 +570,7 @@ def plan_dynamic(
     if "every" not in kind_args:
         raise TypeError(f"{func}: missing the window spacing `every`")
     ends = x_ends(source, xdt, func)
-    lo, hi = _host_windows(
+    lo, hi = host_windows(
         ends,
         kind_args["every"],
         kind_args.get("period"),
@@ -578,7 +578,7 @@ def plan_dynamic(
         closed,
         func,
     )
-    lo_side, hi_side = _sides(closed)
+    lo_side, hi_side = sides(closed)
     lo_k = key_bounds(lo, "lo", xdt, func, lo_side)
     hi_k = key_bounds(hi, "hi", xdt, func, hi_side)
     return plan_xrange(source, lo_k, hi_k, lo_side, hi_side, capacity, per, func)

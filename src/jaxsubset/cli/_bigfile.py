@@ -58,7 +58,7 @@ def wants_stream(path: str, stats: tuple[str, ...], *, stream_above_mb: float) -
     return True
 
 
-def _time_x(col: np.ndarray, label: str, block: int) -> np.ndarray:
+def time_x(col: np.ndarray, label: str, block: int) -> np.ndarray:
     """A datetime64 x column as int64 nanoseconds: a view of a ``datetime64[ns]`` column
     (checked for NaT block by block), else converted and range-checked into memory."""
 
@@ -76,7 +76,7 @@ def _time_x(col: np.ndarray, label: str, block: int) -> np.ndarray:
     return out
 
 
-def _columns(path: str, x_col: str | None, y_col: str | None, block: int) -> tuple[XY, np.ndarray]:
+def columns(path: str, x_col: str | None, y_col: str | None, block: int) -> tuple[XY, np.ndarray]:
     """x and the y column, in an :class:`XY`, as the in-memory reader would choose them.
 
     They are memory-mapped views (nothing loaded), except an x that the in-memory reader
@@ -105,7 +105,7 @@ def _columns(path: str, x_col: str | None, y_col: str | None, block: int) -> tup
         kind = "dates or times" if y.dtype.kind in "mM" else f"dtype {y.dtype}"
         raise InputError(f"{path}: y column {table.names[iy]!r} must be numeric, got {kind}")
     if x_time:
-        x = _time_x(x, f"{path}: x column {table.names[ix]!r}", block)
+        x = time_x(x, f"{path}: x column {table.names[ix]!r}", block)
     elif x.dtype.kind not in "biuf":
         raise InputError(
             f"{path}: x column {table.names[ix]!r} must be numbers or dates, got {x.dtype}"
@@ -134,7 +134,7 @@ def _source(x: np.ndarray, y: np.ndarray, block: int) -> Any:
     return blocks
 
 
-def _missing(y: np.ndarray, nan_policy: str, where: str, block: int) -> int:
+def missing(y: np.ndarray, nan_policy: str, where: str, block: int) -> int:
     """Count missing readings in ``y`` block by block; with "raise" name the first."""
     if y.dtype.kind != "f":
         return 0
@@ -151,7 +151,7 @@ def _missing(y: np.ndarray, nan_policy: str, where: str, block: int) -> int:
     return total
 
 
-def _check_x(xy: XY, where: str, block: int) -> None:
+def check_x(xy: XY, where: str, block: int) -> None:
     """x sorted ascending and NaN-free, checked block by block (as the in-memory reader does)."""
     x, prev = xy.x, None
     for a in range(0, x.shape[0], block):
@@ -227,9 +227,9 @@ def streamed_statistics(
     if len(given) != 1:
         raise TypeError(f"streamed_statistics: give exactly one of {', '.join(requests)}")
     block = 1 << 20
-    xy, yy = _columns(path, x, y, block)
-    _check_x(xy, path, block)
-    n_missing = _missing(yy, nan_policy, path, block)
+    xy, yy = columns(path, x, y, block)
+    check_x(xy, path, block)
+    n_missing = missing(yy, nan_policy, path, block)
     policy = "omit" if nan_policy == "omit" else "propagate"
     kernel_stats = tuple(s for s in stats if s != "count") or ("sum",)
     bounds: dict[str, np.ndarray] = {}

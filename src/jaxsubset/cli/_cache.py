@@ -16,7 +16,7 @@ NO_CACHE_ENV = "JAXSUBSET_NO_CACHE"
 logger = logging.getLogger(__name__)
 
 
-def _disabled_by_env() -> bool:
+def disabled_by_env() -> bool:
     return os.environ.get(NO_CACHE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
@@ -41,8 +41,8 @@ def command_cache(no_cache: bool = False) -> Callable[[], None]:
     # jax sets its options as attributes at run time (no stub declares them), and
     # jax.config.read refuses this one (an option with a context manager)
     cache_dir = jax.config.jax_compilation_cache_dir  # type: ignore[attr-defined]
-    if no_cache or _disabled_by_env() or cache_dir:
-        return _nothing  # off, or the caller set a cache of its own: leave it alone
+    if no_cache or disabled_by_env() or cache_dir:
+        return nothing  # off, or the caller set a cache of its own: leave it alone
     names = (
         "jax_compilation_cache_dir",
         "jax_persistent_cache_min_compile_time_secs",
@@ -50,21 +50,21 @@ def command_cache(no_cache: bool = False) -> Callable[[], None]:
     )
     before = {n: getattr(jax.config, n) for n in names}
     if jaxsubset.enable_compilation_cache() is None:
-        return _nothing
+        return nothing
 
     def restore() -> None:
         for n, v in before.items():
             jax.config.update(n, v)
-        _reset()
+        reset()
 
     return restore
 
 
-def _nothing() -> None:
+def nothing() -> None:
     return None
 
 
-def _reset() -> None:
+def reset() -> None:
     try:
         from jax.experimental.compilation_cache import compilation_cache as public_cc
 

@@ -12,17 +12,17 @@ import numpy as np
 from ._files import InputError
 
 
-_ISO_DATE = re.compile(
+ISO_DATE = re.compile(
     r"^[0-9]{4}-[0-9]{2}(-[0-9]{2}"
     r"([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]{1,9})?)?\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?)?$"
 )
-_NS_FIRST = np.datetime64("1677-09-22", "s")  # datetime64[ns] holds 1677-09-21 .. 2262-04-11
-_NS_LAST = np.datetime64("2262-04-10", "s")
+NS_FIRST = np.datetime64("1677-09-22", "s")  # datetime64[ns] holds 1677-09-21 .. 2262-04-11
+NS_LAST = np.datetime64("2262-04-10", "s")
 
 
 def is_iso_date(text: str) -> bool:
     """Whether ``text`` is an ISO-8601 date or datetime (``2001-12-29``, ``2001-12-29 06:00``)."""
-    return bool(_ISO_DATE.match(text.strip()))
+    return bool(ISO_DATE.match(text.strip()))
 
 
 def checked_ns(
@@ -40,7 +40,7 @@ def checked_ns(
         i = int(rows[np.flatnonzero(nat)].min())
         raise InputError(f"{label} has a missing date at {where(i)}; every point needs a position")
     coarse = dates.astype("datetime64[s]")
-    out = (coarse < _NS_FIRST) | (coarse > _NS_LAST)
+    out = (coarse < NS_FIRST) | (coarse > NS_LAST)
     if out.any():
         k = int(np.flatnonzero(out)[np.argmin(rows[out])])
         shown = str(cells[k]) if cells is not None else str(dates[k])
@@ -51,7 +51,7 @@ def checked_ns(
     return dates.astype("datetime64[ns]").view(np.int64)
 
 
-def _parse_one(text: str, x_format: str | None) -> np.datetime64:
+def parse_one(text: str, x_format: str | None) -> np.datetime64:
     """One date: by ``strptime(x_format)``, else ISO-8601 (an offset or ``Z`` converted to UTC)."""
     if x_format is None and not is_iso_date(text):
         raise ValueError(text)
@@ -71,7 +71,7 @@ def _parse_one(text: str, x_format: str | None) -> np.datetime64:
     return np.datetime64(d, "us")
 
 
-_FIELDS = {"Y": 4, "m": 2, "d": 2, "H": 2, "M": 2, "S": 2}
+FIELDS = {"Y": 4, "m": 2, "d": 2, "H": 2, "M": 2, "S": 2}
 
 
 def fixed_width_dates(arr: np.ndarray, x_format: str) -> np.ndarray | None:
@@ -84,10 +84,10 @@ def fixed_width_dates(arr: np.ndarray, x_format: str) -> np.ndarray | None:
         c = x_format[i]
         if c == "%":
             key = x_format[i + 1 : i + 2]
-            if key not in _FIELDS:
+            if key not in FIELDS:
                 return None
             layout.append((key, pos))
-            pos += _FIELDS[key]
+            pos += FIELDS[key]
             i += 2
         else:
             layout.append(("=" + c, pos))
@@ -104,10 +104,10 @@ def fixed_width_dates(arr: np.ndarray, x_format: str) -> np.ndarray | None:
             if np.any(codes[:, at] != ord(key[1])):
                 return None
             continue
-        digits = codes[:, at : at + _FIELDS[key]] - ord("0")
+        digits = codes[:, at : at + FIELDS[key]] - ord("0")
         if np.any((digits < 0) | (digits > 9)):
             return None
-        fields[key] = digits @ (10 ** np.arange(_FIELDS[key] - 1, -1, -1))
+        fields[key] = digits @ (10 ** np.arange(FIELDS[key] - 1, -1, -1))
     if "Y" not in fields:
         return None
     month = fields["m"]
@@ -175,12 +175,12 @@ def parse_dates(
     bad_rows, far_rows = [], []
     for j, text in enumerate(uniq.tolist()):
         try:
-            v = _parse_one(text, x_format)
+            v = parse_one(text, x_format)
         except (ValueError, OverflowError):
             bad_rows.append(int(first[j]))
             continue
         # Checked before the assignment: datetime64[ns] would wrap a far date silently.
-        if not _NS_FIRST <= v.astype("datetime64[s]") <= _NS_LAST:
+        if not NS_FIRST <= v.astype("datetime64[s]") <= NS_LAST:
             far_rows.append(int(first[j]))
             continue
         values[j] = v

@@ -24,7 +24,7 @@ from ._writer import format_table
 
 
 MAX_SUBSETS = 100  # one figure each
-_BYTES_PER_POINT = 128  # x, y, the subsets' padded copies and the plotted lines, with margin
+BYTES_PER_POINT = 128  # x, y, the subsets' padded copies and the plotted lines, with margin
 
 
 def subset_bounds(n_points: int, n_subsets: int) -> tuple[np.ndarray, np.ndarray]:
@@ -68,7 +68,7 @@ def run_demo(out_dir: str, n_points: int, n_subsets: int, *, stdout: TextIO, qui
             f"(one figure each, at least one point each), got {n_subsets}"
         )
     # x, y and the padded subsets on the device, the figures' copies on the host.
-    check_memory(n_points * _BYTES_PER_POINT, f"--n-points {n_points}")
+    check_memory(n_points * BYTES_PER_POINT, f"--n-points {n_points}")
     require_matplotlib("the demo's figures")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise InputError(f"--out {out_dir}: exists and is not a folder")

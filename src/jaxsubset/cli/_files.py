@@ -30,7 +30,7 @@ def available_memory() -> int:
     return 1 << 62
 
 
-def _gib(n: float) -> str:
+def gib(n: float) -> str:
     return f"{n / 2**30:.3g} GiB"
 
 
@@ -39,5 +39,5 @@ def check_memory(need: float, what: str) -> None:
     have = available_memory()
     if need > have:
         raise InputError(
-            f"{what} needs about {_gib(need)} of memory, more than the {_gib(have)} available"
+            f"{what} needs about {gib(need)} of memory, more than the {gib(have)} available"
         )

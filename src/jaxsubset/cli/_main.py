@@ -26,14 +26,14 @@ from ._windows import extent_arg
 NAN_POLICIES = ("omit", "propagate", "raise")
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage block) and exit status 2."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _number_arg(convert: Any, minimum: float, what: str, maximum: float | None = None) -> Any:
+def number_arg(convert: Any, minimum: float, what: str, maximum: float | None = None) -> Any:
     """An argparse ``type``: ``convert(text)`` checked to be ``>= minimum`` and, when given,
     ``<= maximum`` (NaN refused)."""
 
@@ -46,7 +46,7 @@ def _number_arg(convert: Any, minimum: float, what: str, maximum: float | None =
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         if maximum is not None and not v <= maximum:
             raise argparse.ArgumentTypeError(
-                f"expected {what} of at most {_MAX_TEXT.get(maximum, maximum)}, got {text!r}"
+                f"expected {what} of at most {MAX_TEXT.get(maximum, maximum)}, got {text!r}"
             )
         return v
 
@@ -55,13 +55,13 @@ def _number_arg(convert: Any, minimum: float, what: str, maximum: float | None =
 
 MAX_INT = 2**62  # counts, sizes and steps: beyond any data, and clear of int64 overflow
 MAX_DDOF = 2**31 - 1  # a traced int32 in JAX's default mode
-_MAX_TEXT: dict[float, str] = {MAX_INT: "2**62", MAX_DDOF: "2**31-1"}
-_positive_int = _number_arg(int, 1, "a positive integer", MAX_INT)
-_nonneg_int = _number_arg(int, 0, "an integer >= 0", MAX_DDOF)
-_nonneg_float = _number_arg(float, 0.0, "a number >= 0")
+MAX_TEXT: dict[float, str] = {MAX_INT: "2**62", MAX_DDOF: "2**31-1"}
+positive_int = number_arg(int, 1, "a positive integer", MAX_INT)
+nonneg_int = number_arg(int, 0, "an integer >= 0", MAX_DDOF)
+nonneg_float = number_arg(float, 0.0, "a number >= 0")
 
 
-def _width_arg(text: str) -> str:
+def width_arg(text: str) -> str:
     """``--width``: a positive number, or (checked against the axis later) a duration."""
     try:
         v = float(text)
@@ -76,14 +76,14 @@ def _width_arg(text: str) -> str:
     return text.strip()
 
 
-_MAIN_EPILOG = """\
+MAIN_EPILOG = """\
 examples:
   jaxsubset demo --out demo-out
   jaxsubset stats data.csv --x time --y signal --chunks 10 --stat mean,std
   jaxsubset stats data.csv --width 2.5 --stat mean --out rolling.csv --plot rolling.png
 """
 
-_STATS_EPILOG = """\
+STATS_EPILOG = """\
 subsets (choose exactly one):
   --chunks 10            10 pieces of (almost) equal size, as numpy.array_split
   --size 500             pieces of 500 points, the last one shorter
@@ -147,10 +147,10 @@ examples:
 """
 
 
-_DEBUG_HELP = "on an unexpected error (a bug to report), also print the Python traceback"
+DEBUG_HELP = "on an unexpected error (a bug to report), also print the Python traceback"
 
 
-_NO_CACHE_HELP = (
+NO_CACHE_HELP = (
     "do not use the compilation cache (default: compiled programs are kept in "
     "$XDG_CACHE_HOME/jaxsubset/jax or ~/.cache/jaxsubset/jax, so a later run skips "
     "compiling; JAXSUBSET_NO_CACHE=1 does the same)"
@@ -160,11 +160,11 @@ _NO_CACHE_HELP = (
 def build_parser() -> argparse.ArgumentParser:
     """The ``jaxsubset`` argument parser (``demo`` and ``stats`` subcommands)."""
     fmt = argparse.RawDescriptionHelpFormatter
-    parser = _Parser(
+    parser = Parser(
         prog="jaxsubset",
         description="Statistics over subsets (chunks, windows, x-ranges, bins) of 1-D (x, y) "
         "data, computed with JAX.",
-        epilog=_MAIN_EPILOG,
+        epilog=MAIN_EPILOG,
         formatter_class=fmt,
     )
     version = f"jaxsubset {jaxsubset.__version__}"
@@ -189,28 +189,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--n-points",
-        type=_positive_int,
+        type=positive_int,
         default=1000,
         metavar="N",
         help="number of points (default: 1000), e.g. --n-points 100000",
     )
     demo.add_argument(
         "--n-subsets",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         metavar="K",
         help="number of subsets, 1 to 100 (default: 5), e.g. --n-subsets 8",
     )
     demo.add_argument("--quiet", action="store_true", help="print nothing, only write figures")
-    demo.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
-    demo.add_argument("--no-cache", action="store_true", help=_NO_CACHE_HELP)
+    demo.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    demo.add_argument("--no-cache", action="store_true", help=NO_CACHE_HELP)
 
     st = sub.add_parser(
         "stats",
         help="per-subset statistics of the (x, y) columns of a file",
         description="Per-subset statistics of a file's (x, y) columns. x must be sorted "
         "ascending (or pass --sort).",
-        epilog=_STATS_EPILOG,
+        epilog=STATS_EPILOG,
         formatter_class=fmt,
     )
     st.add_argument("input", metavar="INPUT", help="the data file, e.g. data.csv")
@@ -232,25 +232,25 @@ def build_parser() -> argparse.ArgumentParser:
     mode = st.add_mutually_exclusive_group(required=True)
     mode.add_argument(
         "--chunks",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="N pieces as numpy.array_split, e.g. --chunks 10",
     )
     mode.add_argument(
         "--size",
-        type=_positive_int,
+        type=positive_int,
         metavar="S",
         help="pieces of S points, the last shorter, e.g. --size 500",
     )
     mode.add_argument(
         "--window",
-        type=_positive_int,
+        type=positive_int,
         metavar="S",
         help="sliding windows of S points (see --step), e.g. --window 50",
     )
     mode.add_argument(
         "--width",
-        type=_width_arg,
+        type=width_arg,
         metavar="W",
         help="at every point a, the window a - W < x <= a; a duration on a time axis, "
         "e.g. --width 2.5 or --width 7D",
@@ -282,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     st.add_argument(
         "--step",
-        type=_positive_int,
+        type=positive_int,
         metavar="T",
         default=None,
         help="with --window: points between window starts (default 1), e.g. --step 10",
@@ -326,7 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     st.add_argument(
         "--ddof",
-        type=_nonneg_int,
+        type=nonneg_int,
         default=0,
         metavar="D",
         help="delta degrees of freedom of std and var (default 0), e.g. --ddof 1",
@@ -364,7 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     st.add_argument(
         "--stream-above",
-        type=_nonneg_float,
+        type=nonneg_float,
         metavar="MB",
         default=1000.0,
         help=".npy inputs larger than this many megabytes (default 1000) are streamed block by "
@@ -377,8 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no progress bar and no messages on stderr (errors still shown)",
     )
-    st.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
-    st.add_argument("--no-cache", action="store_true", help=_NO_CACHE_HELP)
+    st.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    st.add_argument("--no-cache", action="store_true", help=NO_CACHE_HELP)
     return parser
 
 
@@ -411,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     x64 = bool(jax.config.read("jax_enable_x64"))
     restore_cache = command_cache(bool(args.no_cache))
     try:
-        with _signals_clean_up():
+        with signals_clean_up():
             jax.config.update("jax_enable_x64", True)  # the data's float64 precision, kept
             if args.command == "demo":
                 return run_demo(
@@ -419,7 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             return run_stats(args, stdout, stderr)
     except InputError as e:  # the documented input errors: exit status 2
-        _trace(debug, stderr)
+        trace(debug, stderr)
         msg = " ".join(str(e).split()) or type(e).__name__
         print(f"jaxsubset {args.command}: error: {msg}", file=stderr)
         return 2
@@ -440,7 +440,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("jaxsubset: interrupted", file=stderr)
         return 130
     except Exception as e:  # not a documented input error: a bug (or out of memory)
-        _trace(debug, stderr)
+        trace(debug, stderr)
         first = (str(e).strip().splitlines() or [""])[0][:300]
         what = f"{type(e).__name__}: {first}" if first else type(e).__name__
         if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in str(e):
@@ -468,7 +468,7 @@ class Terminated(BaseException):
 
 
 @contextlib.contextmanager
-def _signals_clean_up():
+def signals_clean_up():
     """SIGTERM and SIGHUP raise :class:`Terminated` while the command runs (main thread only;
     elsewhere the handlers cannot be set and the defaults stay)."""
     old = {}
@@ -489,7 +489,7 @@ def _signals_clean_up():
             signal.signal(sig, previous)
 
 
-def _trace(debug: bool, stderr: TextIO) -> None:
+def trace(debug: bool, stderr: TextIO) -> None:
     """With ``--debug``, the traceback of the exception being handled."""
     if debug:
         traceback.print_exc(file=stderr)

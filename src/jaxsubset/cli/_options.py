@@ -33,7 +33,7 @@ MAX_BINS = 10_000_000  # a period bin spec over a long time axis must stay a san
 PERIOD = re.compile(r"^\s*([0-9]*\.?[0-9]+)?\s*([A-Za-z]+)\s*$")
 
 
-def _reason(error: ValueError) -> str:
+def reason(error: ValueError) -> str:
     """The library's message without its function prefix (its ``reason``, where it has one)."""
     return str(getattr(error, "reason", error))
 
@@ -50,15 +50,15 @@ def parse_period(text: str, option: str) -> tuple[str, int] | None:
     try:
         return jaxsubset.parse_period(text)
     except ValueError as e:
-        raise InputError(f"{option} {text}: {_reason(e)}") from None
+        raise InputError(f"{option} {text}: {reason(e)}") from None
 
 
 def parse_bins(text: str) -> int | np.ndarray:
     """``--bins``: a number of equal-width bins, or comma-separated increasing edges."""
-    return _bin_edges(text) if "," in text else _bin_count(text)
+    return _bin_edges(text) if "," in text else bin_count(text)
 
 
-def _bin_count(text: str) -> int:
+def bin_count(text: str) -> int:
     """``--bins`` without a comma: a number of equal-width bins."""
     text = text.strip()
     try:
@@ -144,7 +144,7 @@ def parse_stats(specs: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _range_dates(table: Any, j: int, role: str, x_format: str | None) -> np.ndarray:
+def range_dates(table: Any, j: int, role: str, x_format: str | None) -> np.ndarray:
     """Column ``j`` of a ranges file as int64 ns (ISO dates, or dates of ``x_format``)."""
     col = table.columns[j]
     fmt = x_format
@@ -173,14 +173,14 @@ def read_range_file(
     if len(table.names) < 2:
         raise InputError(f"{path}: a ranges file needs two columns, lo and hi, on every row")
     if x_time:
-        lo = _range_dates(table, 0, "lo", x_format)
-        hi = _range_dates(table, 1, "hi", x_format)
+        lo = range_dates(table, 0, "lo", x_format)
+        hi = range_dates(table, 1, "hi", x_format)
     else:
         for j, role in enumerate(("lo", "hi")):
             col = table.columns[j]
             if col.dtype.kind in "UO" and to_time(table, j, role) is not None:
                 raise InputError(
-                    f"{path}: the ranges are dates, but the x column holds numbers {_NUMBERS_HINT}"
+                    f"{path}: the ranges are dates, but the x column holds numbers {NUMBERS_HINT}"
                 )
         lo = to_numeric(table, 0, "lo").astype(np.float64)
         hi = to_numeric(table, 1, "hi").astype(np.float64)
@@ -201,10 +201,10 @@ def read_range_file(
     return lo, hi
 
 
-_NUMBERS_HINT = "(for dates stored as numbers such as 20011229 pass --x-format %Y%m%d)"
+NUMBERS_HINT = "(for dates stored as numbers such as 20011229 pass --x-format %Y%m%d)"
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:
@@ -214,7 +214,7 @@ def _is_number(text: str) -> bool:
 
 def check_width(text: str) -> None:
     """``--width`` checks that need no data: a known unit, not a calendar period."""
-    if _is_number(text):
+    if is_number(text):
         return
     period = parse_period(text, "--width")
     if period is not None and period[0] == "calendar":
@@ -227,7 +227,7 @@ def check_width(text: str) -> None:
 def width_value(text: str, xy: XY) -> float | int:
     """``--width`` on this axis: a float on a numeric axis, int64 nanoseconds on a time axis."""
     check_width(text)
-    period = None if _is_number(text) else parse_period(text, "--width")
+    period = None if is_number(text) else parse_period(text, "--width")
     if xy.x_time:
         if period is None:
             raise InputError(
@@ -238,18 +238,18 @@ def width_value(text: str, xy: XY) -> float | int:
     if period is not None:
         raise InputError(
             f"--width {text}: a duration needs a time axis, but x column {xy.x_name!r} holds "
-            f"numbers {_NUMBERS_HINT}"
+            f"numbers {NUMBERS_HINT}"
         )
     return float(text)
 
 
-def _time_edges(x: np.ndarray, bins: int | str, text: str) -> np.ndarray:
+def time_edges(x: np.ndarray, bins: int | str, text: str) -> np.ndarray:
     """:func:`jaxsubset.bin_edges` on the int64 ns axis, its errors as the option's."""
     try:
         # a period's count depends on the data; a count N was checked against memory already
         return jaxsubset.bin_edges(x, bins, max_bins=MAX_BINS if isinstance(bins, str) else None)
     except ValueError as e:
-        raise InputError(f"--bins {text}: {_reason(e)}") from None
+        raise InputError(f"--bins {text}: {reason(e)}") from None
 
 
 def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarray, str]:
@@ -275,21 +275,21 @@ def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarra
         if dates:
             raise InputError(
                 f"--bins {stripped}: date edges need a time axis, but x column {xy.x_name!r} "
-                f"holds numbers {_NUMBERS_HINT}"
+                f"holds numbers {NUMBERS_HINT}"
             )
         edges = _bin_edges(text)
         return edges, f"{len(edges) - 1} bins"
     period = parse_period(stripped, "--bins") if PERIOD.match(stripped) else None
     if period is None:
-        n = _bin_count(text)
-        edges = _time_edges(x, n, text.strip()) if xy.x_time else np.histogram_bin_edges(x, n)
+        n = bin_count(text)
+        edges = time_edges(x, n, text.strip()) if xy.x_time else np.histogram_bin_edges(x, n)
         return edges, f"{n} bins"
     if not xy.x_time:
         raise InputError(
             f"--bins {stripped}: a time period needs a time axis, but x column {xy.x_name!r} "
-            f"holds numbers {_NUMBERS_HINT}"
+            f"holds numbers {NUMBERS_HINT}"
         )
-    edges = _time_edges(x, stripped, stripped)
+    edges = time_edges(x, stripped, stripped)
     if period[0] == "calendar":
         return edges, f"calendar bins of {stripped}"
     return edges, f"bins of {stripped}"

@@ -73,13 +73,13 @@ class Table:
 
 # The first bytes of every binary format the reader knows (the file's content decides its kind;
 # the extension only has to be one of INPUT_SUFFIXES).
-_MAGIC = (
+MAGIC = (
     (b"\x93NUMPY", "npy"),
     (b"PK\x03\x04", "npz"),
     (b"PK\x05\x06", "npz"),  # an empty zip archive
     (b"PAR1", "parquet"),
 )
-_FOREIGN = (  # binary formats the reader does not read, named in the message
+FOREIGN = (  # binary formats the reader does not read, named in the message
     (b"\x1f\x8b", "a gzip-compressed file; decompress it first"),
     (b"BZh", "a bzip2-compressed file; decompress it first"),
     (b"\xfd7zXZ\x00", "an xz-compressed file; decompress it first"),
@@ -89,7 +89,7 @@ _FOREIGN = (  # binary formats the reader does not read, named in the message
     (b"\x89PNG", "a PNG image, not data"),
     (b"\xd0\xcf\x11\xe0", "an old Excel/Office file (not supported)"),
 )
-_KIND_NAMES = {"npy": "a NumPy .npy array", "npz": "a NumPy .npz archive", "parquet": "Parquet"}
+KIND_NAMES = {"npy": "a NumPy .npy array", "npz": "a NumPy .npz archive", "parquet": "Parquet"}
 
 
 def sniff(path: str) -> str | None:
@@ -104,10 +104,10 @@ def sniff(path: str) -> str | None:
             head = f.read(8)
     except OSError as e:
         raise InputError(f"{path}: cannot read the file: {e.strerror or e}") from None
-    for magic, kind in _MAGIC:
+    for magic, kind in MAGIC:
         if head.startswith(magic):
             return kind
-    for magic, what in _FOREIGN:
+    for magic, what in FOREIGN:
         if head.startswith(magic):
             raise InputError(f"{path}: the file is {what}")
     return None
@@ -150,23 +150,23 @@ def read_table(
     if named is not None and kind is None:
         sig = {"npy": "\\x93NUMPY", "npz": "PK (zip)", "parquet": "PAR1"}[named]
         raise InputError(
-            f"{path}: the file is not {_KIND_NAMES[named]}: it does not start with {sig} "
+            f"{path}: the file is not {KIND_NAMES[named]}: it does not start with {sig} "
             "(an empty, truncated or different kind of file?)"
         )
     if kind == "npy":
-        table = _read_npy(path, mmap)
+        table = read_npy(path, mmap)
     elif kind == "npz":
-        table = _read_npz(path)
+        table = read_npz(path)
     elif kind == "parquet":
-        table = _read_parquet(path)
+        table = read_parquet(path)
     else:
-        table = _read_text(path, "\t" if ext in (".tsv", ".tab") else None, x_format)
+        table = read_text(path, "\t" if ext in (".tsv", ".tab") else None, x_format)
     if not table.columns or all(len(c) == 0 for c in table.columns):
         raise InputError(f"{path}: the file holds no data")
     return table
 
 
-def _is_number(field: str) -> bool:
+def is_number(field: str) -> bool:
     try:
         float(field)
     except ValueError:
@@ -174,9 +174,9 @@ def _is_number(field: str) -> bool:
     return True
 
 
-def _is_value(field: str, x_format: str | None) -> bool:
+def is_value(field: str, x_format: str | None) -> bool:
     """A field that is data, not a header name: a number, an ISO date, or an ``x_format`` date."""
-    if _is_number(field) or is_iso_date(field):
+    if is_number(field) or is_iso_date(field):
         return True
     if x_format is not None:
         try:
@@ -187,7 +187,7 @@ def _is_value(field: str, x_format: str | None) -> bool:
     return False
 
 
-def _split_lines(
+def split_lines(
     texts: list[str], delimiter: str | None, numbers: Sequence[int] | None = None
 ) -> list[list[str]]:
     """Fields of every line: whitespace split, plain split, or the csv module for quotes.
@@ -212,7 +212,7 @@ def _split_lines(
     return rows
 
 
-def _fast_numeric(texts: list[str], delimiter: str | None, width: int) -> np.ndarray | None:
+def fast_numeric(texts: list[str], delimiter: str | None, width: int) -> np.ndarray | None:
     """The rows as an ``(N, width)`` float64 array when every field is a plain number.
 
     None when anything needs the careful path: quotes, empty cells, text, ragged rows, or
@@ -232,7 +232,7 @@ def _fast_numeric(texts: list[str], delimiter: str | None, width: int) -> np.nda
     return grid
 
 
-def _read_text(path: str, delimiter: str | None, x_format: str | None = None) -> Table:
+def read_text(path: str, delimiter: str | None, x_format: str | None = None) -> Table:
     # The text, its lines and their fields take several times the file's size in memory.
     check_memory(6 * os.path.getsize(path), f"{path}: reading the text file")
     try:
@@ -258,11 +258,11 @@ def _read_text(path: str, delimiter: str | None, x_format: str | None = None) ->
     numbers = [n for n, _ in lines]
     texts = [line for _, line in lines]
     try:
-        head = [f.strip() for f in _split_lines(texts[:1], delimiter, numbers)[0]]
+        head = [f.strip() for f in split_lines(texts[:1], delimiter, numbers)[0]]
     except csv.Error as e:
         raise InputError(f"{path}: cannot parse the file as delimited text: {e}") from None
-    header = any(f and not _is_value(f, x_format) for f in head)
-    fast = _fast_numeric(texts[1:] if header else texts, delimiter, len(head))
+    header = any(f and not is_value(f, x_format) for f in head)
+    fast = fast_numeric(texts[1:] if header else texts, delimiter, len(head))
     if fast is not None:  # all plain numbers: NumPy's C parser, no strings
         names = [f if f else str(i) for i, f in enumerate(head)] if header else None
         names = names or [str(i) for i in range(len(head))]
@@ -270,11 +270,11 @@ def _read_text(path: str, delimiter: str | None, x_format: str | None = None) ->
         cols = [fast[:, j] for j in range(fast.shape[1])]
         return Table(path, names, cols, header=header, lines=lines_kept)
     try:
-        fields = _split_lines(texts, delimiter, numbers)
+        fields = split_lines(texts, delimiter, numbers)
     except csv.Error as e:
         raise InputError(f"{path}: cannot parse the file as delimited text: {e}") from None
     head = [f.strip() for f in fields[0]]
-    header = any(f and not _is_value(f, x_format) for f in head)
+    header = any(f and not is_value(f, x_format) for f in head)
     width = len(head)
     if header:
         names = [f if f else str(i) for i, f in enumerate(head)]
@@ -300,11 +300,11 @@ def _read_text(path: str, delimiter: str | None, x_format: str | None = None) ->
 # truncated member), OSError, EOFError, zlib.error, struct.error, IndexError, KeyError,
 # UnicodeDecodeError, RuntimeError (an encrypted member), NotImplementedError (an unknown
 # compression method)... all of them mean the same to the user.
-_NPZ_ERRORS = (Exception,)
+NPZ_ERRORS = (Exception,)
 
 
 @contextlib.contextmanager
-def _quiet_numpy() -> Iterator[None]:
+def quiet_numpy() -> Iterator[None]:
     """NumPy's reader warns about headers it had to repair (files "created on Python 2"):
     the file is read or refused as a whole, never with a warning beside the one line."""
     with warnings.catch_warnings():
@@ -312,7 +312,7 @@ def _quiet_numpy() -> Iterator[None]:
         yield
 
 
-def _npy_header(f, what: str) -> tuple[tuple[int, ...], np.dtype, bool]:
+def npy_header(f, what: str) -> tuple[tuple[int, ...], np.dtype, bool]:
     """Shape, dtype and Fortran order from the header of the ``.npy`` data open in ``f``.
 
     Raises:
@@ -321,7 +321,7 @@ def _npy_header(f, what: str) -> tuple[tuple[int, ...], np.dtype, bool]:
     fmt = np.lib.format
     try:
         version = fmt.read_magic(f)
-        with _quiet_numpy():
+        with quiet_numpy():
             if version == (1, 0):
                 shape, fortran, dtype = fmt.read_array_header_1_0(f)
             elif version == (2, 0):
@@ -336,7 +336,7 @@ def _npy_header(f, what: str) -> tuple[tuple[int, ...], np.dtype, bool]:
     return tuple(int(n) for n in shape), dtype, fortran
 
 
-def _check_npy_size(shape, dtype: np.dtype, have: int, what: str) -> int:
+def check_npy_size(shape, dtype: np.dtype, have: int, what: str) -> int:
     """The bytes of data a ``.npy`` header promises, checked against the ``have`` bytes there."""
     need = math.prod(shape) * dtype.itemsize
     if need > have:
@@ -347,16 +347,16 @@ def _check_npy_size(shape, dtype: np.dtype, have: int, what: str) -> int:
     return need
 
 
-def _read_npy(path: str, mmap: bool = False) -> Table:
+def read_npy(path: str, mmap: bool = False) -> Table:
     what = f"{path}: cannot read the file as a NumPy .npy array"
     with open(path, "rb") as f:
-        shape, dtype, _ = _npy_header(f, what)
+        shape, dtype, _ = npy_header(f, what)
         offset = f.tell()
-    need = _check_npy_size(shape, dtype, os.path.getsize(path) - offset, what)
+    need = check_npy_size(shape, dtype, os.path.getsize(path) - offset, what)
     if not mmap:
         check_memory(need, f"{path}: reading the {dtype} array of shape {shape}")
     try:
-        with _quiet_numpy():
+        with quiet_numpy():
             a = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
     except Exception as e:  # a damaged file, whatever NumPy makes of it
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -378,13 +378,13 @@ def _read_npy(path: str, mmap: bool = False) -> Table:
     return Table(path, [str(j) for j in range(a.shape[1])], [a[:, j] for j in range(a.shape[1])])
 
 
-def _read_npz(path: str) -> Table:
+def read_npz(path: str) -> Table:
     """An ``.npz`` archive: every member checked (a ``.npy`` header, its size, the CRC) and its
     total size compared with the free memory before any array is loaded."""
     what = f"{path}: cannot read the file as a NumPy .npz archive"
     try:
         zf = zipfile.ZipFile(path)
-    except _NPZ_ERRORS as e:
+    except NPZ_ERRORS as e:
         raise InputError(f"{what}: {e or type(e).__name__}") from None
     names, cols = [], []
     with zf:
@@ -395,17 +395,17 @@ def _read_npz(path: str) -> Table:
                 if not info.filename.endswith(".npy"):
                     raise InputError(f"{what}: member {info.filename!r} is not a .npy array")
                 with zf.open(info) as f:
-                    shape, dtype, _ = _npy_header(f, f"{what}: member {info.filename!r}")
+                    shape, dtype, _ = npy_header(f, f"{what}: member {info.filename!r}")
                     have = info.file_size - f.tell()
-                total += _check_npy_size(shape, dtype, have, f"{what}: member {info.filename!r}")
+                total += check_npy_size(shape, dtype, have, f"{what}: member {info.filename!r}")
             check_memory(total, f"{path}: reading the arrays of the archive")
             for info in infos:
-                with zf.open(info) as f, _quiet_numpy():
+                with zf.open(info) as f, quiet_numpy():
                     cols.append(np.lib.format.read_array(f, allow_pickle=False))
                 names.append(info.filename[: -len(".npy")])
         except InputError:
             raise
-        except _NPZ_ERRORS as e:
+        except NPZ_ERRORS as e:
             raise InputError(f"{what}: {e or type(e).__name__}") from None
     for name, c in zip(names, cols, strict=True):
         if c.ndim != 1:
@@ -413,7 +413,7 @@ def _read_npz(path: str) -> Table:
     return Table(path, names, cols, header=True)
 
 
-def _read_parquet(path: str) -> Table:
+def read_parquet(path: str) -> Table:
     try:
         import pyarrow.parquet as pq
     except ImportError:

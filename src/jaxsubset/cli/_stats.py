@@ -22,10 +22,10 @@ from ._writer import atomic_output, check_output_path, format_table, write_table
 
 # Memory per subset the table needs (bounds, the row's columns and the statistics' temporary
 # arrays); the subsets a --chunks/--bins count asks for must fit in the free memory.
-_BYTES_PER_SUBSET = 256
+BYTES_PER_SUBSET = 256
 
 
-def _block_stats_impl(
+def block_stats_impl(
     x, y, start, count, capacity: int, stats: tuple[str, ...], ddof: int, nan_policy: str
 ):
     s = jaxsubset.gather(x, y, jaxsubset.Ranges(start, count), capacity=capacity)
@@ -42,11 +42,11 @@ def _block_stats_impl(
 
 
 @functools.cache
-def _block_stats_jit():
-    return jax.jit(_block_stats_impl, static_argnames=("capacity", "stats", "ddof", "nan_policy"))
+def block_stats_jit():
+    return jax.jit(block_stats_impl, static_argnames=("capacity", "stats", "ddof", "nan_policy"))
 
 
-def _blocks(count: np.ndarray, channels: int) -> tuple[int, int, int]:
+def blocks(count: np.ndarray, channels: int) -> tuple[int, int, int]:
     """Capacity, ranges per block and number of blocks for the padded gathers."""
     k = count.shape[0]
     capacity = jaxsubset.required_capacity(count) if k else 1
@@ -74,8 +74,8 @@ def gather_stats(
     """
     progress = progress or Progress(None, "", enabled=False)
     k = start.shape[0]
-    capacity, block, n_blocks = _blocks(count, y.shape[1])
-    fn = _block_stats_jit()
+    capacity, block, n_blocks = blocks(count, y.shape[1])
+    fn = block_stats_jit()
     parts: dict[str, list[np.ndarray]] = {st: [] for st in stats}
     for b in range(n_blocks):
         lo, hi = b * block, min((b + 1) * block, k)
@@ -141,7 +141,7 @@ def compute_statistics(
     # gathers. Both omit missing readings through the library's own nan_policy.
     padded = tuple(st for st in stats if st == "median" or quantile_q(st) is not None)
     fast = tuple(st for st in stats if st not in ("count", *padded, *COUNTS))
-    n_blocks = _blocks(count, xy.y.shape[1])[2] if padded else 0
+    n_blocks = blocks(count, xy.y.shape[1])[2] if padded else 0
     progress.stage("computing", total=n_blocks + bool(fast))
     if fast:
         # host arrays on purpose: range_statistic's eager road reads them with np.asarray, and
@@ -228,11 +228,11 @@ def check_subset_count(args: argparse.Namespace, stats: tuple[str, ...]) -> None
             continue
         n = int(str(text).strip())
         check_memory(
-            n * _BYTES_PER_SUBSET * (len(stats) + 1), f"{option} {n}: a table of {n} subsets"
+            n * BYTES_PER_SUBSET * (len(stats) + 1), f"{option} {n}: a table of {n} subsets"
         )
 
 
-def _streams(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
+def streams(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
     """Whether the input is streamed: a big ``.npy`` and no option that needs every point in
     memory (a figure, a sort, ranges from a file, several y columns, ``--x-format`` dates)."""
     whole = (
@@ -279,7 +279,7 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             raise InputError("--out and --plot name the same file")
     progress = Progress(None, "", stream=stderr, enabled=not args.quiet).start()
     try:
-        if _streams(args, stats):  # a big .npy: block by block, never loaded whole
+        if streams(args, stats):  # a big .npy: block by block, never loaded whole
             progress.stage(f"streaming {args.input}")
             xy, ranges, bounds, values, what, n_missing = streamed_statistics(
                 args.input,

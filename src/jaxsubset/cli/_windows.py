@@ -18,15 +18,15 @@ import numpy as np
 import jaxsubset
 
 from ._files import InputError
-from ._options import PERIOD, _reason, parse_period
+from ._options import PERIOD, parse_period, reason
 from ._reader import XY
 
 
-_NUMBERS_HINT = "(for dates stored as numbers such as 20011229 pass --x-format %Y%m%d)"
-_INT = re.compile(r"^\s*[+-]?[0-9]+\s*$")
+NUMBERS_HINT = "(for dates stored as numbers such as 20011229 pass --x-format %Y%m%d)"
+INT = re.compile(r"^\s*[+-]?[0-9]+\s*$")
 
 
-def _number(text: str) -> float | None:
+def number(text: str) -> float | None:
     try:
         v = float(text)
     except ValueError:
@@ -40,7 +40,7 @@ def extent_arg(minimum_exclusive: bool, signed: bool = False) -> Any:
     duration such as ``7D``."""
 
     def parse(text: str) -> str:
-        v = _number(text)
+        v = number(text)
         body = text.strip()
         if v is None:
             if signed and body.startswith("-"):
@@ -59,7 +59,7 @@ def extent_arg(minimum_exclusive: bool, signed: bool = False) -> Any:
     return parse
 
 
-def _period(text: str, option: str) -> tuple[str, int] | None:
+def period(text: str, option: str) -> tuple[str, int] | None:
     """``parse_period`` of a duration text (a leading ``-`` allowed for ``--offset``)."""
     body = text.strip()
     sign = 1
@@ -73,7 +73,7 @@ def _period(text: str, option: str) -> tuple[str, int] | None:
 
 def _months(text: str, option: str) -> int:
     """The months of a calendar period (``check_windows`` has made sure it is one)."""
-    p = _period(text, option)
+    p = period(text, option)
     if p is None or p[0] != "calendar":
         raise InputError(f"{option} {text}: not a calendar period (e.g. 1M, 3M, 1Y)")
     return p[1]
@@ -91,8 +91,8 @@ def check_windows(args: argparse.Namespace) -> None:
         if getattr(args, name, None) is not None and every is None:
             raise InputError(f"--{name} goes with --every only (hopping/tumbling windows)")
     for option, text in (("--before", before), ("--after", after)):
-        if text is not None and _number(text) is None:
-            p = _period(text, option)
+        if text is not None and number(text) is None:
+            p = period(text, option)
             if p is not None and p[0] == "calendar":
                 raise InputError(
                     f"{option} {text}: months and years have no fixed length; for calendar "
@@ -100,7 +100,7 @@ def check_windows(args: argparse.Namespace) -> None:
                 )
     if every is not None:
         kinds = {
-            name: None if _number(t) is not None else (_period(t, f"--{name}") or ("",))[0]
+            name: None if number(t) is not None else (period(t, f"--{name}") or ("",))[0]
             for name, t in (("every", every), ("period", args.period), ("offset", args.offset))
             if t is not None
         }
@@ -116,16 +116,16 @@ def check_windows(args: argparse.Namespace) -> None:
 def is_calendar(args: argparse.Namespace) -> bool:
     """``--every`` in months or years (calendar windows: the whole file is read)."""
     every = getattr(args, "every", None)
-    if every is None or _number(every) is not None:
+    if every is None or number(every) is not None:
         return False
-    p = _period(every, "--every")
+    p = period(every, "--every")
     return p is not None and p[0] == "calendar"
 
 
 def axis_value(text: str, option: str, xy: XY, *, integer: bool = False) -> Any:
     """An extent on this axis: int64 nanoseconds on a time axis (``0`` may go without a
     unit); on a numeric axis a float, or an int for an integer text on an integer x."""
-    v = _number(text)
+    v = number(text)
     if xy.x_time:
         if v is not None:
             if v == 0:
@@ -134,16 +134,16 @@ def axis_value(text: str, option: str, xy: XY, *, integer: bool = False) -> Any:
                 f"{option} {text}: x column {xy.x_name!r} holds dates, so the value needs a "
                 "unit, e.g. 7D, 12h or 30min"
             )
-        p = _period(text, option)
+        p = period(text, option)
         if p is None or p[0] != "fixed":
             raise InputError(f"{option} {text}: expected a fixed duration, e.g. 7D or 12h")
         return p[1]
     if v is None:
         raise InputError(
             f"{option} {text}: a duration needs a time axis, but x column {xy.x_name!r} holds "
-            f"numbers {_NUMBERS_HINT}"
+            f"numbers {NUMBERS_HINT}"
         )
-    if integer and _INT.match(text) and xy.x.dtype.kind in "iu":
+    if integer and INT.match(text) and xy.x.dtype.kind in "iu":
         return int(text)
     return v
 
@@ -197,7 +197,7 @@ def dynamic_request(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], s
     try:  # the library's windows (only x's first and last point are read: x may be mapped)
         lo, hi = jaxsubset.dynamic_bounds(x, **kw, max_windows=MAX_WINDOWS)
     except ValueError as e:
-        raise InputError(f"--every {args.every} {_reason(e)}") from None
+        raise InputError(f"--every {args.every} {reason(e)}") from None
     if not xy.x_time:  # the table's x bounds of a numeric axis are floats
         lo, hi = lo.astype(np.float64), hi.astype(np.float64)
     return kw, what, {"lo": lo, "hi": hi}

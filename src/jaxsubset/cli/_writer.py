@@ -21,7 +21,7 @@ from ._dates import IsoUnit, iso_strings, iso_unit
 from ._files import InputError, suffix
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
     except OSError:
@@ -57,7 +57,7 @@ def check_output_path(
     if os.path.isdir(path):
         raise InputError(f"{path}: is a folder; give a file name")
     for src in inputs:
-        if src is not None and os.path.exists(path) and _same_file(path, os.fspath(src)):
+        if src is not None and os.path.exists(path) and same_file(path, os.fspath(src)):
             raise InputError(f"{path}: refusing to overwrite the input file; choose another name")
     # Writable, tried for real (permissions, a read-only mount; root ignores the mode bits).
     try:
@@ -128,7 +128,7 @@ def format_value(v: object) -> str:
     return str(v)
 
 
-def _json_value(v: object) -> object:
+def json_value(v: object) -> object:
     if isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, float) and not math.isfinite(v):
@@ -169,7 +169,7 @@ def write_table(path: str | os.PathLike, columns: dict[str, np.ndarray]) -> None
         elif ext == ".json":
             lists = as_lists()
             rows = [
-                {k: _json_value(c[i]) for k, c in zip(names, lists, strict=True)}
+                {k: json_value(c[i]) for k, c in zip(names, lists, strict=True)}
                 for i in range(n_rows)
             ]
             with open(tmp, "w", encoding="utf-8") as f:
@@ -184,7 +184,7 @@ def write_table(path: str | os.PathLike, columns: dict[str, np.ndarray]) -> None
             raise InputError(f"{path}: unsupported output format {ext!r}")
 
 
-def _fmt(v: Any) -> str:
+def fmt(v: Any) -> str:
     """A number for the aligned table on screen (files keep full precision)."""
     if isinstance(v, np.generic):
         v = v.item()
@@ -201,7 +201,7 @@ def _cells(values: Any, unit: IsoUnit) -> list[str]:
     a = np.asarray(values)
     if a.dtype.kind == "M":  # a time axis: ISO dates, NaT where a subset is empty
         return ["NaT" if t is None else t for t in iso_strings(a, unit)]
-    return [_fmt(v) for v in a.tolist()]
+    return [fmt(v) for v in a.tolist()]
 
 
 def format_table(columns: dict[str, Any]) -> str:
