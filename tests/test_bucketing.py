@@ -17,11 +17,12 @@ import jaxsubset
 from compilations import compilations
 from jaxsubset import _bucket
 from jaxsubset._bucket import MIN_K, MIN_N, bucket
-from references import FLOAT
+from references import FLOAT, QUICK_BUILD
 
 
 RANGE_STATS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
 BINNED_STATS = ("mean", "std", "median", "count", "sum", "min", "max")
+MOMENTS = ("var", "std", "sem", "skew", "kurt")
 
 
 def same(a, b) -> None:
@@ -252,8 +253,17 @@ def test_every_registered_statistic_equals_unbucketed():
         x, y
     )
     for s in names:
-        same(got[s], want[s])
-        same(roll[s], roll_off[s])
+        for a, b in ((got[s], want[s]), (roll[s], roll_off[s])):
+            if QUICK_BUILD and s in MOMENTS:
+                # the suite's quick build rounds two programs' moments apart in the last bits
+                # (users' fully optimised build: bit for bit; test_optimization_level.py)
+                a, b = np.asarray(a), np.asarray(b)
+                assert a.dtype == b.dtype and a.shape == b.shape
+                np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+                scale = np.max(np.abs(b[np.isfinite(b)]), initial=1.0)  # kurt: m4 / m2**2 - 3
+                np.testing.assert_allclose(a, b, rtol=0, atol=64 * np.finfo(a.dtype).eps * scale)
+            else:
+                same(a, b)
 
 
 # ---------------------------------------------------------------------------- constructors
