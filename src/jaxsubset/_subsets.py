@@ -11,6 +11,7 @@ import numpy as np
 from jax import lax
 
 from ._reduce import reduce_extreme
+from ._statistics._median import lerp
 from ._typing import Array, Bool, Int, Shaped
 from ._validate import check_nan_policy, index_dtype, is_traced, static_int
 
@@ -492,9 +493,7 @@ class Subsets:
         hi_i = jnp.minimum(lo_i + 1, jnp.maximum(n - 1, 0))
         a = jnp.take_along_axis(ordered, jnp.expand_dims(lo_i, ax), axis=ax).squeeze(ax)
         b = jnp.take_along_axis(ordered, jnp.expand_dims(hi_i, ax), axis=ax).squeeze(ax)
-        # NumPy's _lerp, from the nearer end (so also its NaN where an end is +-inf)
-        d = b - a
-        val = jnp.where(t >= 0.5, b - d * (1 - t), a + d * t)
+        val = lerp(a, b, t)  # NumPy's _lerp (so also its NaN where an end is +-inf)
         return jnp.where(poisoned | (n <= 0), jnp.nan, val)
 
     def _pair_stats(

@@ -136,6 +136,23 @@ def segment_median(seg: Array, v: Array, nseg: int, n: Array) -> Array:
     return jnp.where(n > 0, med, jnp.nan)
 
 
+def sorted_by_label(lab: Array, v: Array) -> Array:
+    """``v`` ordered by ``(label, value)``, NaN last within a label; differentiable in ``v``
+    (the order comes from a stopped copy, the values through one gather)."""
+    vs = lax.stop_gradient(v)
+    vs = jnp.where(jnp.isnan(vs), jnp.asarray(np.nan, v.dtype), vs)
+    iota = jnp.arange(v.shape[0], dtype=jnp.int32)
+    _, _, perm = lax.sort((lab, vs, iota), num_keys=2)
+    return v[perm]
+
+
+def lerp(a: Array, b: Array, t: Array) -> Array:
+    """NumPy's ``_lerp``: ``a + (b - a) t`` from the nearer end (``b - (b - a)(1 - t)`` for
+    ``t >= 0.5``), so ``t = 1`` gives ``b`` exactly (and NaN where an end is +-inf, as NumPy)."""
+    d = b - a
+    return jnp.where(t >= 0.5, b - d * (1 - t), a + d * t)
+
+
 def sorted_median(lab: Array, v: Array, nbins: int, start: Array, n: Array) -> Array:
     """Median per bin by one sort of ``(label, value)`` pairs (the backend-neutral road).
 
@@ -155,11 +172,7 @@ def sorted_median(lab: Array, v: Array, nbins: int, start: Array, n: Array) -> A
     num = v.shape[0]
     if num == 0:
         return jnp.full((nbins,), jnp.nan, v.dtype)
-    vs = lax.stop_gradient(v)
-    vs = jnp.where(jnp.isnan(vs), jnp.asarray(np.nan, v.dtype), vs)
-    iota = jnp.arange(num, dtype=jnp.int32)
-    _, _, perm = lax.sort((lab, vs, iota), num_keys=2)
-    ordered = v[perm]
+    ordered = sorted_by_label(lab, v)
     lo = jnp.clip(start + jnp.maximum(n - 1, 0) // 2, 0, num - 1)
     hi = jnp.clip(start + n // 2, 0, num - 1)
     med = (ordered[lo] + ordered[hi]) / 2
@@ -180,11 +193,7 @@ def sorted_quantile(lab: Array, v: Array, nbins: int, start: Array, n: Array, q:
     num = v.shape[0]
     if num == 0:
         return jnp.full((nbins,), jnp.nan, v.dtype)
-    vs = lax.stop_gradient(v)
-    vs = jnp.where(jnp.isnan(vs), jnp.asarray(np.nan, v.dtype), vs)
-    iota = jnp.arange(num, dtype=jnp.int32)
-    _, _, perm = lax.sort((lab, vs, iota), num_keys=2)
-    ordered = v[perm]
+    ordered = sorted_by_label(lab, v)
     top = jnp.maximum(n - 1, 0)
     h = top.astype(v.dtype) * jnp.asarray(q, v.dtype)
     lo = jnp.floor(h)
@@ -193,9 +202,7 @@ def sorted_quantile(lab: Array, v: Array, nbins: int, start: Array, n: Array, q:
     hi_i = jnp.minimum(lo_i + 1, top)
     a = ordered[jnp.clip(start + lo_i, 0, num - 1)]
     b = ordered[jnp.clip(start + hi_i, 0, num - 1)]
-    d = b - a
-    val = jnp.where(t >= 0.5, b - d * (1 - t), a + d * t)
-    return jnp.where(n > 0, val, jnp.nan)
+    return jnp.where(n > 0, lerp(a, b, t), jnp.nan)
 
 
 def key_dtype(dtype: Any) -> Any:

@@ -36,7 +36,7 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._median import order_key
+from ._median import lerp, order_key
 from ._reference import counted, nan_counts
 from ._registry import float_dtype, quantile_q
 
@@ -358,7 +358,6 @@ def wavelet_ranges(
         else:
             h = jnp.maximum(n - 1, 0).astype(fdt) * jnp.asarray(quantile_q(s), fdt)
             t = h - jnp.floor(h)
-            diff = b - a  # NumPy's _lerp, from the nearer end (as the padded road)
-            v = jnp.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+            v = lerp(a, b, t)  # NumPy's _lerp, as the padded road
         out[s] = jnp.where(bad, nan, v)
     return out
