@@ -35,8 +35,9 @@ def _run_folder(env: str, prefix: str) -> str:
 # in a third to a half of the time and compute the same results as users' fully optimised
 # builds (test_optimization_level.py proves that for every road);
 # JAX_DISABLE_MOST_OPTIMIZATIONS=0 runs the suite with users' settings.
+_OFF = ("0", "false", "no", "off", "")  # how a switch in the environment says no
 os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
-_QUICK = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"].strip().lower() not in ("0", "false", "")
+_QUICK = os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"].strip().lower() not in _OFF
 if _QUICK and "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (
         os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false"
@@ -52,14 +53,10 @@ from hypothesis import settings  # noqa: E402
 
 
 # JAX reads JAX_ENABLE_X64 itself when it starts; unset means on here (the suite's historic mode).
-_OFF = ("0", "false", "no", "off", "")
 _X64 = os.environ.get("JAX_ENABLE_X64", "1").strip().lower() not in _OFF
 jax.config.update("jax_enable_x64", _X64)
 # (again here: a plugin may have imported JAX before this file set the variable)
-jax.config.update(
-    "jax_disable_most_optimizations",
-    os.environ["JAX_DISABLE_MOST_OPTIMIZATIONS"].strip().lower() not in _OFF,
-)
+jax.config.update("jax_disable_most_optimizations", _QUICK)
 
 
 def _share_compiled_programs() -> None:
