@@ -427,24 +427,17 @@ def test_progress_stages_and_background_redraw():
     assert p._thread is None
 
 
-@pytest.mark.parametrize("path", ["library", "padded"])
-def test_statistics_paths_against_numpy(path, command_mode):
-    """range_statistic (O(N + K)) with the median by padded gathers; padded gathers alone."""
+def test_statistics_against_numpy(command_mode):
+    """Every statistic (the median and quantiles too) through range_statistic's roads."""
     import jaxsubset
     from jaxsubset.cli._reader import XY
-    from jaxsubset.cli._stats import compute_statistics, gather_stats
+    from jaxsubset.cli._stats import compute_statistics
 
     x, y = data(90, seed=6)
     y2 = np.stack([y, np.sin(x)], axis=1)
     xy = XY(x, y2, "x", ["a", "b"])
     r = jaxsubset.ranges.rolling(x, 4.0)
-    if path == "library":
-        got = compute_statistics(xy, r, STATS, ddof=1)
-    else:
-        start, count = np.asarray(r.start), np.asarray(r.count)
-        reductions = tuple(s for s in STATS if s != "count")
-        got = gather_stats(x, y2, start, count, reductions, ddof=1)
-        got["count"] = count[:, None]
+    got = compute_statistics(xy, r, (*STATS, "q0.9", "q0.25"), ddof=1)
     masks = [(x > a - 4.0) & (x <= a) for a in x]
     for c in range(2):
         want = reference(y2[:, c], masks, STATS)
@@ -455,6 +448,9 @@ def test_statistics_paths_against_numpy(path, command_mode):
         ]
         for s in STATS:
             assert_close(got[s][:, 0 if s == "count" else c], want[s], s)
+        for q in (0.9, 0.25):
+            want_q = [np.quantile(y2[m, c], q) for m in masks]
+            assert_close(got[f"q{q}"][:, c], want_q, f"q{q}")
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,9 @@
 """``jaxsubset stats``: the statistics of every subset of a file's ``(x, y)`` columns."""
 
 import argparse
-import functools
 import os
 from typing import Any, TextIO
 
-import jax
 import numpy as np
 
 import jaxsubset
@@ -23,71 +21,6 @@ from ._writer import atomic_output, check_output_path, format_table, write_table
 # Memory per subset the table needs (bounds, the row's columns and the statistics' temporary
 # arrays); the subsets a --chunks/--bins count asks for must fit in the free memory.
 BYTES_PER_SUBSET = 256
-
-
-def block_stats_impl(
-    x, y, start, count, capacity: int, stats: tuple[str, ...], ddof: int, nan_policy: str
-):
-    s = jaxsubset.gather(x, y, jaxsubset.Ranges(start, count), capacity=capacity)
-    out = {}
-    for st in stats:
-        q = quantile_q(st)
-        if q is not None:
-            out[st] = s.quantile(q, nan_policy=nan_policy)
-        elif st in ("std", "var", "sem"):
-            out[st] = getattr(s, st)(ddof=ddof, nan_policy=nan_policy)
-        else:
-            out[st] = getattr(s, st)(nan_policy=nan_policy)
-    return out
-
-
-@functools.cache
-def block_stats_jit():
-    return jax.jit(block_stats_impl, static_argnames=("capacity", "stats", "ddof", "nan_policy"))
-
-
-def blocks(count: np.ndarray, channels: int) -> tuple[int, int, int]:
-    """Capacity, ranges per block and number of blocks for the padded gathers."""
-    k = count.shape[0]
-    capacity = jaxsubset.required_capacity(count) if k else 1
-    block = max(1, min(k, (1 << 22) // (capacity * channels)))
-    return capacity, block, -(-k // block)
-
-
-def gather_stats(
-    x: np.ndarray,
-    y: np.ndarray,
-    start: np.ndarray,
-    count: np.ndarray,
-    stats: tuple[str, ...],
-    *,
-    ddof: int = 0,
-    progress: Progress | None = None,
-    nan_policy: str = "propagate",
-) -> dict[str, np.ndarray]:
-    """Per-range statistics by padded gathers, a bounded block of ranges at a time.
-
-    Each block has the same static shape (the last is padded with empty ranges), so the
-    whole table costs one compilation; the block size keeps memory near 2**22 values.
-    ``stats`` are :class:`jaxsubset.Subsets` reductions (``count`` and ``valid`` are not;
-    ``q0.9`` is ``quantile(0.9)``).
-    """
-    progress = progress or Progress(None, "", enabled=False)
-    k = start.shape[0]
-    capacity, block, n_blocks = blocks(count, y.shape[1])
-    fn = block_stats_jit()
-    parts: dict[str, list[np.ndarray]] = {st: [] for st in stats}
-    for b in range(n_blocks):
-        lo, hi = b * block, min((b + 1) * block, k)
-        s = np.zeros(block, start.dtype)
-        c = np.zeros(block, count.dtype)
-        s[: hi - lo] = start[lo:hi]
-        c[: hi - lo] = count[lo:hi]
-        res = fn(x, y, s, c, capacity=capacity, stats=stats, ddof=ddof, nan_policy=nan_policy)
-        for st in stats:
-            parts[st].append(np.asarray(res[st])[: hi - lo])
-        progress.advance()
-    return {st: np.concatenate(parts[st], axis=0) for st in stats}
 
 
 def valid_counts(y: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -136,26 +69,24 @@ def compute_statistics(
     omit = nan_policy == "omit" and bool(np.isnan(xy.y).any())
     policy = "omit" if omit else "propagate"
     out: dict[str, np.ndarray] = {}
-    # range_statistic needs O(N + K) memory (never K x capacity) for every statistic but the
-    # median and the quantiles, which sort padded windows: they go by bounded blocks of padded
-    # gathers. Both omit missing readings through the library's own nan_policy.
-    padded = tuple(st for st in stats if st == "median" or quantile_q(st) is not None)
-    fast = tuple(st for st in stats if st not in ("count", *padded, *COUNTS))
-    n_blocks = blocks(count, xy.y.shape[1])[2] if padded else 0
-    progress.stage("computing", total=n_blocks + bool(fast))
-    if fast:
-        # host arrays on purpose: range_statistic's eager road reads them with np.asarray, and
-        # Ranges declares the jax Arrays the library's own constructors return
-        flat = jaxsubset.Ranges(start, count, ranges.max_count)  # type: ignore[arg-type]
-        res = jaxsubset.range_statistic(xy.y, flat, fast, ddof=ddof, nan_policy=policy)
-        out.update({st: np.asarray(res[st], dtype=np.float64) for st in fast})
+    # Every statistic goes through range_statistic: O(N + K) memory on the block tree, and
+    # the median and quantiles on the wavelet road (O(N log capacity), never K x capacity),
+    # omitting missing readings through the library's own nan_policy. The quantiles take
+    # one call each (``q`` is static); the rest one call together.
+    quantiles = tuple(st for st in stats if quantile_q(st) is not None)
+    together = tuple(st for st in stats if st not in ("count", *quantiles, *COUNTS))
+    progress.stage("computing", total=len(quantiles) + bool(together))
+    # host arrays on purpose: range_statistic's eager road reads them with np.asarray, and
+    # Ranges declares the jax Arrays the library's own constructors return
+    flat = jaxsubset.Ranges(start, count, ranges.max_count)  # type: ignore[arg-type]
+    if together:
+        res = jaxsubset.range_statistic(xy.y, flat, together, ddof=ddof, nan_policy=policy)
+        out.update({st: np.asarray(res[st], dtype=np.float64) for st in together})
         progress.advance()
-    if padded:
-        out.update(
-            gather_stats(
-                xy.x, xy.y, start, count, padded, ddof=ddof, progress=progress, nan_policy=policy
-            )
-        )
+    for st in quantiles:
+        res = jaxsubset.range_statistic(xy.y, flat, "quantile", q=quantile_q(st), nan_policy=policy)
+        out[st] = np.asarray(res, dtype=np.float64)
+        progress.advance()
     if "count" in stats:
         out["count"] = count.astype(np.int64)[:, None]
     if "valid" in stats:
