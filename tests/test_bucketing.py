@@ -197,13 +197,57 @@ def test_range_statistic_compiles_once_per_bucket():
         lambda x, y: jaxsubset.range_statistic(y, jaxsubset.ranges.chunks(x, 5), ("mean", "std")),
         "_padded_reduce",
     )
-    # the number of ranges too: 10, 20, 40 ranges share the bucket of 64
+    # the number of ranges too: 10, 20, 40 ranges share the bucket of 64 (ranges without a
+    # static bound on their length: the tree's folds, the same bits for any number of ranges)
     with compilations() as seen:
         for k in (10, 20, 40):
-            jaxsubset.range_statistic(
-                np.ones(1000, FLOAT), jaxsubset.ranges.chunks(np.ones(1000), k)
-            )
+            r = jaxsubset.ranges.chunks(np.ones(1000), k)
+            jaxsubset.range_statistic(np.ones(1000, FLOAT), jaxsubset.Ranges(r.start, r.count))
     assert seen.of("_padded_reduce") == 1
+
+
+TOL = 1e-5 if FLOAT == np.float32 else 1e-12
+
+
+def test_few_long_ranges_take_the_padded_road(monkeypatch):
+    """Chunks (a static bound, few slots per point) reduce on the padded road: eagerly the
+    same bits bucketed (N padded, K kept) or not, under jit and on the tree to rounding."""
+    from jaxsubset._statistics._registry import choose, padded_fits
+
+    # the rule: K * bound <= 8 N (the order statistics: K * capacity <= 2 N), fewer ranges
+    # than points (windows keep their roads)
+    assert padded_fits(7, 1000, 256, 256) == (True, True)
+    assert padded_fits(7, 1000, 2048, 512) == (False, False)
+    assert padded_fits(1000, 1000, 2, 2) == (False, True)
+    assert padded_fits(7, 1000, None, None) == (False, False)
+    assert choose("ranges", "std", "auto", "f", (True, False)) == "reference"
+    assert choose("ranges", "median", "auto", "f", (True, False)) == "wavelet"
+    assert choose("ranges", "std", "tree", "f", (True, True)) == "tree"
+    x, y = _data(1000, channels=(2,))
+    stats = ("sum", "mean", "std", "max", "median", "quantile")
+    folded = ("sum", "mean", "std", "max")
+    for k in (7, 9):
+        r = jaxsubset.ranges.chunks(x, k)
+        got = jaxsubset.range_statistic(y, r, stats, q=0.25, ddof=1)
+        with monkeypatch.context() as m:
+            m.setenv("JAXSUBSET_BUCKETS", "off")
+            off = jaxsubset.range_statistic(y, r, stats, q=0.25, ddof=1)
+        jitted = jax.jit(lambda y, r: jaxsubset.range_statistic(y, r, stats, q=0.25, ddof=1))(y, r)
+        tree = jaxsubset.range_statistic(y, r, folded, ddof=1, method="tree")
+        pieces = np.array_split(y.astype(np.float64), k)
+        numpy = {
+            "sum": [c.sum(axis=0) for c in pieces],
+            "std": [c.std(axis=0, ddof=1) for c in pieces],
+            "median": [np.median(c, axis=0) for c in pieces],
+            "quantile": [np.quantile(c, 0.25, axis=0) for c in pieces],
+        }
+        for s in stats:
+            same(got[s], off[s])
+            np.testing.assert_allclose(jitted[s], got[s], rtol=TOL)
+            if s in tree:
+                np.testing.assert_allclose(tree[s], got[s], rtol=TOL)
+            if s in numpy:
+                np.testing.assert_allclose(got[s], np.array(numpy[s]), rtol=TOL, atol=TOL)
 
 
 def test_rolling_statistic_compiles_once_per_bucket():

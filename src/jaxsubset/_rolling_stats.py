@@ -13,6 +13,7 @@ from ._axis import bound_array, time_kind, window_width
 from ._ranges import Ranges, rolling_ranges
 from ._statistics._dispatch import (
     median_capacity,
+    range_bound,
     reduce_ranges,
     reduce_sliding,
     sliding_ranges,
@@ -30,6 +31,7 @@ from ._statistics._registry import (
     choose,
     choose_windows,
     float_dtype,
+    padded_fits,
     result_shape,
     with_quantile,
 )
@@ -273,6 +275,7 @@ def rolling_statistic(
     cap = None
     if needs_capacity(stats, method, func):
         cap = median_capacity(count, capacity, None, func)
+    bound = range_bound(r.max_count, y.shape[0])
     out = reduce_ranges(
         y2,
         start,
@@ -282,6 +285,8 @@ def rolling_statistic(
         omit=nan_policy == "omit",
         method=method,
         capacity=cap,
+        bound=bound,
+        padded=padded_fits(count.size, y.shape[0], bound, cap),
         func=func,
     )
     ch = tuple(y.shape[1:])

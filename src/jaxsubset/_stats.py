@@ -11,7 +11,7 @@ import numpy as np
 from . import _bucket
 from ._checks import nan_guard
 from ._ranges import Ranges
-from ._statistics._dispatch import clip_ranges, median_capacity, reduce_ranges
+from ._statistics._dispatch import clip_ranges, median_capacity, range_bound, reduce_ranges
 from ._statistics._registry import (
     CAPACITY_ROADS,
     DEFAULT_DDOF,
@@ -20,6 +20,7 @@ from ._statistics._registry import (
     check_pairs,
     check_statistics,
     choose,
+    padded_fits,
     result_shape,
     with_quantile,
 )
@@ -156,6 +157,7 @@ def range_statistic(
     start, count = jnp.broadcast_arrays(ranges.start, ranges.count)
     batch = tuple(count.shape)
     y2 = y.reshape(y.shape[0], int(np.prod(y.shape[1:])))
+    bound = range_bound(ranges.max_count, y.shape[0])
     out = reduce_ranges(
         y2,
         start.reshape(-1),
@@ -165,6 +167,8 @@ def range_statistic(
         omit=nan_policy == "omit",
         method=method,
         capacity=cap,
+        bound=bound,
+        padded=padded_fits(count.size, y.shape[0], bound, cap),
         func=func,
     )
     res = {s: out[s].reshape(result_shape(s, batch, ch)) for s in stats}
@@ -208,7 +212,11 @@ def bucketed(
     k = count.shape[0]
     c = int(np.prod(ch))
     y2 = np.asarray(y).reshape(n, c) if _bucket.on_host(y) else y.reshape(n, c)
-    kb = _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)  # K = N: one per point
+    bound = range_bound(ranges.max_count, n)  # the unbucketed call's bound and road
+    padded = padded_fits(k, n, bound, cap)
+    # K = N: one range per point. The padded road's sums follow the number of ranges in
+    # their last bits: there K keeps its size (a small program per K, N still bucketed)
+    kb = k if padded[0] else _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)
     out = _padded_reduce(
         _bucket.pad(y2, _bucket.bucket(n)),
         _bucket.pad(start, kb),
@@ -219,6 +227,8 @@ def bucketed(
         omit=omit,
         method=method,
         capacity=cap,
+        bound=bound,
+        padded=padded,
         func=func,
         finish=finish,
         finish_args=finish_args,
@@ -235,6 +245,8 @@ def bucketed(
         "omit",
         "method",
         "capacity",
+        "bound",
+        "padded",
         "func",
         "finish",
         "finish_args",
@@ -251,6 +263,8 @@ def _padded_reduce(
     omit: bool,
     method: str,
     capacity: int | None,
+    bound: int | None,
+    padded: tuple[bool, bool],
     func: str,
     finish: Callable | None = None,
     finish_args: tuple = (),
@@ -258,7 +272,17 @@ def _padded_reduce(
     """:func:`reduce_ranges` over ``y`` padded past its ``n`` real rows (see :func:`bucketed`)."""
     start, count = clip_ranges(start, count, n)
     out = reduce_ranges(
-        y, start, count, stats, ddof=ddof, omit=omit, method=method, capacity=capacity, func=func
+        y,
+        start,
+        count,
+        stats,
+        ddof=ddof,
+        omit=omit,
+        method=method,
+        capacity=capacity,
+        bound=bound,
+        padded=padded,
+        func=func,
     )
     return out if finish is None else finish(out, count, *finish_args)
 

@@ -8,7 +8,15 @@ import numpy as np
 from .._typing import Array
 from .._validate import index_dtype, is_traced
 from ._reference import reference_ranges
-from ._registry import RANGE_ROADS, SLIDING_ROADS, choose, is_count
+from ._registry import (
+    ORDER,
+    RANGE_ROADS,
+    SLIDING_ROADS,
+    base_name,
+    choose,
+    is_count,
+    padded_fits,
+)
 from ._sliding import sliding_statistics
 from ._tree import tree_ranges
 from ._wavelet import wavelet_ranges
@@ -46,6 +54,17 @@ def median_capacity(count: Array, capacity: Any, max_count: int | None, func: st
     return 1 << (max(big, 1) - 1).bit_length()
 
 
+def range_bound(max_count: int | None, n: int) -> int | None:
+    """A static bound on every range's length clipped to ``n`` points, a power of two.
+
+    From the ranges' own static ``max_count`` only (chunks, sliding windows), never from
+    concrete counts: an eager call then takes the road the same call takes under ``jit``.
+    """
+    if max_count is None:
+        return None
+    return 1 << max(min(int(max_count), n) - 1, 0).bit_length()
+
+
 def reduce_ranges(
     y: Array,
     start: Array,
@@ -56,6 +75,8 @@ def reduce_ranges(
     omit: bool = False,
     method: str = "auto",
     capacity: int | None = None,
+    bound: int | None = None,
+    padded: tuple[bool, bool] = (False, False),
     func: str = "range_statistic",
 ) -> dict[str, Array]:
     """Statistics of ``y`` over index ranges, each on the road :func:`choose` picks.
@@ -70,6 +91,11 @@ def reduce_ranges(
         method: ``"auto"`` or a range road's name.
         capacity: static padded length for the padded road (median, ``method="reference"``);
             must be given (or found by :func:`median_capacity`) when that road runs.
+        bound: static bound on every range's length (never smaller than any ``count``), the
+            padded length of the folded statistics where ``padded`` sends them there.
+        padded: :func:`padded_fits` of the real shapes: whether ``"auto"`` takes the padded
+            road for the folded statistics (with ``bound``) and the order statistics (with
+            ``capacity``).
         func: the public function, for error messages.
 
     Returns:
@@ -82,24 +108,27 @@ def reduce_ranges(
     in_dtype = y.dtype
     if half:
         y = y.astype(jnp.float32)
-    roads: dict[str, list[str]] = {}
+    roads: dict[tuple[str, int | None], list[str]] = {}
     for s in dict.fromkeys(stats):
-        roads.setdefault(choose("ranges", s, method, func), []).append(s)
+        road = choose("ranges", s, method, func, padded)
+        # a forced padded road and the order statistics pad to ``capacity`` (a longer range
+        # is NaN); the folded statistics sent there by "auto" to ``bound`` (never truncated)
+        folded = method == "auto" and base_name(s) not in ORDER
+        own = bound if road == "reference" and folded else capacity
+        roads.setdefault((road, own), []).append(s)
     out: dict[str, Array] = {}
-    for road, names in roads.items():
+    for (road, cap), names in roads.items():
         if road == "tree":
             out.update(tree_ranges(y, start, count, tuple(names), ddof=ddof, omit=omit))
         elif road == "wavelet":
-            if capacity is None:
+            if cap is None:
                 raise TypeError(f"{func}: the wavelet road needs a static `capacity`")
-            out.update(wavelet_ranges(y, start, count, tuple(names), omit=omit, capacity=capacity))
+            out.update(wavelet_ranges(y, start, count, tuple(names), omit=omit, capacity=cap))
         else:
-            if capacity is None:
+            if cap is None:
                 raise TypeError(f"{func}: the padded road needs a static `capacity`")
             out.update(
-                reference_ranges(
-                    y, start, count, tuple(names), ddof=ddof, omit=omit, capacity=capacity
-                )
+                reference_ranges(y, start, count, tuple(names), ddof=ddof, omit=omit, capacity=cap)
             )
     if half:
         out = {s: v if is_count(s) else v.astype(in_dtype) for s, v in out.items()}
@@ -164,6 +193,8 @@ def reduce_sliding(
                 omit=omit,
                 method=method,
                 capacity=capacity,
+                bound=window,
+                padded=padded_fits(y.shape[0], y.shape[0], window, capacity),
                 func=func,
             )
         )

@@ -196,7 +196,45 @@ def backend() -> str:
     return jax.default_backend()
 
 
-def choose(kind: str, statistic: str, method: str, func: str) -> str:
+# The padded road gathers ``K * capacity`` slots and reduces them in one masked pass (in
+# batches of bounded memory); the tree builds tables over all ``N`` points whatever ``K``.
+# Where a static bound on the ranges' lengths is known and the slots are at most these many
+# per point (a few long ranges: chunks, bins, selections, windows of a few points), "auto"
+# takes the padded road: the smaller program to compile, the cheaper one to run on every
+# backend, and the reference itself. The order statistics sort their slots (``K * capacity *
+# log capacity``), so they take it at a lower ratio.
+PADDED_SLOTS_PER_POINT = 8
+PADDED_ORDER_SLOTS_PER_POINT = 2
+
+
+def padded_fits(k: int, n: int, bound: int | None, capacity: int | None) -> tuple[bool, bool]:
+    """Whether the padded road is the cheaper one for ``k`` ranges over ``n`` points.
+
+    Part of THE road choice (``choose``'s ``padded``). The caller passes the real ``k`` and
+    ``n`` (an eager call's buckets pad them), so a bucketed call takes the road an unbucketed
+    one takes.
+
+    Returns:
+        ``(folded, order)``: for the folded statistics (fewer ranges than points, every one
+        at most ``bound`` points long; None: unknown); for the order statistics, padded to
+        their ``capacity`` (selections: the same bits for any number of ranges).
+    """
+    # windows (a range per point) keep their roads: an eager call pads their number with N,
+    # and the padded road's sums, unlike the tree's folds, are not bit for bit the same for
+    # another number of ranges (XLA's reduction order follows the shapes)
+    folded = bound is not None and k < n and k * bound <= PADDED_SLOTS_PER_POINT * n
+    n = max(n, 1)
+    order = capacity is not None and k * capacity <= PADDED_ORDER_SLOTS_PER_POINT * n
+    return folded, order
+
+
+def choose(
+    kind: str,
+    statistic: str,
+    method: str,
+    func: str,
+    padded: tuple[bool, bool] = (False, False),
+) -> str:
     """THE road choice: which road computes ``statistic`` over subsets of ``kind``.
 
     Args:
@@ -206,10 +244,13 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
         statistic: a name of :data:`STATISTICS`.
         method: ``"auto"`` or a road name (validated by :func:`check_method`).
         func: the public function, for error messages.
+        padded: for ``"ranges"``, :func:`padded_fits`' answer: whether the padded road is
+            the cheaper one for the folded and for the order statistics.
 
     Returns:
-        The road's name. ``"auto"`` picks the fast road of the backend family; a forced road
-        that cannot compute ``statistic`` is an error naming both.
+        The road's name. ``"auto"`` picks the fast road of the backend family, or the padded
+        road where its slots are few (:func:`padded_fits`); a forced road that
+        cannot compute ``statistic`` is an error naming both.
     """
     roads = {"ranges": RANGE_ROADS, "sliding": SLIDING_ROADS}.get(kind, LABEL_ROADS)
     statistic = base_name(statistic)
@@ -221,6 +262,8 @@ def choose(kind: str, statistic: str, method: str, func: str) -> str:
                 return "blocks"
             return choose("ranges", statistic, method, func)
         if kind == "ranges":
+            if padded[statistic in ORDER]:
+                return "reference"
             # the order statistics: the wavelet road on every backend (sorts, scatters of
             # unique indices, gathers), O(log capacity) per range instead of a padded sort
             return "tree" if statistic in RANGE_ROADS["tree"] else "wavelet"
