@@ -672,11 +672,16 @@ def binned_run(
     if fill is not None:
         # eagerly, one program per bucket of lengths: padding points lie outside every bin,
         # and the bins too are padded: edges past the last one (+inf, or x's largest value on
-        # a time axis) give empty bins that are cut off
+        # a time axis) give empty bins that are cut off. Not the bins of a callable: it is
+        # compiled for the batch of bins, and XLA may round its reductions differently for
+        # another batch size (the last bits of a sum), so padded bins could change results
         xp = _bucket.pad(x, _bucket.bucket(n_pts), fill)
-        pad_to = _bucket.bucket(nbins, _bucket.MIN_K) + 1
-        top = np.inf if jnp.issubdtype(edges.dtype, jnp.floating) else fill
-        padded = xp, _bucket.pad(edges, pad_to, top), jnp.asarray(nbins, index_dtype())
+        edges_p, nb = edges, None
+        if fn is None:
+            pad_to = _bucket.bucket(nbins, _bucket.MIN_K) + 1
+            top = np.inf if jnp.issubdtype(edges.dtype, jnp.floating) else fill
+            edges_p, nb = _bucket.pad(edges, pad_to, top), jnp.asarray(nbins, index_dtype())
+        padded = xp, edges_p, nb
     if fn is not None or method == "reference":
         if capacity is None and not is_traced((x, edges, dec)):
             # the largest bin, rounded up to a power of two (few distinct compilations)
