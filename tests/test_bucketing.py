@@ -637,3 +637,35 @@ def test_chunks_number_of_pieces_shares_programs():
     for k, s in zip((11, 12), got, strict=True):
         np.testing.assert_array_equal(s.count, [len(p) for p in np.array_split(x, k)])
         assert s.capacity == -(-1000 // k)
+
+
+def test_nearest_and_dynamic_are_bucketed(monkeypatch):
+    x, y = _data(1000, seed=18, channels=(2,))
+    values = np.array([[-5.0, 3.3], [x[-1] / 2, 1e9]], FLOAT)
+    calls = {
+        "nearest": lambda: jaxsubset.nearest(x, values),
+        "nearest scalar": lambda: jaxsubset.nearest(x, 17.4),
+        "dynamic": lambda: jaxsubset.dynamic(x, y, 50.0, period=80.0, capacity=64),
+    }
+    got = {name: f() for name, f in calls.items()}
+    monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")  # the reference: the unpadded programs
+    want = {name: f() for name, f in calls.items()}
+    monkeypatch.delenv("JAXSUBSET_BUCKETS")
+    for name in ("nearest", "nearest scalar"):
+        same(got[name], want[name])
+    _same_subsets(got["dynamic"], want["dynamic"])
+    # against NumPy: the nearest sample, ties to the lower index
+    np.testing.assert_array_equal(
+        np.asarray(got["nearest"]).ravel()[:2], [0, int(np.argmin(np.abs(x - 3.3)))]
+    )
+    jax.clear_caches()
+
+    def call(n):
+        x, y = _data(n, seed=n)
+        return (
+            jaxsubset.nearest(x, np.linspace(0.0, x[-1], n // 100)),
+            jaxsubset.dynamic(x, y, 50.0, capacity=64),
+        )
+
+    counts = _once_per_bucket(call, (1000, 1100, 1200))
+    assert counts[0] > 0 and counts[1:] == [0, 0]

@@ -1644,8 +1644,18 @@ def nearest(
             lo, hi = _int_limits(x.dtype) if x.dtype.kind in "iu" else (-(2**53), 2**53)
             v = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
             v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
-        vals = jnp.asarray(v.astype(np.result_type(v.dtype, x.dtype)))
+        vals = jax.device_put(v.astype(np.result_type(v.dtype, x.dtype)))  # no program
+        if eager(length, x):  # one program per bucket of N and of the number of values
+            batch, _, key = padded_bounds(key, key)
+            if batch:
+                vals = _bucket.pad(np.asarray(vals).reshape(-1), key[0].shape[0], fill=0)
+            xp, _, m = _padded_xy(x, None)
+            i = np.asarray(_padded_nearest(xp, vals, key, m))
+            return jax.device_put(i.reshape(-1)[: int(np.prod(batch))].reshape(batch))
     return nearest_impl(x, vals, key, n_real)
+
+
+_padded_nearest = jax.jit(nearest_impl)
 
 
 # ---------------------------------------------------------------------------- eager buckets
