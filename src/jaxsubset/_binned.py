@@ -672,16 +672,14 @@ def binned_run(
     if fill is not None:
         # eagerly, one program per bucket of lengths: padding points lie outside every bin,
         # and the bins too are padded: edges past the last one (+inf, or x's largest value on
-        # a time axis) give empty bins that are cut off. Not the bins of a callable: it is
-        # compiled for the batch of bins, and XLA may round its reductions differently for
-        # another batch size (the last bits of a sum), so padded bins could change results
+        # a time axis) give empty bins that are cut off. A callable's capacity is found on
+        # the padded bins, but the callable runs on the real ones: it is compiled for the
+        # batch of bins, and XLA may round its reductions differently for another batch
+        # size (the last bits of a sum), so padded bins could change its results
         xp = _bucket.pad(x, _bucket.bucket(n_pts), fill)
-        edges_p, nb = edges, None
-        if fn is None:
-            pad_to = _bucket.bucket(nbins, _bucket.MIN_K) + 1
-            top = np.inf if jnp.issubdtype(edges.dtype, jnp.floating) else fill
-            edges_p, nb = _bucket.pad(edges, pad_to, top), jnp.asarray(nbins, index_dtype())
-        padded = xp, edges_p, nb
+        pad_to = _bucket.bucket(nbins, _bucket.MIN_K) + 1
+        top = np.inf if jnp.issubdtype(edges.dtype, jnp.floating) else fill
+        padded = xp, _bucket.pad(edges, pad_to, top), jnp.asarray(nbins, index_dtype())
     if fn is not None or method == "reference":
         if capacity is None and not is_traced((x, edges, dec)):
             # the largest bin, rounded up to a power of two (few distinct compilations)
@@ -703,6 +701,8 @@ def binned_run(
         capacity = None  # only the padded roads read it
     if padded is not None:
         xp, edges_p, nb = padded
+        if fn is not None:
+            edges_p, nb = edges, None
         c, size = int(np.prod(ch)), xp.shape[0]
         on_host = _bucket.on_host(values)
         vh = np.asarray(values) if on_host else values

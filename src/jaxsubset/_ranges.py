@@ -717,9 +717,12 @@ def chunk_ranges(
         if length is None:
             q, r = divmod(big_n, n)
             i = np.arange(n)
-            return Ranges(
-                jnp.asarray(i * q + np.minimum(i, r), idt), jnp.asarray(q + (i < r), idt), bound
-            )
+            start_h, count_h = i * q + np.minimum(i, r), q + (i < r)
+            if not is_traced(x):  # cast on the host: no program per number of pieces
+                return Ranges(
+                    jax.device_put(start_h.astype(idt)), jax.device_put(count_h.astype(idt)), bound
+                )
+            return Ranges(jnp.asarray(start_h, idt), jnp.asarray(count_h, idt), bound)
         m = _length(length, big_n, _func)
         qj, rj = m // n, m % n
         ij = jnp.arange(n, dtype=idt)
