@@ -457,8 +457,8 @@ def binned_statistic(
     ``"7D"``: ``"7D"``), empty bins included; its last edge lies past the last date, so
     SciPy's closed last bin holds no date on its edge.
 
-    Eager calls pad ``N`` to a bucket size with points outside every bin, and (float ``x``,
-    named statistics) the number of bins with empty bins past the last edge, so data of
+    Eager calls pad ``N`` to a bucket size with points outside every bin, and (named
+    statistics) the number of bins with empty bins past the last edge, so data of
     similar lengths and bin counts reuse one compiled program (README, "Compile once").
     Results, ``binnumber`` included, are those of the unpadded call.
 
