@@ -668,7 +668,7 @@ def binned_run(
     fill = None
     if _bucket.enabled() and n_pts > 0 and not is_traced((x, values, edges, dec)):
         fill = outside(x, edges)
-    padded = None
+    padded: tuple[Array, Array, Array | None] | None = None
     if fill is not None:
         # eagerly, one program per bucket of lengths: padding points lie outside every bin,
         # and the bins too are padded: edges past the last one (+inf, or x's largest value on
@@ -701,7 +701,7 @@ def binned_run(
         capacity = None  # only the padded roads read it
     if padded is not None:
         xp, edges_p, nb = padded
-        if fn is not None:
+        if fn is not None:  # the callable on the real bins (see above)
             edges_p, nb = edges, None
         c, size = int(np.prod(ch)), xp.shape[0]
         on_host = _bucket.on_host(values)

@@ -1501,10 +1501,9 @@ def bin_ranges(
         e = traced_array(edges)
         check_edges(e, _func)
     if eager(length, x, e) and x.shape[0] > 0:
-        left, last, nb = padded_edges(e, x, _func)
+        lk, lst, nb = padded_edges(np.asarray(e), x, _func)
         xp, _, m = _padded_xy(x, None)
-        start, count = _padded_bin_ranges(xp, left, last, nb, m)
-        return cut_ranges((start, count), (int(e.shape[0]) - 1,))
+        return cut_ranges(_padded_bin_ranges(xp, lk, lst, nb, m), (int(e.shape[0]) - 1,))
     n_real = _length(length, x.shape[0], _func)
     # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
     # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic
