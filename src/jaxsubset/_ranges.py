@@ -1846,8 +1846,9 @@ def rolling_args(
 
     Scalar widths are converted as :func:`jaxsubset.rolling_statistic` converts them; array
     widths are broadcast to the windows' batch shape (``(N,)`` without anchors) and padded
-    with it, with zero widths (their windows are cut off). Not bucketed: no anchor, or
-    widths that do not broadcast so (the unbucketed call raises or broadcasts further).
+    with it, with zero widths (their windows are cut off). Not bucketed: an empty batch,
+    a ``center`` that is not a bool, or widths that do not broadcast so (the unbucketed
+    call raises, or broadcasts further).
     """
     widths: dict[str, Any] = {"width": width, "before": before, "after": after}
     if not isinstance(center, bool | np.bool_):
