@@ -1853,16 +1853,21 @@ def rolling_args(
     widths: dict[str, Any] = {"width": width, "before": before, "after": after}
     if not isinstance(center, bool | np.bool_):
         return None
+    xdt = np.dtype(x.dtype)
     arrays = []
     for name, w in widths.items():
         if w is not None:
             _window_width(w, name, x, func, tk)  # the resolver's own checks (>= 0, durations)
+            if not traced_exactly(_concrete_bound(w, name, x, func, tk, width=True), xdt):
+                return None
             widths[name] = _bound_array(w, name, x, func, tk, width=True)
             if np.ndim(widths[name]) != 0:
                 arrays.append(name)
     n = x.shape[0]
     batch: tuple[int, ...] = (n,)
     if at is not None:
+        if not traced_exactly(_concrete_bound(at, "at", x, func, tk), xdt):
+            return None
         at = _bound_array(at, "at", x, func, tk)
         batch = tuple(at.shape)
     try:
@@ -1883,6 +1888,23 @@ def rolling_args(
     if at is not None:
         at = flat(at, None)
     return widths, at, batch
+
+
+def traced_exactly(v: np.ndarray, xdt: np.dtype) -> bool:
+    """Whether a concrete integer width or anchor keeps its meaning when the resolver sees it
+    traced: it fits x's integer dtype (a traced width is clipped to it; the host resolver
+    saturates wider ones exactly) or, on float x, float's exact integers; Python ints
+    beyond int64 stay on the host."""
+    if v.dtype == object:
+        return False
+    if v.dtype.kind not in "iu" or v.size == 0:
+        return True
+    if xdt.kind in "iu":
+        lo, hi = _int_limits(xdt)
+    else:
+        hi = 2 ** (np.finfo(xdt).nmant + 1)
+        lo = -hi
+    return lo <= int(v.min()) and int(v.max()) <= hi
 
 
 def bucketed_rolling(
