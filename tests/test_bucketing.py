@@ -481,3 +481,235 @@ def test_binned_statistic_number_of_bins_is_bucketed():
             for k in (13, 14, 15):
                 jaxsubset.binned_statistic(xu, y[:-1], "std", bins=bins_of(k), range=rng)
         assert seen.of("_binned_core") == 1
+
+
+# ------------------------------------------------- bins of every x, many bounds, ranges.*
+def _once_per_bucket(calls, sizes, program: str | None = None) -> list[int]:
+    """Compilations of each call in turn; with ``program``: of that program only (and then
+    nothing else may compile after the first call)."""
+    counts = []
+    for i, arg in enumerate(sizes):
+        with compilations() as seen:
+            jax.block_until_ready(jax.tree_util.tree_leaves(calls(arg)))
+        counts.append(len(seen) if program is None else seen.of(program))
+        if program is not None and i > 0:
+            assert seen == [], seen
+    return counts
+
+
+def _sum_fn(v, m):
+    return jnp.sum(jnp.where(m, v, 0))
+
+
+def _binned_x(n, seed, kind):
+    x, y = _data(n, seed=seed)
+    y = np.nan_to_num(y)
+    if kind == "int":
+        return x.astype(np.int32), y
+    if kind == "time":
+        return np.datetime64("2024-01-01") + x.astype("timedelta64[m]"), y
+    return x, y
+
+
+@pytest.mark.parametrize("kind", ["int", "time"])
+def test_binned_statistic_bins_of_every_kind_are_bucketed(kind, monkeypatch):
+    if kind == "time" and not jax.config.jax_enable_x64:
+        pytest.skip("time axes need JAX's 64-bit mode")
+    x, y = _binned_x(700, 12, kind)
+    fn = _sum_fn if kind == "callable" else None
+    lo, hi = (np.asarray(jaxsubset.to_ns(x[[0, -1]])) if kind == "time" else x[[0, -1]]).tolist()
+    edges = np.linspace(lo + 0.01 * (hi - lo), hi - 0.1 * (hi - lo), 6)
+    if kind == "time":
+        edges = edges.astype(np.int64).view("datetime64[ns]")
+
+    def calls():
+        # 11 and 13 bins, explicit edges with points above the last one
+        out = {
+            (k, s): jaxsubset.binned_statistic(x, y, fn or s, bins=k)
+            for k in (11, 13)
+            for s in (("mean", "median") if fn is None else ("f",))
+        }
+        out["edges"] = jaxsubset.binned_statistic(x, y, fn or "max", bins=edges)
+        return out
+
+    got = calls()
+    monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")  # the reference: one program per call
+    want = calls()
+    monkeypatch.delenv("JAXSUBSET_BUCKETS")
+    for c in got:
+        same(got[c].statistic, want[c].statistic)
+        same(got[c].binnumber, want[c].binnumber)
+        same(got[c].bin_edges, want[c].bin_edges)
+    assert int(np.max(got["edges"].binnumber)) == 6  # points above the last edge
+    # one program for 10, 11, 12 bins
+    jax.clear_caches()
+    counts = _once_per_bucket(
+        lambda k: jaxsubset.binned_statistic(x, y, fn or "mean", bins=k),
+        (10, 11, 12),
+        "_binned_core",
+    )
+    assert counts == [1, 0, 0]
+
+
+def test_binned_statistic_lengths_compile_once_for_every_kind():
+    # default range (min/max on the host), values=None, integer x, a callable: lengths in one
+    # bucket compile nothing after the first
+    jax.clear_caches()
+    for kind, stat in (("float", "count"), ("int", "std"), ("callable", None)):
+        fn = _sum_fn if kind == "callable" else None
+
+        def call(n, kind=kind, stat=stat, fn=fn):
+            x, y = _binned_x(n, n, kind)
+            v = None if stat == "count" else y
+            return jaxsubset.binned_statistic(
+                x, v, fn or stat, bins=9, capacity=512 if fn else None
+            )
+
+        counts = _once_per_bucket(call, (1000, 1100, 1200))
+        assert counts[0] >= 1 and counts[1:] == [0, 0], (kind, counts)
+    if jax.config.jax_enable_x64:  # a time axis; a period's number of bins follows the data
+
+        def period(n):
+            x, y = _binned_x(n, n, "time")
+            return jaxsubset.binned_statistic(x, y, "mean", bins="1D")
+
+        assert _once_per_bucket(period, (3000, 3300, 3600))[1:] == [0, 0]
+
+
+def test_select_with_many_bounds_is_bucketed():
+    x, y = _data(1000, seed=13)
+    jax.clear_caches()
+
+    def call(k):
+        lo = np.linspace(-5.0, x[-1], k)
+        return jaxsubset.select(x, y, lo, lo + 30.0, capacity=64)
+
+    assert _once_per_bucket(call, (10, 11, 12, 40), "_padded_select") == [1, 0, 0, 0]
+    # the result is the unpadded one (2-D bounds, broadcast against a scalar)
+    lo = np.linspace(-5.0, x[-1], 12).reshape(3, 4)
+    got = jaxsubset.select(x, y, lo, 50.0, capacity=64, closed="both")
+    want = jax.jit(lambda x, y: jaxsubset.select(x, y, lo, 50.0, capacity=64, closed="both"))(x, y)
+    _same_subsets(got, want)
+    assert got.batch_shape == (3, 4)
+    ref = np.searchsorted(x, 50.0, "right") - np.searchsorted(x, lo, "left")
+    np.testing.assert_array_equal(got.count, np.maximum(ref, 0))
+
+
+def _ranges_calls(x, n):
+    top = float(x[-1])
+    widths = np.linspace(1.0, 6.0, n).astype(x.dtype)
+    return {
+        "select": lambda x: jaxsubset.ranges.select(x, np.array([-1.0, 3.0, top]), 50.0),
+        "select scalar": lambda x: jaxsubset.ranges.select(x, 2.0, top, closed="both"),
+        "bins": lambda x: jaxsubset.ranges.bins(
+            x, np.array([-1.0, 2.0, 2.0, 10.0, max(top, 10.0)])
+        ),
+        "rolling": lambda x: jaxsubset.ranges.rolling(x, 4.0),
+        "rolling center": lambda x: jaxsubset.ranges.rolling(x, 4.0, center=True),
+        "rolling at": lambda x: jaxsubset.ranges.rolling(x, 3.0, at=np.array([0.0, top, 1e9])),
+        "rolling widths": lambda x: jaxsubset.ranges.rolling(x, widths, closed="both"),
+        "sliding": lambda x: jaxsubset.ranges.sliding(x, min(3, n), step=2),
+        "isolate": lambda x: jaxsubset.ranges.isolate(x, np.array([0, -3, 5]), n + 4),
+    }
+
+
+@pytest.mark.parametrize("n", [1, 1000])
+def test_index_ranges_equal_unbucketed(n):
+    x, _ = _data(n, seed=14)
+    calls = _ranges_calls(x, n)
+    got = {name: f(x) for name, f in calls.items()}
+    want = jax.jit(lambda x: {name: f(x) for name, f in calls.items()})(x)
+    for name in calls:
+        same(got[name].start, want[name].start)
+        same(got[name].count, want[name].count)
+        assert got[name].max_count == want[name].max_count
+    if n > 10:  # against NumPy: the trailing windows of width 4 (pandas' rule, no ties here)
+        xs = np.arange(n, dtype=FLOAT)
+        r = jaxsubset.ranges.rolling(xs, 4.0)
+        np.testing.assert_array_equal(r.start, np.maximum(np.arange(n) - 3, 0))
+
+
+def test_index_ranges_compile_once_per_bucket():
+    jax.clear_caches()
+
+    def call(n):
+        x, _ = _data(n, seed=n)
+        return [f(x) for f in _ranges_calls(x, n).values()]
+
+    counts = _once_per_bucket(call, (1000, 1100, 1200))
+    assert counts[0] > 0 and counts[1:] == [0, 0]
+    # and range_statistic on them: one program per bucket, nothing else
+    x, y = _data(1000, seed=15)
+    with compilations() as seen:
+        for k in (10, 11, 12):
+            lo = np.linspace(0.0, 900.0, k)
+            jaxsubset.range_statistic(y, jaxsubset.ranges.select(x, lo, lo + 20.0), "mean")
+    assert len(seen) <= 2 and seen.of("_padded_reduce") <= 1
+
+
+def test_rolling_with_array_widths_is_bucketed():
+    x, y = _data(1000, seed=16)
+    w = (0.5 + np.abs(np.sin(np.arange(1000.0))) * 6).astype(FLOAT)
+    at = np.array([[3.0, 50.0], [x[-1], 1e9]], FLOAT)
+    wa = np.array([1.0, 8.0], FLOAT)
+    cases = {
+        "widths": lambda x, y: jaxsubset.rolling(x, y, w, capacity=8),
+        "before after": lambda x, y: jaxsubset.rolling(x, y, before=w, after=1.0, capacity=16),
+        "at widths": lambda x, y: jaxsubset.rolling(x, y, wa, at=at, capacity=8, center=True),
+    }
+    got = {name: f(x, y) for name, f in cases.items()}
+    want = jax.jit(lambda x, y: {name: f(x, y) for name, f in cases.items()})(x, y)
+    for name in cases:
+        _same_subsets(got[name], want[name])
+    ref = [np.sum((x > x[i] - w[i]) & (np.arange(1000) <= i)) for i in range(60)]
+    np.testing.assert_array_equal(np.asarray(got["widths"].count)[:60], ref)
+    jax.clear_caches()
+
+    def call(n):
+        x, y = _data(n, seed=n)
+        return jaxsubset.rolling(x, y, np.full(n, 3.0, FLOAT), capacity=8)
+
+    assert _once_per_bucket(call, (1000, 1100, 1200), "_padded_rolling") == [1, 0, 0]
+
+
+def test_chunks_number_of_pieces_shares_programs():
+    x, y = _data(1000, seed=17)
+    # 11 and 12 pieces: slots bucket(ceil(8192 / n)) = 768 both; the pieces are array_split's
+    with compilations() as seen:
+        got = [jaxsubset.chunks(x, y, k) for k in (11, 12)]
+    assert seen.of("_padded_gather") == 1
+    for k, s in zip((11, 12), got, strict=True):
+        np.testing.assert_array_equal(s.count, [len(p) for p in np.array_split(x, k)])
+        assert s.capacity == -(-1000 // k)
+
+
+def test_nearest_and_dynamic_are_bucketed(monkeypatch):
+    x, y = _data(1000, seed=18, channels=(2,))
+    values = np.array([[-5.0, 3.3], [x[-1] / 2, 1e9]], FLOAT)
+    calls = {
+        "nearest": lambda: jaxsubset.nearest(x, values),
+        "nearest scalar": lambda: jaxsubset.nearest(x, 17.4),
+        "dynamic": lambda: jaxsubset.dynamic(x, y, 50.0, period=80.0, capacity=64),
+    }
+    got = {name: f() for name, f in calls.items()}
+    monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")  # the reference: the unpadded programs
+    want = {name: f() for name, f in calls.items()}
+    monkeypatch.delenv("JAXSUBSET_BUCKETS")
+    for name in ("nearest", "nearest scalar"):
+        same(got[name], want[name])
+    _same_subsets(got["dynamic"], want["dynamic"])
+    # against NumPy: the nearest sample, ties to the lower index
+    np.testing.assert_array_equal(
+        np.asarray(got["nearest"]).ravel()[:2], [0, int(np.argmin(np.abs(x - 3.3)))]
+    )
+    jax.clear_caches()
+
+    def call(n):
+        x, y = _data(n, seed=n)
+        return (
+            jaxsubset.nearest(x, np.linspace(0.0, x[-1], n // 100)),
+            jaxsubset.dynamic(x, y, 50.0, capacity=64),
+        )
+
+    counts = _once_per_bucket(call, (1000, 1100, 1200))
+    assert counts[0] > 0 and counts[1:] == [0, 0]

@@ -210,6 +210,8 @@ def bound_array(
     else:
         arr = exact_array(concrete_bound(value, name, x, func, time, width), name, func)
     dtype = jnp.promote_types(x.dtype, arr.dtype)
+    if not is_traced(value) and arr.dtype != dtype:  # on the host: no program per shape
+        return jax.device_put(np.asarray(arr).astype(dtype))
     return arr.astype(dtype)
 
 

@@ -146,9 +146,11 @@ def binnumber(
     last = edges[-1] if nbins is None else edges[nb]
     if jnp.issubdtype(edges.dtype, jnp.integer):
         d = jnp.searchsorted(edges, x, side="right").astype(idt)
-        return jnp.where(x == edges[-1], d - 1, d)
+        if nbins is not None:  # the padding edges (x's largest value) are at or above every x
+            d = jnp.minimum(d, nb + 1)
+        return jnp.where(x == last, d - 1, d)
     if jnp.issubdtype(x.dtype, jnp.integer):
-        return int_binnumber(x, edges, dec)
+        return int_binnumber(x, edges, dec, nbins)
     x = x.astype(edges.dtype)
     if uniform:
         lo, hi = edges[0], last
@@ -171,7 +173,7 @@ def binnumber(
 POW10_INT = [10**k for k in range(19)]
 
 
-def int_binnumber(x: Array, edges: Array, dec: Array) -> Array:
+def int_binnumber(x: Array, edges: Array, dec: Array, nbins: Array | None = None) -> Array:
     """:func:`binnumber` of integer ``x`` against float edges, exactly, in integers.
 
     For an integer ``x`` and a float edge ``e``, ``x >= e`` exactly when ``x >= ceil(e)``, so
@@ -179,6 +181,10 @@ def int_binnumber(x: Array, edges: Array, dec: Array) -> Array:
     every comparison is an integer one: int64 epoch milliseconds or nanoseconds never pass
     through float64 (exact only to 2**53) or float32. The last-edge rule rounds ``x`` to
     ``dec`` decimals as ``numpy.around`` rounds integers (half to even), in integers.
+
+    ``nbins`` (traced): the edges past ``edges[nbins]`` are +inf padding (eager bucketing),
+    thresholds that fit no integer, so they never count (``n_fit``); the last-edge rule
+    reads ``edges[nbins]``.
     """
     idt = index_dtype()
     info = jnp.iinfo(x.dtype)
@@ -190,8 +196,9 @@ def int_binnumber(x: Array, edges: Array, dec: Array) -> Array:
     t = jnp.where(fits, t, info.max)  # beyond the range: a sorted suffix, clamped below
     n_fit = jnp.sum(fits).astype(idt)
     d = jnp.minimum(jnp.searchsorted(t, x, side="right").astype(idt), n_fit)
+    li: Any = -1 if nbins is None else nbins.astype(idt)  # the last real edge
     # the last edge: x >= e_last and around(x, dec) == around(e_last, dec)
-    target = around(edges[-1], dec)
+    target = around(edges[li], dec)
     whole = (target == jnp.floor(target)) & (target < lim) & (target >= float(info.min))
     tgt = jnp.where(whole, target, 0).astype(x.dtype)
     top = 18 if bits > 32 else 9
@@ -200,7 +207,7 @@ def int_binnumber(x: Array, edges: Array, dec: Array) -> Array:
     rem = x - q * p
     up = (2 * rem > p) | ((2 * rem == p) & (q % 2 == 1))
     rounded = jnp.where(dec >= 0, x, (q + up.astype(x.dtype)) * p)
-    on_edge = (d >= n_fit) & fits[-1] & (x >= t[-1]) & whole & (rounded == tgt)
+    on_edge = (d >= n_fit) & fits[li] & (x >= t[li]) & whole & (rounded == tgt)
     return jnp.where(on_edge, d - 1, d)
 
 
@@ -450,8 +457,8 @@ def binned_statistic(
     ``"7D"``: ``"7D"``), empty bins included; its last edge lies past the last date, so
     SciPy's closed last bin holds no date on its edge.
 
-    Eager calls pad ``N`` to a bucket size with points outside every bin, and (float ``x``,
-    named statistics) the number of bins with empty bins past the last edge, so data of
+    Eager calls pad ``N`` to a bucket size with points outside every bin, and (named
+    statistics) the number of bins with empty bins past the last edge, so data of
     similar lengths and bin counts reuse one compiled program (README, "Compile once").
     Results, ``binnumber`` included, are those of the unpadded call.
 
@@ -515,7 +522,9 @@ def binned_statistic(
                 f"{func}: `values` may be None only with statistic='count' (as SciPy), got "
                 f"statistic={statistic!r}"
             )
-        values = jnp.zeros((n_pts,), jnp.result_type(float))
+        # on the host when x is concrete: no program per new length
+        zeros = np.zeros if not is_traced(x) else jnp.zeros
+        values = zeros((n_pts,), jnp.result_type(float))
     if not is_traced(x) and jnp.issubdtype(x.dtype, jnp.inexact):
         np_x = np.asarray(x)
         if np.isnan(np_x).any():
@@ -566,7 +575,7 @@ def binned_statistic(
         else:
             if n_pts == 0:
                 raise ValueError(f"{func}: `x` is empty; pass `range` to define the bins")
-            lo, hi = jnp.min(x), jnp.max(x)
+            lo, hi = extremes(x)
         if not is_traced((lo, hi)):
             flo, fhi = float(lo), float(hi)
             if not (np.isfinite(flo) and np.isfinite(fhi)):
@@ -576,7 +585,7 @@ def binned_statistic(
             if flo == fhi:
                 flo, fhi = flo - 0.5, fhi + 0.5
             np_edges = np.linspace(flo, fhi, nbins + 1, dtype=np.dtype(edt))
-            edges = jnp.asarray(np_edges, edt)
+            edges = jax.device_put(np_edges)  # edt already; no program per shape
         else:
             wdt = jnp.promote_types(edt, jnp.result_type(float))
             lo = jnp.asarray(lo, wdt)
@@ -610,6 +619,14 @@ def binned_statistic(
             x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
         )
     )
+
+
+def extremes(x: Array) -> tuple[Any, Any]:
+    """``(min(x), max(x))``: on the host for concrete ``x`` (no program per new length)."""
+    if is_traced(x):
+        return jnp.min(x), jnp.max(x)
+    h = np.asarray(x)
+    return h.min(), h.max()
 
 
 def host(res: BinnedStatisticResult) -> BinnedStatisticResult:
@@ -647,11 +664,31 @@ def binned_run(
             np_x = np.asarray(x)
             x_sorted = bool(np_x.size < 2 or np.all(np_x[1:] >= np_x[:-1]))
     x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
+    ch = tuple(values.shape[:-1])
+    fill = None
+    if _bucket.enabled() and n_pts > 0 and not is_traced((x, values, edges, dec)):
+        fill = outside(x, edges)
+    padded: tuple[Array, Array, Array | None] | None = None
+    if fill is not None:
+        # eagerly, one program per bucket of lengths: padding points lie outside every bin,
+        # and the bins too are padded: edges past the last one (+inf, or x's largest value on
+        # a time axis) give empty bins that are cut off. A callable's capacity is found on
+        # the padded bins, but the callable runs on the real ones: it is compiled for the
+        # batch of bins, and XLA may round its reductions differently for another batch
+        # size (the last bits of a sum), so padded bins could change its results
+        xp = _bucket.pad(x, _bucket.bucket(n_pts), fill)
+        pad_to = _bucket.bucket(nbins, _bucket.MIN_K) + 1
+        top = np.inf if jnp.issubdtype(edges.dtype, jnp.floating) else fill
+        padded = xp, _bucket.pad(edges, pad_to, top), jnp.asarray(nbins, index_dtype())
     if fn is not None or method == "reference":
         if capacity is None and not is_traced((x, edges, dec)):
             # the largest bin, rounded up to a power of two (few distinct compilations)
-            d = binnumber_jit(x, edges, dec, uniform)
-            big = int(np.bincount(np.asarray(d), minlength=nbins + 2)[1:-1].max(initial=1))
+            if padded is None:
+                d = np.asarray(binnumber_jit(x, edges, dec, uniform))
+            else:
+                d = np.asarray(binnumber_jit(padded[0], padded[1], dec, uniform, padded[2]))
+            d = d[:n_pts]
+            big = int(np.bincount(d, minlength=nbins + 2)[1:-1].max(initial=1))
             capacity = 1 << (max(big, 1) - 1).bit_length()
         elif capacity is None and fn is not None:
             raise TypeError(
@@ -662,22 +699,15 @@ def binned_run(
             capacity = static_int(capacity, "capacity", func)
     else:
         capacity = None  # only the padded roads read it
-    ch = tuple(values.shape[:-1])
-    fill = None
-    if _bucket.enabled() and n_pts > 0 and not is_traced((x, values, edges, dec)):
-        fill = outside(x, edges)
-    if fill is not None:
-        # eagerly, one program per bucket of lengths: padding points lie outside every bin
-        c, size = int(np.prod(ch)), _bucket.bucket(n_pts)
+    if padded is not None:
+        xp, edges_p, nb = padded
+        if fn is not None:  # the callable on the real bins (see above)
+            edges_p, nb = edges, None
+        c, size = int(np.prod(ch)), xp.shape[0]
         on_host = _bucket.on_host(values)
         vh = np.asarray(values) if on_host else values
         v = vh.reshape((c, n_pts)).T if on_host else jnp.moveaxis(vh.reshape((c, n_pts)), 0, 1)
-        xp, vp = _bucket.pad(x, size, fill), _bucket.pad(v, size)
-        edges_p, nb = edges, None
-        if fn is None and jnp.issubdtype(x.dtype, jnp.floating):  # the bins too: +inf edges
-            nb = jnp.asarray(nbins, index_dtype())
-            pad_to = _bucket.bucket(nbins, _bucket.MIN_K) + 1
-            edges_p = _bucket.pad(edges, pad_to, np.inf)
+        vp = _bucket.pad(v, size)
         st, dp = _binned_core(
             xp, vp, edges_p, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method, nb
         )
@@ -781,7 +811,7 @@ def binned_time(
         else:
             if x.shape[0] == 0:
                 raise ValueError(f"{func}: `x` is empty; pass `range` to define the bins")
-            lo, hi = jnp.min(x), jnp.max(x)
+            lo, hi = extremes(x)
         if not is_traced((lo, hi)):
             ilo, ihi = int(lo), int(hi)
             if ihi < ilo:
@@ -799,7 +829,7 @@ def binned_time(
             np_edges = np.array(
                 [ilo + (k * (ihi - ilo)) // nbins for k in builtins.range(nbins + 1)]
             )
-            edges = jnp.asarray(np_edges.astype(np.int64))
+            edges = jax.device_put(np_edges.astype(np.int64))  # no program per shape
         else:
             lo, hi = jnp.asarray(lo, jnp.int64), jnp.asarray(hi, jnp.int64)
             same = lo == hi

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._axis import concrete_bound, datetime_to_ns, time_kind, timedelta_to_ns
-from ._ranges import Ranges, select_ranges, to_subsets
+from ._ranges import Ranges, bucketed_gather, eager, select_ranges, to_subsets
 from ._subsets import Subsets
 from ._typing import ArrayLike
 from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
@@ -332,6 +332,8 @@ def dynamic(
         _func="dynamic",
         _time=tk,
     )
+    if eager(length, x, y, r) and x.shape[0] > 0:  # one program per bucket of shapes
+        return bucketed_gather(x, y, r.start, r.count, capacity)
     return to_subsets(x, y, r, capacity)
 
 

@@ -503,12 +503,12 @@ def lower_bounds(a: Array, width: Any, x: Array, side: str, func: str, time: str
     return traced_key(a.astype(d) - w, xdt, side)
 
 
-def host_index(value: Any, name: str, func: str, lo: int, hi: int) -> Array:
+def host_index(value: Any, name: str, func: str, lo: int, hi: int, xp: Any = jnp) -> Array:
     """Concrete integer index bounds clipped EXACTLY to ``[lo, hi]`` on the host, then cast.
 
     Python ints, int64 and uint64 of any size keep their meaning (``2**40`` past the end of
     the data is clipped to the end, never wrapped) in both JAX modes. Traced bounds are cast
-    to the index dtype (they already hold its values).
+    to the index dtype (they already hold its values). ``xp=np``: a NumPy result.
     """
     if is_traced(value):
         return as_int_bounds(value, name, func).astype(index_dtype())
@@ -522,7 +522,7 @@ def host_index(value: Any, name: str, func: str, lo: int, hi: int) -> Array:
         c = np.clip(v.astype(np.int64), lo, hi)
     else:
         c = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
-    return jnp.asarray(np.asarray(c, np.int64).astype(index_dtype()))
+    return xp.asarray(np.asarray(c, np.int64).astype(index_dtype()))
 
 
 def from_ranges(
@@ -616,9 +616,10 @@ def isolate_ranges(
         (7, 3)
     """
     x = as_x(x, _func)
-    n_real = _length(length, x.shape[0], _func)
-
     n = x.shape[0]
+    if eager(length, x, start, stop):
+        return host_isolate(start, stop, n, _func)
+    n_real = _length(length, x.shape[0], _func)
 
     def norm(bound: Any, name: str, default: Array) -> Array:
         if bound is None:
@@ -631,6 +632,22 @@ def isolate_ranges(
     i1 = norm(stop, "stop", n_real)
     i0, i1 = jnp.broadcast_arrays(i0, i1)
     return Ranges(i0, jnp.maximum(i1 - i0, 0))
+
+
+def host_isolate(start: Any, stop: Any, n: int, func: str) -> Ranges:
+    """:func:`isolate_ranges` of concrete bounds, on the host (no program per shape)."""
+    idt = np.dtype(index_dtype())
+
+    def norm(bound: Any, name: str, default: int) -> np.ndarray:
+        if bound is None:
+            return np.asarray(default, np.int64)
+        b = np.asarray(host_index(bound, name, func, -n, n, xp=np), np.int64)
+        return np.clip(np.where(b < 0, b + n, b), 0, n)
+
+    i0, i1 = np.broadcast_arrays(norm(start, "start", 0), norm(stop, "stop", n))
+    return Ranges(
+        jax.device_put(i0.astype(idt)), jax.device_put(np.maximum(i1 - i0, 0).astype(idt))
+    )
 
 
 def isolate(
@@ -700,9 +717,12 @@ def chunk_ranges(
         if length is None:
             q, r = divmod(big_n, n)
             i = np.arange(n)
-            return Ranges(
-                jnp.asarray(i * q + np.minimum(i, r), idt), jnp.asarray(q + (i < r), idt), bound
-            )
+            start_h, count_h = i * q + np.minimum(i, r), q + (i < r)
+            if not is_traced(x):  # cast on the host: no program per number of pieces
+                return Ranges(
+                    jax.device_put(start_h.astype(idt)), jax.device_put(count_h.astype(idt)), bound
+                )
+            return Ranges(jnp.asarray(start_h, idt), jnp.asarray(count_h, idt), bound)
         m = _length(length, big_n, _func)
         qj, rj = m // n, m % n
         ij = jnp.arange(n, dtype=idt)
@@ -736,7 +756,8 @@ def bucketed_chunks(x: Array, y: Array, n: Any, size: Any) -> Subsets:
         i = np.arange(n)
         start, count = i * q + np.minimum(i, rem), q + (i < rem)
         cap = max(-(-big_n // n), 1)
-        return bucketed_gather(x, y, start, count, cap, slots=max(-(-nb // n), 1))
+        slots = _bucket.bucket(max(-(-nb // n), 1), _bucket.MIN_K)  # nearby n share it
+        return bucketed_gather(x, y, start, count, cap, slots=slots)
     assert size is not None
     start = np.arange(-(-nb // size)) * size  # the bucket's pieces; the real ones first
     count = np.clip(big_n - start, 0, size)
@@ -842,6 +863,9 @@ def sliding_ranges(
         raise ValueError(f"{_func}: `size` must be <= len(x)={big_n}, got {size}")
     k = (big_n - size) // step + 1
     idt = index_dtype()
+    if eager(length, x):  # on the host: no program per number of windows
+        start_h = (np.arange(k) * step).astype(idt)
+        return Ranges(jax.device_put(start_h), jax.device_put(np.full((k,), size, idt)), size)
     start = jnp.arange(k, dtype=idt) * step
     if length is None:
         count = jnp.full((k,), size, idt)
@@ -947,6 +971,10 @@ def select_ranges(
     lo_side, hi_side = sides(closed)
     lo_key = resolve_bound(lo, "lo", x, _func, tk, lo_side)
     hi_key = resolve_bound(hi, "hi", x, _func, tk, hi_side)
+    if eager(length, x, lo, hi) and x.shape[0] > 0:
+        batch, lo_key, hi_key = padded_bounds(lo_key, hi_key)
+        xp, _, m = _padded_xy(x, None)
+        return cut_ranges(_padded_xrange(xp, lo_key, hi_key, m, closed=closed), batch)
     return xrange(x, lo_key, hi_key, closed, _length(length, x.shape[0], _func))
 
 
@@ -998,8 +1026,12 @@ def select(
         lo_side, hi_side = sides(closed)
         lo_key = resolve_bound(lo, "lo", x, "select", tk, lo_side)
         hi_key = resolve_bound(hi, "hi", x, "select", tk, hi_side)
+        batch, lo_key, hi_key = padded_bounds(lo_key, hi_key)
         xp, yp, m = _padded_xy(x, y)
-        return _padded_select(xp, yp, lo_key, hi_key, m, closed=closed, capacity=capacity)
+        out = _padded_select(xp, yp, lo_key, hi_key, m, closed=closed, capacity=capacity)
+        if not batch:
+            return out
+        return cut_subsets(out, int(np.prod(batch)), batch, capacity)
     r = select_ranges(x, lo, hi, closed=closed, length=length, _func="select", _time=tk)
     return to_subsets(x, y, r, capacity)
 
@@ -1032,6 +1064,13 @@ def rolling_ranges(
     tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
+    if eager(length, x, width, at, before, after) and x.shape[0] > 0:
+        args = rolling_args(x, width, at, center, before, after, _func, tk)
+        if args is not None:
+            widths, at_p, batch = args
+            xp, _, m = _padded_xy(x, None)
+            r = _padded_ranges(xp, widths, at_p, m, closed=closed, center=bool(center), func=_func)
+            return cut_ranges(r, batch)
     n_real = _length(length, x.shape[0], _func)
     lo_side, hi_side = sides(closed)
     before, after, mode = window_widths(width, before, after, center, closed, x, _func, tk)
@@ -1383,7 +1422,8 @@ def rolling(
 
 def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
     """Validate bin edges: 1-D, at least two, non-decreasing and NaN-free when concrete."""
-    arr = traced_array(edges) if is_traced(edges) else jnp.asarray(edges)
+    # concrete edges checked on the host: jnp.asarray would compile a program per shape
+    arr: Any = traced_array(edges) if is_traced(edges) else np.asarray(edges)
     if arr.ndim != 1 or arr.shape[0] < 2:
         raise ValueError(
             f"{func}: `edges` must be a 1-D array of at least 2 edges, got shape {tuple(arr.shape)}"
@@ -1403,7 +1443,7 @@ def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
             )
     if x is not None:
         arr = arr.astype(jnp.promote_types(x.dtype, arr.dtype))
-    return arr
+    return arr if is_traced(edges) else jax.device_put(arr)
 
 
 def _period_edges(x: Any, period: str, length: Any, tk: str | None, func: str) -> np.ndarray:
@@ -1460,6 +1500,10 @@ def bin_ranges(
     else:
         e = traced_array(edges)
         check_edges(e, _func)
+    if eager(length, x, e) and x.shape[0] > 0:
+        lk, lst, nb = padded_edges(np.asarray(e), x, _func)
+        xp, _, m = _padded_xy(x, None)
+        return cut_ranges(_padded_bin_ranges(xp, lk, lst, nb, m), (int(e.shape[0]) - 1,))
     n_real = _length(length, x.shape[0], _func)
     # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
     # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic
@@ -1519,16 +1563,24 @@ def bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None)
         edges = _period_edges(x, edges, None, tk, func)
     raw = _concrete_bound(edges, "edges", x, func, tk)
     check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, func)
+    left, last, nb = padded_edges(raw, x, func)
+    xp, yp, m = _padded_xy(x, y)
+    out = _padded_bins(xp, yp, left, last, nb, m, capacity=capacity)
+    nbins = raw.shape[0] - 1
+    return cut_subsets(out, nbins, (nbins,), capacity)
+
+
+def padded_edges(raw: np.ndarray, x: Array, func: str) -> tuple[Key, Key, Array]:
+    """Concrete edges (already converted and checked) as padded keys: ``(left, last, nbins)``.
+
+    The extra edges repeat the last one: their bins are empty and cut off.
+    """
     left = resolve_bound(raw, "edges", x, func, None, "left")
     last = resolve_bound(raw[-1:], "edges", x, func, None, "right")
     nbins = raw.shape[0] - 1
-    # the extra edges repeat the last one: their bins are empty and cut off
     size = _bucket.bucket(nbins, _bucket.MIN_K) + 1
     left = map_key(left, lambda a: _bucket.pad(a, size, fill=np.asarray(a)[-1]))
-    xp, yp, m = _padded_xy(x, y)
-    nb = jnp.asarray(nbins, index_dtype())
-    out = _padded_bins(xp, yp, left, last, nb, m, capacity=capacity)
-    return cut_subsets(out, nbins, (nbins,), capacity)
+    return left, last, jnp.asarray(nbins, index_dtype())
 
 
 def nearest_impl(x: Array, values: Array, key: Key, n_real: Array) -> Array:
@@ -1594,8 +1646,18 @@ def nearest(
             lo, hi = _int_limits(x.dtype) if x.dtype.kind in "iu" else (-(2**53), 2**53)
             v = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
             v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
-        vals = jnp.asarray(v.astype(np.result_type(v.dtype, x.dtype)))
+        vals = jax.device_put(v.astype(np.result_type(v.dtype, x.dtype)))  # no program
+        if eager(length, x):  # one program per bucket of N and of the number of values
+            batch, _, key = padded_bounds(key, key)
+            if batch:
+                vals = _bucket.pad(np.asarray(vals).reshape(-1), key[0].shape[0], fill=0)
+            xp, _, m = _padded_xy(x, None)
+            i = np.asarray(_padded_nearest(xp, vals, key, m))
+            return jax.device_put(i.reshape(-1)[: int(np.prod(batch))].reshape(batch))
     return nearest_impl(x, vals, key, n_real)
+
+
+_padded_nearest = jax.jit(nearest_impl)
 
 
 # ---------------------------------------------------------------------------- eager buckets
@@ -1612,12 +1674,13 @@ def eager(length: Any, *args: Any) -> bool:
     return _bucket.enabled() and length is None and not is_traced(args)
 
 
-def _padded_xy(x: Array, y: Array) -> tuple[Array, Array, Array]:
+def _padded_xy(x: Array, y: Array | None) -> tuple[Array, Any, Array]:
     """``x`` (padded with its last value), ``y`` (with zeros) at ``bucket(N)`` rows, and N."""
     n = x.shape[0]
     size = _bucket.bucket(n)
     last = np.asarray(x)[-1] if _bucket.on_host(x) else x[-1]
-    return _bucket.pad(x, size, fill=last), _bucket.pad(y, size), jnp.asarray(n, index_dtype())
+    yp = None if y is None else _bucket.pad(y, size)
+    return _bucket.pad(x, size, fill=last), yp, jnp.asarray(n, index_dtype())
 
 
 def k_bucket(k: int, n: int) -> int:
@@ -1690,17 +1753,64 @@ def _padded_select(
     return _gather(x, y, r.start, r.count, capacity, length=n)
 
 
-@functools.partial(jax.jit, static_argnames=("capacity",))
-def _padded_bins(
-    x: Array, y: Array, left: Key, last: Key, nbins: Array, n: Array, *, capacity: int
-) -> Subsets:
-    """:func:`bin_ranges` with the edges padded past the ``nbins`` real bins, and the gather."""
+def padded_bin_ranges(
+    x: Array, left: Key, last: Key, nbins: Array, n: Array
+) -> tuple[Array, Array]:
+    """:func:`bin_ranges` with the edges padded past the ``nbins`` real bins."""
     below_edge = _count(x, left, "left", n)
     closing = _count(x, last, "right", n)
     start = below_edge[:-1]
     bin_no = jnp.arange(start.shape[0], dtype=start.dtype)
     stop = jnp.where(bin_no == nbins - 1, closing, below_edge[1:])
-    return _gather(x, y, start, jnp.maximum(stop - start, 0), capacity, length=n)
+    return start, jnp.maximum(stop - start, 0)
+
+
+_padded_bin_ranges = jax.jit(padded_bin_ranges)
+
+
+@functools.partial(jax.jit, static_argnames=("capacity",))
+def _padded_bins(
+    x: Array, y: Array, left: Key, last: Key, nbins: Array, n: Array, *, capacity: int
+) -> Subsets:
+    """:func:`padded_bin_ranges` and the gather."""
+    start, count = padded_bin_ranges(x, left, last, nbins, n)
+    return _gather(x, y, start, count, capacity, length=n)
+
+
+@functools.partial(jax.jit, static_argnames=("closed",))
+def _padded_xrange(x: Array, lo: Key, hi: Key, n: Array, *, closed: str) -> tuple[Array, Array]:
+    r = xrange(x, lo, hi, closed, n)
+    return r.start, r.count
+
+
+def padded_bounds(lo: Key, hi: Key) -> tuple[tuple[int, ...], Key, Key]:
+    """Concrete bound keys broadcast to their batch shape, flattened and padded to a bucket.
+
+    Returns ``(batch, lo, hi)``; scalar bounds (batch ``()``) stay as they are (one
+    program serves every scalar). The padding bounds repeat the first one; their ranges are
+    cut off.
+    """
+    parts = [a for key in (lo, hi) for a in key if a is not None]
+    batch = np.broadcast_shapes(*(np.shape(a) for a in parts))
+    if not batch:
+        return (), lo, hi
+    k = int(np.prod(batch))
+    size = _bucket.bucket(k, _bucket.MIN_K)
+
+    def flat(a: Any) -> Array:
+        h = np.broadcast_to(np.asarray(a), batch).reshape(-1)
+        if k == 0:
+            return jax.device_put(np.zeros((size,), h.dtype))
+        return _bucket.pad(h, size, fill=h[0])
+
+    return batch, map_key(lo, flat), map_key(hi, flat)
+
+
+def cut_ranges(r: Any, batch: tuple[int, ...]) -> Ranges:
+    """The first ``prod(batch)`` of padded ``(start, count)``, on the host, as ``Ranges``."""
+    k = int(np.prod(batch))
+    start, count = (np.asarray(a).reshape(-1)[:k].reshape(batch) for a in r)
+    return Ranges(jax.device_put(start), jax.device_put(count))  # no program per shape
 
 
 @functools.partial(jax.jit, static_argnames=("closed", "center", "capacity"))
@@ -1720,6 +1830,83 @@ def _padded_rolling(
     return _gather(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
 
 
+def rolling_args(
+    x: Array,
+    width: Any,
+    at: Any,
+    center: Any,
+    before: Any,
+    after: Any,
+    func: str,
+    tk: str | None,
+) -> tuple[dict[str, Any], Any, tuple[int, ...]] | None:
+    """Concrete window arguments converted for one program per bucket, or None where not
+    bucketed: ``(widths, at, batch)``, the anchors flattened and padded to ``bucket(K)``
+    with their first value (``batch``: their shape, ``(N,)`` without anchors).
+
+    Scalar widths are converted as :func:`jaxsubset.rolling_statistic` converts them; array
+    widths are broadcast to the windows' batch shape (``(N,)`` without anchors) and padded
+    with it, with zero widths (their windows are cut off). Not bucketed: an empty batch,
+    a ``center`` that is not a bool, or widths that do not broadcast so (the unbucketed
+    call raises, or broadcasts further).
+    """
+    widths: dict[str, Any] = {"width": width, "before": before, "after": after}
+    if not isinstance(center, bool | np.bool_):
+        return None
+    xdt = np.dtype(x.dtype)
+    arrays = []
+    for name, w in widths.items():
+        if w is not None:
+            _window_width(w, name, x, func, tk)  # the resolver's own checks (>= 0, durations)
+            if not traced_exactly(_concrete_bound(w, name, x, func, tk, width=True), xdt):
+                return None
+            widths[name] = _bound_array(w, name, x, func, tk, width=True)
+            if np.ndim(widths[name]) != 0:
+                arrays.append(name)
+    n = x.shape[0]
+    batch: tuple[int, ...] = (n,)
+    if at is not None:
+        if not traced_exactly(_concrete_bound(at, "at", x, func, tk), xdt):
+            return None
+        at = _bound_array(at, "at", x, func, tk)
+        batch = tuple(at.shape)
+    try:
+        batch = np.broadcast_shapes(batch, *(np.shape(widths[k]) for k in arrays))
+    except ValueError:
+        return None
+    if (at is None and batch != (n,)) or 0 in batch:
+        return None
+    k = int(np.prod(batch))
+    size = _bucket.bucket(k, _bucket.MIN_K) if at is not None else _bucket.bucket(n)
+
+    def flat(a: Any, fill: Any) -> Array:
+        h = np.broadcast_to(np.asarray(a), batch).reshape(-1)
+        return _bucket.pad(h, size, fill=h[0] if fill is None else fill)
+
+    for name in arrays:
+        widths[name] = flat(widths[name], 0)
+    if at is not None:
+        at = flat(at, None)
+    return widths, at, batch
+
+
+def traced_exactly(v: np.ndarray, xdt: np.dtype) -> bool:
+    """Whether a concrete integer width or anchor keeps its meaning when the resolver sees it
+    traced: it fits x's integer dtype (a traced width is clipped to it; the host resolver
+    saturates wider ones exactly) or, on float x, float's exact integers; Python ints
+    beyond int64 stay on the host."""
+    if v.dtype == object:
+        return False
+    if v.dtype.kind not in "iu" or v.size == 0:
+        return True
+    if xdt.kind in "iu":
+        lo, hi = _int_limits(xdt)
+    else:
+        hi = 2 ** (np.finfo(xdt).nmant + 1)
+        lo = -hi
+    return lo <= int(v.min()) and int(v.max()) <= hi
+
+
 def bucketed_rolling(
     x: Array,
     y: Array,
@@ -1732,34 +1919,51 @@ def bucketed_rolling(
     capacity: int,
     tk: str | None,
 ) -> Subsets | None:
-    """An eager :func:`rolling` in one program per bucket, or None where it is not bucketed.
-
-    Bucketed with scalar widths (as :func:`jaxsubset.rolling_statistic`, converted the same
-    way), anchors padded to ``bucket(K)`` with their first value.
-    """
+    """An eager :func:`rolling` in one program per bucket, or None where it is not bucketed
+    (see :func:`rolling_args`)."""
     func = "rolling"
-    widths: dict[str, Any] = {"width": width, "before": before, "after": after}
-    if not isinstance(center, bool | np.bool_) or any(
-        w is not None and not isinstance(w, str) and np.ndim(w) != 0 for w in widths.values()
-    ):
-        return None
     closed = check_closed(closed, func)
     check_sorted_x(x, func)
-    for name, w in widths.items():
-        if w is not None:
-            _window_width(w, name, x, func, tk)  # the resolver's own checks (>= 0, durations)
-            widths[name] = _bound_array(w, name, x, func, tk, width=True)
-    n = x.shape[0]
-    batch: tuple[int, ...] = (n,)
-    if at is not None:
-        at = _bound_array(at, "at", x, func, tk)
-        batch = tuple(at.shape)
-        flat = np.asarray(at).reshape(-1) if _bucket.on_host(at) else at.reshape(-1)
-        if flat.shape[0] == 0:
-            return None
-        at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
+    args = rolling_args(x, width, at, center, before, after, func, tk)
+    if args is None:
+        return None
+    widths, at, batch = args
     xp, yp, m = _padded_xy(x, y)
     out = _padded_rolling(
         xp, yp, widths, at, m, closed=closed, center=bool(center), capacity=capacity
     )
     return cut_subsets(out, int(np.prod(batch)), batch, capacity)
+
+
+def bucketed_ranges(
+    x: Array, widths: dict, at: Any, closed: str, center: bool, func: str
+) -> Ranges:
+    """The eager windows as one jitted resolver program per bucket of shapes (host results).
+
+    ``widths`` and ``at`` already converted (:func:`rolling_args` or
+    :func:`jaxsubset.rolling_statistic`). ``x`` is padded with its last value to
+    ``bucket(N)`` (still sorted) and resolved with ``length=N``, so no padding point is
+    inside a window; anchors are padded to ``bucket(K)``. ``x`` is checked here, as the
+    resolver does eagerly.
+    """
+    check_sorted_x(x, func)
+    n = x.shape[0]
+    batch: tuple[int, ...] = (n,)
+    if at is not None:
+        batch = tuple(np.shape(at))
+        flat = np.asarray(at).reshape(-1) if _bucket.on_host(at) else at.reshape(-1)
+        if flat.shape[0] == 0:
+            return rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
+        at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
+    xp, _, m = _padded_xy(x, None)
+    r = _padded_ranges(xp, widths, at, m, closed=closed, center=center, func=func)
+    return cut_ranges(r, batch)
+
+
+@functools.partial(jax.jit, static_argnames=("closed", "center", "func"))
+def _padded_ranges(
+    x: Array, widths: dict, at: Any, n: Array, *, closed: str, center: bool, func: str
+) -> tuple[Array, Array]:
+    r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, length=n, _func=func)
+    start, count = jnp.broadcast_arrays(r.start, r.count)
+    return start.reshape(-1), count.reshape(-1)

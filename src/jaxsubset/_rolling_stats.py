@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _bucket
 from ._axis import bound_array, time_kind, window_width
-from ._ranges import Ranges, rolling_ranges
+from ._ranges import bucketed_ranges, rolling_ranges
 from ._statistics._dispatch import (
     median_capacity,
     range_bound,
@@ -41,7 +41,6 @@ from ._validate import (
     as_x,
     check_closed,
     check_nan_policy,
-    check_sorted_x,
     index_dtype,
     is_traced,
     static_int,
@@ -405,43 +404,6 @@ def window_program(
     )
     _, rows = sliding_ranges(y.shape[0], length, window)
     return finish(out, rows, stats, min_periods, fdt)
-
-
-def bucketed_ranges(
-    x: Array, widths: dict, at: Any, closed: str, center: bool, func: str
-) -> Ranges:
-    """The eager windows as one jitted resolver program per bucket of shapes (host results).
-
-    ``x`` is padded with its last value to ``bucket(N)`` (still sorted) and resolved with
-    ``length=N``, so no padding point is inside a window; anchors are padded to
-    ``bucket(K)``. ``x`` is checked here, as the resolver does eagerly.
-    """
-    check_sorted_x(x, func)
-    n = x.shape[0]
-    last = np.asarray(x)[-1] if _bucket.on_host(x) else x[-1]
-    xp = _bucket.pad(x, _bucket.bucket(n), fill=last)
-    batch: tuple[int, ...] = (n,)
-    if at is not None:
-        batch = tuple(np.shape(at))
-        flat = np.asarray(at).reshape(-1) if _bucket.on_host(at) else at.reshape(-1)
-        if flat.shape[0] == 0:
-            return rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
-        at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
-    start, count = _padded_ranges(
-        xp, widths, at, jnp.asarray(n, index_dtype()), closed=closed, center=center, func=func
-    )
-    k = int(np.prod(batch))
-    start, count = np.asarray(start)[:k].reshape(batch), np.asarray(count)[:k].reshape(batch)
-    return Ranges(jax.device_put(start), jax.device_put(count))  # no program per shape
-
-
-@functools.partial(jax.jit, static_argnames=("closed", "center", "func"))
-def _padded_ranges(
-    x: Array, widths: dict, at: Any, n: Array, *, closed: str, center: bool, func: str
-) -> tuple[Array, Array]:
-    r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, length=n, _func=func)
-    start, count = jnp.broadcast_arrays(r.start, r.count)
-    return start.reshape(-1), count.reshape(-1)
 
 
 def finish(
