@@ -165,6 +165,103 @@ def run_compile(n: int, quick: bool) -> list[dict[str, Any]]:
     return rows
 
 
+# ------------------------------------------------------------------ 4. compiler options
+#: option sets compared by ``--options``: XLA DebugOptions passed per program
+#: (``lowered.compile(options)``), none of which changes what is computed beyond the
+#: multiply-add contraction tests/test_optimization_level.py allows
+OPTION_SETS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "loop emitters": {"xla_cpu_use_fusion_emitters": False},
+    "loop + no expensive LLVM passes": {
+        "xla_cpu_use_fusion_emitters": False,
+        "xla_llvm_disable_expensive_passes": True,
+    },
+    "no expensive LLVM passes": {"xla_llvm_disable_expensive_passes": True},
+    "loop + backend level 2": {
+        "xla_cpu_use_fusion_emitters": False,
+        "xla_backend_optimization_level": 2,
+    },
+}
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def run_options(
+    n: int,
+    quick: bool,
+    names: tuple[str, ...],
+    rounds: int,
+    calls: int,
+    only: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Compile and steady run time of every program under each option set, side by side.
+
+    Per program, ``rounds`` rounds; in each, every option set (in a rotated order) compiles
+    the program afresh (``jax.clear_caches()`` first: no in-memory executable is reused), then
+    the compiled programs run ``calls`` times interleaved (one call of each per turn, after one
+    warm-up call each), so a change of load lands on every set alike. Reported: medians of
+    wall and CPU (``time.process_time``: every thread of this process) seconds.
+    """
+    import statistics
+
+    sets = {k: OPTION_SETS[k] for k in names}
+    rows = []
+    for label, fn, args in compile_programs(n, quick):
+        if only and not any(label.startswith(o) for o in only):
+            continue
+        comp: dict[str, list[tuple[float, float]]] = {k: [] for k in sets}
+        run: dict[str, list[tuple[float, float]]] = {k: [] for k in sets}
+        outs: dict[str, Any] = {}
+        for r in range(rounds):
+            order = list(sets)[r % len(sets) :] + list(sets)[: r % len(sets)]
+            exe = {}
+            for k in order:
+                jax.clear_caches()
+                lowered = jax.jit(fn).lower(*args)
+                w0, c0 = _clock()
+                exe[k] = lowered.compile(sets[k])
+                w1, c1 = _clock()
+                comp[k].append((w1 - w0, c1 - c0))
+            for k in order:
+                outs[k] = jax.block_until_ready(exe[k](*args))  # warm-up
+            slow = False
+            for _ in range(calls):
+                for k in order:
+                    w0, c0 = _clock()
+                    jax.block_until_ready(exe[k](*args))
+                    w1, c1 = _clock()
+                    run[k].append((w1 - w0, c1 - c0))
+                    slow = slow or w1 - w0 > 2.0
+                if slow:  # a slow program (seconds a call) is timed fewer times
+                    break
+        ref = jax.tree_util.tree_leaves(outs["default"]) if "default" in outs else None
+        for k in sets:
+            row = {
+                "program": label,
+                "options": k,
+                "compile_s": statistics.median(t[0] for t in comp[k]),
+                "compile_cpu_s": statistics.median(t[1] for t in comp[k]),
+                "run_ms": 1e3 * statistics.median(t[0] for t in run[k]),
+                "run_cpu_ms": 1e3 * statistics.median(t[1] for t in run[k]),
+            }
+            if ref is not None:
+                got = jax.tree_util.tree_leaves(outs[k])
+                row["same_bits"] = all(
+                    np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+                    for a, b in zip(ref, got, strict=True)
+                )
+            rows.append(row)
+            print(
+                f"   {label:<38} {k:<34} compile {row['compile_s']:5.2f} s "
+                f"(cpu {row['compile_cpu_s']:5.2f})  run {row['run_ms']:8.2f} ms "
+                f"(cpu {row['run_cpu_ms']:8.2f})  same bits: {row.get('same_bits')}",
+                flush=True,
+            )
+    return rows
+
+
 # ------------------------------------------------------------------- 2./3. fresh processes
 _SETUP = """
 import time, json, os, sys
@@ -441,7 +538,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--no-fresh", action="store_true", help="skip the fresh-process runs")
     p.add_argument("--no-compile", action="store_true", help="skip the compile-time table")
     p.add_argument("--no-command", action="store_true", help="skip the command on a CSV")
+    p.add_argument(
+        "--options",
+        nargs="*",
+        choices=tuple(OPTION_SETS),
+        help="instead: compare compile and run time under these compiler option sets "
+        "(no names: all of them)",
+    )
+    p.add_argument("--only", nargs="*", help="--options: only programs starting with these")
+    p.add_argument("--rounds", type=int, default=3, help="--options: rounds per program")
+    p.add_argument("--calls", type=int, default=5, help="--options: timed calls per round")
     a = p.parse_args(argv)
+    if a.options is not None:
+        return main_options(a)
     machine = print_header("bench_compile: compile time and time to first result")
     machine["load_avg_before"] = os.getloadavg()
     print(f"   load average before: {machine['load_avg_before']}")
@@ -481,6 +590,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write(markdown(payload) + "\n")
+    return payload
+
+
+def main_options(a: argparse.Namespace) -> dict[str, Any]:
+    machine = print_header("bench_compile --options: compile and run time per option set")
+    machine["load_avg_before"] = os.getloadavg()
+    print(f"   load average before: {machine['load_avg_before']}")
+    n = 10**5 if a.quick else 10**6
+    names = tuple(a.options) or tuple(OPTION_SETS)
+    rows = run_options(n, a.quick, names, a.rounds, a.calls, a.only)
+    machine["load_avg_after"] = os.getloadavg()
+    print(f"\n   load average after: {machine['load_avg_after']}")
+    payload = {"machine": machine, "results": {"n": n, "options": rows}}
+    if a.json:
+        write_json(a.json, payload)
     return payload
 
 
