@@ -300,30 +300,43 @@ def select(
         base = r * (m + 1)
 
         def step(carry, xs):  # down one level of the tree: the node holding the k-th
-            # packed in two words of 16-bit fields (one pass each): (k, a) and (lo, hi)
-            ka, lohi = carry
+            a, lo, hi, k = carry
             e, size = xs
             half = size >> 1
-            ah = (ka >> 17).astype(jnp.int32)  # the 0s of the nodes before this one: a / 2
+            ah = a >> 1  # the 0s of the nodes before this one
+            zl = e[base + lo].astype(jnp.int32) - ah
+            zh = e[base + hi].astype(jnp.int32) - ah
+            zeros = zh - zl
+            right = k >= zeros
+            k = jnp.where(right, k - zeros, k)
+            lo = jnp.where(right, lo + half - zl, a + zl)
+            hi = jnp.where(right, hi + half - zh, a + zh)
+            a = jnp.where(right, a + half, a)
+            return (a, lo, hi, k), None
+
+        def packed(carry, xs):  # the same in two words of 16-bit fields, (k, a) and (lo, hi):
+            ka, lohi = carry  # two arrays to write per level instead of four
+            e, size = xs
+            ah = (ka >> 17).astype(jnp.int32)  # a / 2
             el = e[base + (lohi & 0xFFFF).astype(jnp.int32)].astype(jnp.int32)
             eh = e[base + (lohi >> 16).astype(jnp.int32)].astype(jnp.int32)
             zeros = eh - el
             right = (ka & 0xFFFF).astype(jnp.int32) >= zeros
             zl, zh = (el - ah).astype(jnp.uint32), (eh - ah).astype(jnp.uint32)
-            h = half.astype(jnp.uint32)
+            h = (size >> 1).astype(jnp.uint32)
             ka = jnp.where(right, ka - zeros.astype(jnp.uint32) + (h << 16), ka)
-            hh = h | (h << 16)
             left = (ka >> 16) * jnp.uint32(0x10001) + zl + (zh << 16)
-            lohi = jnp.where(right, lohi + hh - zl - (zh << 16), left)
+            lohi = jnp.where(right, lohi + (h | (h << 16)) - zl - (zh << 16), left)
             return (ka, lohi), None
 
-        zero = jnp.zeros_like(k)
-        a, k = zero, k
-        if levels:
+        a = jnp.zeros_like(k)
+        if levels and m < 1 << 16:  # every field (at most M) fits in 16 bits
             ka = k.astype(jnp.uint32)
             lohi = wlo.astype(jnp.uint32) | (whi.astype(jnp.uint32) << 16)
-            (ka, _), _ = lax.scan(step, (ka, lohi), (tables, sizes))
+            (ka, _), _ = lax.scan(packed, (ka, lohi), (tables, sizes))
             a, k = (ka >> 16).astype(jnp.int32), (ka & 0xFFFF).astype(jnp.int32)
+        elif levels:
+            (a, _, _, k), _ = lax.scan(step, (a, wlo, whi, k), (tables, sizes))
         # the leaf: ranks [a, a + B), their row positions in the sorted order; the k-th of
         # those inside [wlo, whi) is the answer
         first = r * m + a
