@@ -6,23 +6,29 @@ work). Here the data is read once into overlapping **rows** of ``M`` points (a p
 range of at most ``L`` points lies inside the row of its start. In each row:
 
 - the values are ranked once, ``0 .. M - 1`` (ties by position, as a stable sort: the order
-  of ``jnp.sort``, NaN last and ``-0.0`` equal to ``0.0``);
-- a **wavelet matrix** of the ranks is built, one level per rank bit from the top: level
-  ``l`` holds, for every position ``p`` of its arrangement, ``E_l[p]`` = the number of
-  elements before ``p`` whose bit is 0; the next arrangement puts the 0s first, then the 1s,
-  each group in its previous order (a stable partition: one scatter of unique indices).
+  of ``jnp.sort``, NaN last and ``-0.0`` equal to ``0.0``), which gives the row's sorted
+  **order** (the position of each rank) too;
+- the top levels of a **wavelet tree** of the ranks are built, one level per rank bit from
+  the top, down to leaves of ``B`` ranks (``LEAF``). As the ranks are a permutation, every
+  node is full: node ``P`` of level ``l`` holds the ranks ``[P S, (P + 1) S)``
+  (``S = M >> l``), at the positions ``[P S, (P + 1) S)`` of the level's arrangement, in
+  row order. Level ``l`` stores ``G_l[p]``, the number of elements with bit 0 before
+  position ``p`` of its arrangement; the next arrangement partitions every node stably, 0s
+  first (one scatter of unique indices).
 
-The ``k``-th smallest value of the positions ``[lo, hi)`` of a row is then found in
-``log2(M)`` steps, each reading two entries of one level (``E_l[lo]``, ``E_l[hi]``): if at
-least ``k + 1`` elements of the range have bit 0, the answer's bit is 0 and the range moves to
-``[E_l[lo], E_l[hi])``; else ``k`` drops by their number, the bit is 1 and the range moves to
-``[M/2 + lo - E_l[lo], M/2 + hi - E_l[hi])``. The bits read are the rank of the answer in its
-row, and the row's sorted order gives its position in the data.
+The ``k``-th smallest value of the positions ``[lo, hi)`` of a row is then found by a
+descent: in node ``P`` (start ``a``, holding ``a / 2`` zeros before it), ``z = G_l[hi] -
+G_l[lo]`` elements of the range have bit 0; if ``k < z`` the range moves to the 0-child
+(``[a + G_l[lo] - a / 2, a + G_l[hi] - a / 2)``), else ``k`` drops by ``z`` and it moves to
+the 1-child. Two reads of one level per step. At a leaf (ranks ``[a, a + B)``), the
+``B`` row positions ``order[a : a + B]`` are read at once; those inside ``[lo, hi)`` make a
+bit mask whose ``k``-th set bit is the answer's rank, and ``order`` its position in the row.
 
-Work: one sort of ``N M / D`` keys in rows, ``log2(M)`` scatters and cumulative counts over
-them, and ``log2(M)`` pairs of gathers per order statistic of a range; memory ``O(N log M)``
-small integers. No serial loop over the data or the ranges (the loop over the levels is a
-``lax.scan``, the ranges are read in chunks by ``lax.map`` so a chunk's state stays in cache).
+Work: one sort of ``N M / D`` keys in rows, ``log2(M / B)`` scatters and cumulative counts
+over them, and ``log2(M / B)`` pairs of reads plus one read of ``B`` contiguous entries per
+order statistic; memory ``O(N log M)`` small integers. No serial loop over the data or the
+ranges (the loop over the levels is a ``lax.scan``, the ranges are read in chunks by
+``lax.map`` so a chunk's state stays in cache).
 
 Results equal the padded road's (:meth:`jaxsubset.Subsets.median`/``quantile``): the same
 order statistics, combined by the same formulas, read from ``y`` at the selected points, so
@@ -297,6 +303,7 @@ def select(
 
     def one(args: tuple[Array, Array, Array, Array]) -> Array:
         r, wlo, whi, k = args
+        k = jnp.clip(k, 0, m - 1)  # a too long range's rank stays in its 16-bit field
         base = r * (m + 1)
 
         def step(carry, xs):  # down one level of the tree: the node holding the k-th
@@ -340,13 +347,13 @@ def select(
         # the leaf: ranks [a, a + B), their row positions in the sorted order; the k-th of
         # those inside [wlo, whi) is the answer
         first = r * m + a
-        leaf = jax.vmap(lambda f: lax.dynamic_slice(order, (f,), (b,)))(first)
+        leaf = jax.vmap(lambda f: lax.dynamic_slice_in_dim(order, f, b))(first)
         leaf = leaf.astype(jnp.int32)
         inside = ((leaf >= wlo[:, None]) & (leaf < whi[:, None])).astype(jnp.uint32)
         width = min(b, WORD)
         inside = inside.reshape(-1, b // width, width) << jnp.arange(width, dtype=jnp.uint32)
         words = jnp.sum(inside, axis=2, dtype=jnp.uint32)
-        at = kth_bit([words[:, i] for i in range(b // width)], k)
+        at = jnp.minimum(kth_bit([words[:, i] for i in range(b // width)], k), b - 1)
         return order[first + at].astype(jnp.int32)
 
     out = lax.map(one, (chunked(row), chunked(lo), chunked(hi), chunked(k)))
