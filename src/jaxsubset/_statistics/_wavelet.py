@@ -200,30 +200,32 @@ def build(rank: Array, levels: int) -> Array:
     etype = jnp.int16 if m // 2 <= np.iinfo(np.int16).max else jnp.int32
     at = lax.broadcasted_iota(jnp.int32, rank.shape, 1)
     base = lax.broadcasted_iota(jnp.int32, rank.shape, 0) * m
-    cur = rank
-    tables = []
-    # a Python loop: few levels (``log2(M / B)``), each its own small program
-    for lev in range(levels):
+    if not levels:
+        return jnp.zeros((0, rows * (m + 1)), etype)
+
+    def table(cur: Array, lev: Array) -> tuple[Array, Array, Array]:
         bit = (cur >> (bits - 1 - lev)) & 1
         g = zeros_before(bit == 0)
-        tables.append(
-            jnp.concatenate([g, jnp.full((rows, 1), m // 2, jnp.int32)], axis=1)
-            .astype(etype)
-            .reshape(-1)
+        full = jnp.concatenate([g, jnp.full((rows, 1), m // 2, jnp.int32)], axis=1)
+        return bit, g, full.astype(etype).reshape(-1)
+
+    def level(cur: Array, lev: Array) -> tuple[Array, Array]:
+        bit, g, out = table(cur, lev)
+        size = jnp.int32(m) >> lev
+        a = at & ~(size - 1)  # the node's start
+        z = g - (a >> 1)  # 0s before p in its node
+        nxt = jnp.where(bit == 0, a + z, at + (size >> 1) - z) + base
+        flat = jnp.zeros((rows * m,), jnp.int32)
+        flat = flat.at[nxt.reshape(-1)].set(
+            cur.reshape(-1), unique_indices=True, mode="promise_in_bounds"
         )
-        if lev + 1 < levels:  # the next arrangement (after the last level unused)
-            size = m >> lev
-            a = at & ~(size - 1)  # the node's start
-            z = g - (a >> 1)  # 0s before p in its node
-            nxt = jnp.where(bit == 0, a + z, at + (size >> 1) - z) + base
-            flat = jnp.zeros((rows * m,), jnp.int32)
-            flat = flat.at[nxt.reshape(-1)].set(
-                cur.reshape(-1), unique_indices=True, mode="promise_in_bounds"
-            )
-            cur = flat.reshape(rows, m)
-    if not tables:
-        return jnp.zeros((0, rows * (m + 1)), etype)
-    return jnp.stack(tables)
+        return flat.reshape(rows, m), out
+
+    # one compiled body for the levels but the last (a small program whatever the capacity),
+    # whose next arrangement is never read
+    cur, tables = lax.scan(level, rank, jnp.arange(levels - 1, dtype=jnp.int32))
+    last = table(cur, jnp.int32(levels - 1))[2]
+    return jnp.concatenate([tables, last[None]])
 
 
 def row_tables(key: Array) -> tuple[Array, Array]:
