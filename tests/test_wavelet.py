@@ -69,6 +69,8 @@ def test_equals_the_padded_road_bit_for_bit(monkeypatch):
     # small chunks: the row and query chunking (with padding) run on small data
     monkeypatch.setattr(_wavelet, "ROW_CHUNK", 256)
     monkeypatch.setattr(_wavelet, "QUERY_CHUNK", 100)
+    # leaves of 8 ranks: deeper trees (2, 3 and 7 levels) and leaves shorter than a word
+    monkeypatch.setattr(_wavelet, "LEAF", 8)
     n = 700
     y = _nasty(n, 0)
     starts, counts = zip(*(_ranges(n, cap, 300, cap) for cap in CAPS), strict=True)
@@ -98,6 +100,31 @@ def test_equals_the_padded_road_bit_for_bit(monkeypatch):
             else:
                 with np.errstate(invalid="ignore"):
                     np.testing.assert_array_equal(got[i, c], np.median(v))
+
+
+def test_long_rows():
+    """One row of 2**16 points: positions past 16 bits (the unpacked descent, int32 tables)."""
+    rng = np.random.default_rng(8)
+    n, cap = 40_000, 10_000
+    y = np.round(rng.normal(size=n) * 50).astype(FLOAT)  # many ties
+    y[rng.random(n) < 0.05] = np.nan
+    m, _, rows = _wavelet.geometry(n, cap)
+    assert (m, rows) == (1 << 16, 1) and _wavelet.leaves(m) == (32, 11)
+    start = rng.integers(0, n, 24)
+    r = Ranges(start, rng.integers(0, cap + 1, 24))
+
+    @jax.jit
+    def both(y):
+        kw = dict(q=0.7, capacity=cap, nan_policy="omit")
+        return (
+            range_statistic(y, r, STATS, method="wavelet", **kw),
+            range_statistic(y, r, STATS, method="reference", **kw),
+        )
+
+    a, b = both(jnp.asarray(y))
+    for s in STATS:
+        np.testing.assert_array_equal(np.asarray(a[s]), np.asarray(b[s]), err_msg=s)
+    assert np.isfinite(np.asarray(a["median"])).sum() > 20
 
 
 def test_row_ranking_paths():

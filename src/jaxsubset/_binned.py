@@ -440,7 +440,7 @@ def binned_statistic(
             ground truth, ``nbins x capacity`` work). ``"tree"``: the block tree over index
             ranges (unsorted ``x`` is sorted by bin first; no median). ``"wavelet"``: the
             median and quantiles only, over index ranges as ``"tree"`` (a bin may hold every
-            point: one wavelet matrix over the data, ``capacity`` as the reference road).
+            point: one wavelet tree over the data, ``capacity`` as the reference road).
             ``"scatter"``: scatters into the bins by label (the median by a radix select).
             ``"sort"``: one sort by bin, then the range roads (the median and quantiles by a
             sort of (bin, value) pairs). Every road gives the same results within rounding.

@@ -69,7 +69,7 @@ def range_statistic(
     keep the accuracy of a direct sum; O(N log N) work, never ``K x capacity``. The median
     and quantiles run on the wavelet road (``method="wavelet"``): the data is ranked once in
     overlapping rows of about ``4 * capacity`` points and each range's order statistics are
-    read from a wavelet matrix of those ranks in ``O(log capacity)`` steps, equal to the
+    read from a wavelet tree of those ranks in ``O(log capacity)`` steps, equal to the
     padded road's results (``method="reference"``, the padded masked reduction of
     :class:`jaxsubset.Subsets` that sorts ``capacity`` slots per range, which every road is
     tested against).

@@ -80,7 +80,7 @@ RANGE_ROADS = {
     "reference": ALL_STATISTICS,
     # every statistic a fold of partials computes: all but the order statistics
     "tree": tuple(s for s in ALL_STATISTICS if s not in ("median", "quantile")),
-    # the order statistics of ranges of at most ``capacity`` points: a wavelet matrix of the
+    # the order statistics of ranges of at most ``capacity`` points: a wavelet tree of the
     # ranks in overlapping rows, O(log capacity) per range (``_wavelet``); and their counts
     "wavelet": ("count", "median", "quantile"),
 }

@@ -6,23 +6,29 @@ work). Here the data is read once into overlapping **rows** of ``M`` points (a p
 range of at most ``L`` points lies inside the row of its start. In each row:
 
 - the values are ranked once, ``0 .. M - 1`` (ties by position, as a stable sort: the order
-  of ``jnp.sort``, NaN last and ``-0.0`` equal to ``0.0``);
-- a **wavelet matrix** of the ranks is built, one level per rank bit from the top: level
-  ``l`` holds, for every position ``p`` of its arrangement, ``E_l[p]`` = the number of
-  elements before ``p`` whose bit is 0; the next arrangement puts the 0s first, then the 1s,
-  each group in its previous order (a stable partition: one scatter of unique indices).
+  of ``jnp.sort``, NaN last and ``-0.0`` equal to ``0.0``), which gives the row's sorted
+  **order** (the position of each rank) too;
+- the top levels of a **wavelet tree** of the ranks are built, one level per rank bit from
+  the top, down to leaves of ``B`` ranks (``LEAF``). As the ranks are a permutation, every
+  node is full: node ``P`` of level ``l`` holds the ranks ``[P S, (P + 1) S)``
+  (``S = M >> l``), at the positions ``[P S, (P + 1) S)`` of the level's arrangement, in
+  row order. Level ``l`` stores ``G_l[p]``, the number of elements with bit 0 before
+  position ``p`` of its arrangement; the next arrangement partitions every node stably, 0s
+  first (one scatter of unique indices).
 
-The ``k``-th smallest value of the positions ``[lo, hi)`` of a row is then found in
-``log2(M)`` steps, each reading two entries of one level (``E_l[lo]``, ``E_l[hi]``): if at
-least ``k + 1`` elements of the range have bit 0, the answer's bit is 0 and the range moves to
-``[E_l[lo], E_l[hi])``; else ``k`` drops by their number, the bit is 1 and the range moves to
-``[M/2 + lo - E_l[lo], M/2 + hi - E_l[hi])``. The bits read are the rank of the answer in its
-row, and the row's sorted order gives its position in the data.
+The ``k``-th smallest value of the positions ``[lo, hi)`` of a row is then found by a
+descent: in node ``P`` (start ``a``, holding ``a / 2`` zeros before it), ``z = G_l[hi] -
+G_l[lo]`` elements of the range have bit 0; if ``k < z`` the range moves to the 0-child
+(``[a + G_l[lo] - a / 2, a + G_l[hi] - a / 2)``), else ``k`` drops by ``z`` and it moves to
+the 1-child. Two reads of one level per step. At a leaf (ranks ``[a, a + B)``), the
+``B`` row positions ``order[a : a + B]`` are read at once; those inside ``[lo, hi)`` make a
+bit mask whose ``k``-th set bit is the answer's rank, and ``order`` its position in the row.
 
-Work: one sort of ``N M / D`` keys in rows, ``log2(M)`` scatters and cumulative counts over
-them, and ``log2(M)`` pairs of gathers per order statistic of a range; memory ``O(N log M)``
-small integers. No serial loop over the data or the ranges (the loop over the levels is a
-``lax.scan``, the ranges are read in chunks by ``lax.map`` so a chunk's state stays in cache).
+Work: one sort of ``N M / D`` keys in rows, ``log2(M / B)`` scatters and cumulative counts
+over them, and ``log2(M / B)`` pairs of reads plus one read of ``B`` contiguous entries per
+order statistic; memory ``O(N log M)`` small integers. No serial loop over the data or the
+ranges (the loop over the levels is a ``lax.scan``, the ranges are read in chunks by
+``lax.map`` so a chunk's state stays in cache).
 
 Results equal the padded road's (:meth:`jaxsubset.Subsets.median`/``quantile``): the same
 order statistics, combined by the same formulas, read from ``y`` at the selected points, so
@@ -44,6 +50,7 @@ from ._registry import float_dtype, quantile_q
 WORD = 32  # bits packed per word to count the zeros of a level
 QUERY_CHUNK = 1 << 15  # order statistics selected together (their state stays in cache)
 ROW_CHUNK = 1 << 16  # row points ranked and built together
+LEAF = 32  # ranks per leaf: the descent stops there, a leaf is read whole
 
 
 def geometry(num: int, capacity: int) -> tuple[int, int, int]:
@@ -168,101 +175,188 @@ def zeros_before(zero: Array) -> Array:
     return (before[:, :, None] + inside).reshape(rows, m)
 
 
-def build(rank: Array) -> Array:
-    """The wavelet matrix of ``rank`` ``(rows, M)`` (each row a permutation of ``0 .. M-1``).
+def leaves(m: int) -> tuple[int, int]:
+    """``(B, levels)``: the leaf size (ranks per leaf) and the tree levels above the leaves."""
+    b = min(LEAF, m)
+    return b, (m // b).bit_length() - 1
+
+
+def build(rank: Array, levels: int) -> Array:
+    """The top ``levels`` levels of the wavelet tree of ``rank`` ``(rows, M)``.
+
+    Each row is a permutation of ``0 .. M-1``, so every node is full: node ``P`` of level
+    ``l`` holds the ranks ``[P S, (P + 1) S)`` (``S = M >> l``) at the positions
+    ``[P S, (P + 1) S)`` of the level's arrangement, in row order, and exactly ``S / 2`` of
+    them have the level's bit 0. The next arrangement partitions every node stably, 0s first
+    (one scatter of unique indices).
 
     Returns:
-        ``(levels, rows * (M + 1))``: level ``l``'s ``E_l[p]`` for ``p`` in ``0 .. M`` of each
-        row (``E_l[M] = M / 2``), int16 when it fits, else int32.
+        ``(levels, rows * (M + 1))``: level ``l``'s ``G_l[p]``, the number of elements with bit
+        0 before ``p`` in the row (``p`` in ``0 .. M``; ``G_l[P S] = P S / 2``), int16 when it
+        fits, else int32.
     """
     rows, m = rank.shape
-    levels = m.bit_length() - 1
-    half = m // 2
-    etype = jnp.int16 if half <= np.iinfo(np.int16).max else jnp.int32
+    bits = m.bit_length() - 1
+    etype = jnp.int16 if m // 2 <= np.iinfo(np.int16).max else jnp.int32
     at = lax.broadcasted_iota(jnp.int32, rank.shape, 1)
     base = lax.broadcasted_iota(jnp.int32, rank.shape, 0) * m
+    if not levels:
+        return jnp.zeros((0, rows * (m + 1)), etype)
 
-    def level(cur: Array, shift: Array) -> tuple[Array, Array]:
-        bit = (cur >> shift) & 1
-        e = zeros_before(bit == 0)
-        table = jnp.concatenate([e, jnp.full((rows, 1), half, jnp.int32)], axis=1)
-        # the next arrangement: a stable partition, 0s first (after the last level unused)
-        nxt = jnp.where(bit == 0, e, half + at - e) + base
+    def table(cur: Array, lev: Array) -> tuple[Array, Array, Array]:
+        bit = (cur >> (bits - 1 - lev)) & 1
+        g = zeros_before(bit == 0)
+        full = jnp.concatenate([g, jnp.full((rows, 1), m // 2, jnp.int32)], axis=1)
+        return bit, g, full.astype(etype).reshape(-1)
+
+    def level(cur: Array, lev: Array) -> tuple[Array, Array]:
+        bit, g, out = table(cur, lev)
+        size = jnp.int32(m) >> lev
+        a = at & ~(size - 1)  # the node's start
+        z = g - (a >> 1)  # 0s before p in its node
+        nxt = jnp.where(bit == 0, a + z, at + (size >> 1) - z) + base
         flat = jnp.zeros((rows * m,), jnp.int32)
         flat = flat.at[nxt.reshape(-1)].set(
             cur.reshape(-1), unique_indices=True, mode="promise_in_bounds"
         )
-        return flat.reshape(rows, m), table.astype(etype).reshape(-1)
+        return flat.reshape(rows, m), out
 
-    # one compiled body for every level (a small program whatever the capacity)
-    _, tables = lax.scan(level, rank, jnp.arange(levels - 1, -1, -1, dtype=jnp.int32))
-    return tables
+    # one compiled body for the levels but the last (a small program whatever the capacity),
+    # whose next arrangement is never read
+    cur, tables = lax.scan(level, rank, jnp.arange(levels - 1, dtype=jnp.int32))
+    last = table(cur, jnp.int32(levels - 1))[2]
+    return jnp.concatenate([tables, last[None]])
 
 
 def row_tables(key: Array) -> tuple[Array, Array]:
     """``(order, tables)`` of the rows ``key`` ``(rows, M)``, a chunk of rows at a time.
 
     Returns:
-        ``order`` ``(rows, M)`` (:func:`row_order`) and ``tables`` ``(levels, rows * (M + 1))``
-        (:func:`build`), row ``r``'s entries of a level at ``r * (M + 1)``.
+        ``order`` ``(rows * M,)`` (:func:`row_order`, flat; int16 when ``M`` fits) and
+        ``tables`` ``(levels, rows * (M + 1))`` (:func:`build`), row ``r``'s entries of a
+        level at ``r * (M + 1)``.
     """
     rows, m = key.shape
-    per = max(1, ROW_CHUNK // m)
-    if rows <= per:
-        order, rank = row_order(key)
-        return order, build(rank)
-    nchunk = -(-rows // per)
-    pad = nchunk * per - rows  # whole rows of equal keys: ranked, never read
+    _, levels = leaves(m)
+    ptype = jnp.int16 if m <= np.iinfo(np.int16).max + 1 else jnp.int32
 
     def one(k: Array) -> tuple[Array, Array]:
         order, rank = row_order(k)
-        return order, build(rank)
+        return order.astype(ptype), build(rank, levels)
 
+    per = max(1, ROW_CHUNK // m)
+    if rows <= per:
+        order, tables = one(key)
+        return order.reshape(-1), tables
+    nchunk = -(-rows // per)
+    pad = nchunk * per - rows  # whole rows of equal keys: ranked, never read
     keys = jnp.concatenate([key, jnp.zeros((pad, m), key.dtype)]).reshape(nchunk, per, m)
     order, tables = lax.map(one, keys)
-    levels = tables.shape[1]
-    tables = jnp.moveaxis(tables, 1, 0).reshape(levels, -1)[:, : rows * (m + 1)]
-    return order.reshape(nchunk * per, m)[:rows], tables
+    tables = jnp.moveaxis(tables, 1, 0).reshape(levels, nchunk * per * (m + 1))
+    return order.reshape(-1)[: rows * m], tables[:, : rows * (m + 1)]
 
 
-def select(tables: Array, m: int, row: Array, lo: Array, hi: Array, k: Array) -> Array:
-    """The rank in its row of the ``k``-th smallest (0-based) of positions ``[lo, hi)``.
+def kth_bit(words: list[Array], k: Array) -> Array:
+    """The index of the ``k``-th (0-based) set bit of the little-endian uint32 ``words``.
+
+    Where fewer than ``k + 1`` bits are set the index is unspecified (but in range).
+    """
+    pos = jnp.zeros(k.shape, jnp.int32)
+    word = words[0]
+    for i, w in enumerate(words[1:], 1):  # the word holding it
+        c = lax.population_count(word).astype(jnp.int32)
+        on = k >= c
+        k = jnp.where(on, k - c, k)
+        word = jnp.where(on, w, word)
+        pos = jnp.where(on, 32 * i, pos)
+    for width in (16, 8, 4, 2, 1):  # then halves of the word, by their population counts
+        c = lax.population_count(word & jnp.uint32((1 << width) - 1)).astype(jnp.int32)
+        on = k >= c
+        k = jnp.where(on, k - c, k)
+        word = jnp.where(on, word >> width, word)
+        pos = pos + jnp.where(on, width, 0)
+    return pos
+
+
+def select(
+    tables: Array, order: Array, m: int, row: Array, lo: Array, hi: Array, k: Array
+) -> Array:
+    """The row position of the ``k``-th smallest (0-based) of the row positions ``[lo, hi)``.
 
     Args:
         tables: :func:`build`'s levels.
+        order: the rows' sorted orders, flat (:func:`row_tables`).
         m: the row length.
         row, lo, hi, k: ``(Q,)`` int32; ``0 <= lo <= hi <= m``. Where ``k >= hi - lo`` the
-            rank is unspecified (but in ``[0, m)``).
+            position is unspecified (but in ``[0, m)``).
 
     Returns:
-        ``(Q,)`` int32 ranks.
+        ``(Q,)`` int32 positions in the rows.
     """
     q = row.shape[0]
-    half = m // 2
+    b, levels = leaves(m)
     chunk = min(QUERY_CHUNK, max(q, 1))
     nchunk = -(-q // chunk)
     pad = nchunk * chunk - q
+    sizes = jnp.asarray([m >> lev for lev in range(levels)], jnp.int32)
 
     def chunked(a: Array) -> Array:
         return jnp.pad(a, (0, pad)).reshape(nchunk, chunk)
 
     def one(args: tuple[Array, Array, Array, Array]) -> Array:
-        r, lo, hi, k = args
+        r, wlo, whi, k = args
+        k = jnp.clip(k, 0, m - 1)  # a too long range's rank stays in its 16-bit field
         base = r * (m + 1)
 
-        def step(carry, e):
-            lo, hi, k, res = carry
-            el = e[base + lo].astype(jnp.int32)
-            eh = e[base + hi].astype(jnp.int32)
-            zeros = eh - el
+        def step(carry, xs):  # down one level of the tree: the node holding the k-th
+            a, lo, hi, k = carry
+            e, size = xs
+            half = size >> 1
+            ah = a >> 1  # the 0s of the nodes before this one
+            zl = e[base + lo].astype(jnp.int32) - ah
+            zh = e[base + hi].astype(jnp.int32) - ah
+            zeros = zh - zl
             right = k >= zeros
             k = jnp.where(right, k - zeros, k)
-            lo = jnp.where(right, half + lo - el, el)
-            hi = jnp.where(right, half + hi - eh, eh)
-            return (lo, hi, k, res * 2 + right.astype(jnp.int32)), None
+            lo = jnp.where(right, lo + half - zl, a + zl)
+            hi = jnp.where(right, hi + half - zh, a + zh)
+            a = jnp.where(right, a + half, a)
+            return (a, lo, hi, k), None
 
-        (_, _, _, res), _ = lax.scan(step, (lo, hi, k, jnp.zeros_like(k)), tables)
-        return res
+        def packed(carry, xs):  # the same in two words of 16-bit fields, (k, a) and (lo, hi):
+            ka, lohi = carry  # two arrays to write per level instead of four
+            e, size = xs
+            ah = (ka >> 17).astype(jnp.int32)  # a / 2
+            el = e[base + (lohi & 0xFFFF).astype(jnp.int32)].astype(jnp.int32)
+            eh = e[base + (lohi >> 16).astype(jnp.int32)].astype(jnp.int32)
+            zeros = eh - el
+            right = (ka & 0xFFFF).astype(jnp.int32) >= zeros
+            zl, zh = (el - ah).astype(jnp.uint32), (eh - ah).astype(jnp.uint32)
+            h = (size >> 1).astype(jnp.uint32)
+            ka = jnp.where(right, ka - zeros.astype(jnp.uint32) + (h << 16), ka)
+            left = (ka >> 16) * jnp.uint32(0x10001) + zl + (zh << 16)
+            lohi = jnp.where(right, lohi + (h | (h << 16)) - zl - (zh << 16), left)
+            return (ka, lohi), None
+
+        a = jnp.zeros_like(k)
+        if levels and m < 1 << 16:  # every field (at most M) fits in 16 bits
+            ka = k.astype(jnp.uint32)
+            lohi = wlo.astype(jnp.uint32) | (whi.astype(jnp.uint32) << 16)
+            (ka, _), _ = lax.scan(packed, (ka, lohi), (tables, sizes))
+            a, k = (ka >> 16).astype(jnp.int32), (ka & 0xFFFF).astype(jnp.int32)
+        elif levels:
+            (a, _, _, k), _ = lax.scan(step, (a, wlo, whi, k), (tables, sizes))
+        # the leaf: ranks [a, a + B), their row positions in the sorted order; the k-th of
+        # those inside [wlo, whi) is the answer
+        first = r * m + a
+        leaf = jax.vmap(lambda f: lax.dynamic_slice_in_dim(order, f, b))(first)
+        leaf = leaf.astype(jnp.int32)
+        inside = ((leaf >= wlo[:, None]) & (leaf < whi[:, None])).astype(jnp.uint32)
+        width = min(b, WORD)
+        inside = inside.reshape(-1, b // width, width) << jnp.arange(width, dtype=jnp.uint32)
+        words = jnp.sum(inside, axis=2, dtype=jnp.uint32)
+        at = jnp.minimum(kth_bit([words[:, i] for i in range(b // width)], k), b - 1)
+        return order[first + at].astype(jnp.int32)
 
     out = lax.map(one, (chunked(row), chunked(lo), chunked(hi), chunked(k)))
     return out.reshape(-1)[:q]
@@ -340,19 +434,20 @@ def wavelet_ranges(
             h = jnp.maximum(n - 1, 0).astype(fdt) * jnp.asarray(quantile_q(s), fdt)
             lo_i = jnp.floor(h).astype(n.dtype)
             wanted.append((lo_i, jnp.minimum(lo_i + 1, jnp.maximum(n - 1, 0))))
-    ks = jnp.stack([r for pair in wanted for r in pair])  # (2 S, K, C)
+    # (K, C, 2 S): the order statistics of a range side by side (they share their paths)
+    ks = jnp.stack([r for pair in wanted for r in pair], axis=-1)
     shape = ks.shape
-    rows_q = jnp.broadcast_to(row, shape).reshape(-1)
-    lo_q = jnp.broadcast_to(lo[:, None], shape).reshape(-1)
-    hi_q = jnp.broadcast_to(hi[:, None], shape).reshape(-1)
-    got = select(tables, m, rows_q, lo_q, hi_q, ks.reshape(-1).astype(jnp.int32))
+    rows_q = jnp.broadcast_to(row[:, :, None], shape).reshape(-1)
+    lo_q = jnp.broadcast_to(lo[:, None, None], shape).reshape(-1)
+    hi_q = jnp.broadcast_to(hi[:, None, None], shape).reshape(-1)
+    got = select(tables, perm, m, rows_q, lo_q, hi_q, ks.reshape(-1).astype(jnp.int32))
     # the point holding each selected value, read from y (the gradient's path)
-    src = perm.reshape(-1)[rows_q * m + got].astype(idt)
-    src = jnp.minimum(src + jnp.broadcast_to(j[:, None] * d, shape).reshape(-1), num - 1)
-    chan = jnp.broadcast_to(jnp.arange(ch, dtype=idt), shape).reshape(-1)
+    src = got.astype(idt) + jnp.broadcast_to(j[:, None, None] * d, shape).reshape(-1)
+    src = jnp.minimum(src, num - 1)
+    chan = jnp.broadcast_to(jnp.arange(ch, dtype=idt)[:, None], shape).reshape(-1)
     vals_q = yf[src, chan].reshape(shape)
     for i, s in enumerate(stats):
-        a, b = vals_q[2 * i], vals_q[2 * i + 1]
+        a, b = vals_q[..., 2 * i], vals_q[..., 2 * i + 1]
         if s == "median":
             v = (a + b) / 2
         else:
