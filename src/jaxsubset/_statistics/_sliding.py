@@ -321,7 +321,81 @@ class IntSum(Sum):
         return lax.cumsum(r, axis=1, reverse=reverse)
 
 
-@functools.partial(jax.jit, static_argnames=("window", "stats", "ddof", "omit"))
+# rows of one chunk of a long series (a power of two: a multiple of every fold's alignment
+# up to it); series shorter than CHUNK_MIN chunks run as one piece
+CHUNK = 1 << 16
+CHUNK_MIN = 2
+
+
+def alignment(fold: Fold, w: int) -> int:
+    """The row alignment :func:`sliding_fold` of ``w`` gives its sub-blocks at every level.
+
+    A piece of the series starting at a multiple of it (and long enough) is cut into the
+    same sub-blocks, at every level of the recursion, as the whole series: its windows are
+    folded by the same operations on the same values (the same bits).
+    """
+    b = fold.block
+    if w <= b:
+        return 1
+    lo = min(counts_between(w, b))
+    return b * (alignment(fold.next(), lo) if lo > 0 else 1)
+
+
+def folds_of(stats: tuple[str, ...], w: int, nonfinite: bool) -> list[Fold]:
+    """The folds :func:`statistics` runs for ``stats``."""
+    folds: list[Fold] = []
+    if nonfinite or {"sum", "mean"} & set(stats):
+        folds.append(Sum())
+    if nonfinite and w >= 2 ** (jnp.finfo(jnp.result_type(float)).nmant + 1):
+        folds.append(IntSum())
+    if {"var", "std", "sem"} & set(stats):
+        folds.append(ShiftedMoments())
+    folds += [Extreme(s) for s in ("min", "max") if s in stats]
+    return folds
+
+
+def chunked(piece, yf: Array, w: int, align: int) -> dict[str, Array] | None:
+    """``piece`` over a long series chunk by chunk, or None where one piece serves.
+
+    ``piece(v, first)`` gives the statistics of the windows of rows ``first ..`` of ``v``
+    (rows ``first .. first + len(v) - 1`` of ``yf``), its windows truncated at ``v``'s start.
+    Chunk ``k`` reads ``CHUNK`` rows and the ``H >= w - 1`` rows before them (``H`` a
+    multiple of ``align``: every chunk starts on the whole series' sub-block boundaries at
+    every level, so its windows get the same bits as in one piece) and writes all of them;
+    the chunks run last to first, so the truncated windows of a chunk's first ``H`` rows are
+    overwritten by the chunk before. The rows after the last chunk are one more piece. No
+    temporary is N long (each chunk's stay in cache): only the outputs are written (a fresh
+    N-long temporary costs its page faults again on every call).
+    """
+    num = yf.shape[0]
+    c = max(CHUNK, align)
+    hist = -(-(w - 1) // align) * align
+    nc = (num - hist) // c  # chunks
+    if nc < CHUNK_MIN or 2 * hist > c:
+        return None
+    done = nc * c + hist  # rows the chunks compute
+    out: dict[str, Array] = {}
+    if done < num:  # the last rows, read from the end of the last chunk
+        tail = piece(yf[nc * c :], nc * c)
+        out = {
+            k: jnp.zeros((num,) + v.shape[1:], v.dtype).at[done:].set(v[hist:])
+            for k, v in tail.items()
+        }
+
+    def body(i, acc):
+        first = (nc - 1 - i) * c
+        res = piece(lax.dynamic_slice_in_dim(yf, first, hist + c, axis=0), first)
+        if acc is None:
+            return res
+        return {k: lax.dynamic_update_slice_in_dim(acc[k], res[k], first, axis=0) for k in acc}
+
+    if not out:  # the shapes and dtypes of the results
+        shapes = jax.eval_shape(lambda: body(0, None))
+        out = {k: jnp.zeros((num,) + v.shape[1:], v.dtype) for k, v in shapes.items()}
+    return lax.fori_loop(0, nc, body, out)
+
+
+@functools.partial(jax.jit, static_argnames=("window", "stats", "ddof", "omit", "min_periods"))
 def sliding_statistics(
     y: Array,
     length: Array | None,
@@ -330,6 +404,7 @@ def sliding_statistics(
     stats: tuple[str, ...],
     ddof: int,
     omit: bool,
+    min_periods: int | None = None,
 ) -> dict[str, Array]:
     """count/sum/mean/var/std/sem/min/max/cov/corr over every trailing window of ``window`` points.
 
@@ -342,6 +417,9 @@ def sliding_statistics(
         stats: names among :data:`SLIDING_STATISTICS`.
         ddof: delta degrees of freedom of var/std/sem.
         omit: leave NaN readings out (per channel).
+        min_periods: ``None``: the raw statistics and ``"count"``. An int: only ``stats``,
+            finished by :func:`finish` (NaN where a window counts fewer points), in the
+            program that computes them (no pass of its own over N-long results).
 
     Returns:
         dict of ``(N, C)`` arrays by statistic name (the registry's conventions), and
@@ -358,38 +436,79 @@ def sliding_statistics(
         out["count"] = jnp.zeros((0, ch), idt)
         if set(PAIR_STATISTICS) & set(stats):
             out[PAIR_COUNT] = jnp.zeros((0, ch, ch), idt)
-        return out
+        return finished(out, stats, min_periods, num, length, w, fdt)
     yf = y.astype(fdt)
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
-    pos = jnp.arange(num, dtype=idt)
-    if length is None:
-        present: Any = True
-        last: int | Array = num - 1
-    else:
-        length = jnp.asarray(length, idt)
-        present = (pos < length)[:, None]
-        last = length - 1
-    # present points of each window: [max(0, j - w + 1), min(j, length - 1)]
-    rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
-    rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
+    last: int | Array = num - 1 if length is None else jnp.asarray(length, idt) - 1
     pair = tuple(s for s in stats if s in PAIR_STATISTICS)
     if pair:  # every channel pair's co-moments, from partials of each window's own points
         # the pair partials count their own NaN/inf points: one program, outside the cond
+        pos = jnp.arange(num, dtype=idt)
+        present = True if length is None else (pos <= last)[:, None]
         folded = sliding_fold(Pairs(), pair_leaves(yf, present, omit), w)
         out.update(pair_statistics(pair, folded, ddof, ch))
+        rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
+        out["count"] = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
+        out = finished(out, pair, min_periods, num, length, w, fdt)
         stats = tuple(s for s in stats if s not in PAIR_STATISTICS)
-    if not is_float:
-        out.update(statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False))
-        return out
-    # the NaN/inf counts cost folds of their own: a program without them runs when every
-    # present value is finite (one reduction decides; both programs give the same results)
-    finite_only = jnp.all(jnp.isfinite(yf) | ~jnp.asarray(present))
+        if not stats and min_periods is not None:
+            return out
+    keep = None if min_periods is None else (stats, min_periods)
 
-    def run(nonfinite: bool):
-        return lambda v: statistics(v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite)
+    def piece(v: Array, first: Any) -> dict[str, Array]:
+        # the windows of rows first .. first + len(v) - 1, truncated at v's start
+        pos = first + jnp.arange(v.shape[0], dtype=idt)
+        present: Any = True if length is None else (pos <= last)[:, None]
+        rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
+        rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], v.shape)
 
-    out.update(lax.cond(finite_only, run(False), run(True), yf))
+        def run(nonfinite: bool):
+            return lambda v: statistics(
+                v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite, min_periods=keep
+            )
+
+        if not is_float:
+            return run(False)(v)
+        # the NaN/inf counts cost folds of their own: a program without them runs when every
+        # present value is finite (one reduction decides; both programs give the same results)
+        finite_only = jnp.all(jnp.isfinite(v) | ~jnp.asarray(present))
+        return lax.cond(finite_only, run(False), run(True), v)
+
+    folds = folds_of(stats, w, is_float)
+    align = max([alignment(f, w) for f in folds] + [1])
+    res = chunked(piece, yf, w, align)
+    out.update(piece(yf, 0) if res is None else res)
     return out
+
+
+def finished(out, stats, min_periods, num, length, w, fdt):
+    """``out`` finished by :func:`finish` for ``stats`` when ``min_periods`` is an int."""
+    if min_periods is None:
+        return out
+    idt = index_dtype()
+    pos = jnp.arange(num, dtype=idt)
+    last = num - 1 if length is None else jnp.asarray(length, idt) - 1
+    rows = jnp.maximum(jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1, 0)
+    return finish(out, rows, stats, min_periods, fdt)
+
+
+def finish(
+    out: dict[str, Array], count: Array, stats: tuple[str, ...], min_periods: int, fdt: Any
+) -> dict[str, Array]:
+    """``min_periods``: NaN where a window has too few non-NaN points (``count``: rows).
+
+    ``"cov"``/``"corr"`` count the points of each channel pair (pandas' pairwise-complete
+    observations), their ``PAIR_COUNT``.
+    """
+    ok = out["count"] >= min_periods
+    ok_pairs = out[PAIR_COUNT] >= min_periods if PAIR_COUNT in out else ok
+    # pandas' count compares min_periods with the rows of the window, NaN rows included
+    ok_rows = (count >= min_periods)[:, None]
+    res = {}
+    for s in stats:
+        keep = ok_rows if s == "count" else (ok_pairs if s in PAIR_STATISTICS else ok)
+        res[s] = jnp.where(keep, out[s].astype(fdt), jnp.nan)
+    return res
 
 
 def statistics(
@@ -402,8 +521,13 @@ def statistics(
     omit: bool,
     *,
     nonfinite: bool,
+    min_periods: tuple[str, ...] | None = None,
 ) -> dict[str, Array]:
-    """:func:`sliding_statistics` of float ``yf``; ``nonfinite=False`` when it holds no NaN/inf."""
+    """:func:`sliding_statistics` of float ``yf``; ``nonfinite=False`` when it holds no NaN/inf.
+
+    ``min_periods``: ``None``, or ``(names, m)``: only ``names``, finished by :func:`finish`
+    with ``min_periods=m``.
+    """
     idt = index_dtype()
     fdt = yf.dtype
     num, ch = yf.shape
@@ -455,4 +579,7 @@ def statistics(
             vals = jnp.where(notnan, yf, fold.ident)
             ext = sliding_fold(fold, vals, w)
             out[which] = jnp.where(poisoned | (n == 0), nan, ext)
-    return out
+    if min_periods is None:
+        return out
+    names, m = min_periods
+    return finish(out, rows[:, 0], names, m, fdt)
