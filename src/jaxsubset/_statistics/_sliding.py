@@ -263,6 +263,20 @@ def sliding_fold(fold: Fold, leaves, w: int):
     pre, suf = fold.presuf(r)
     inner = fold.next()
     totals = tmap(lambda a: a[:, 0], suf)  # the suffix at a sub-block's start: its total
+    sel = middles(inner, totals, w, b)
+    flat = tmap(lambda a: a.reshape((size,) + a.shape[2:]), suf)
+    head = shift(flat, w - 1, inner)  # the suffix from i - w + 1 to its sub-block's end
+    head = tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), head)
+    out = inner.combine(inner.combine(head, sel), pre)
+    return tmap(lambda a: a.reshape((size,) + a.shape[2:])[:n], out)
+
+
+def middles(inner: Fold, totals, w: int, b: int):
+    """The whole sub-blocks strictly inside each window, ``(nb, b, ...)`` partials.
+
+    Entry ``[J, o]`` (row ``i = J b + o``) folds the totals of the sub-blocks between the
+    sub-block of ``i - w + 1`` and that of ``i``: ``counts_between(w, b)[o]`` of them.
+    """
     counts = counts_between(w, b)
     lo = min(counts)
     # mids[c][J]: the fold of totals[J - c .. J - 1]
@@ -280,11 +294,90 @@ def sliding_fold(fold: Fold, leaves, w: int):
         if c != top and c in counts:
             mask = jnp.array([k == c for k in counts])[None, :, None]
             sel = tmap(lambda u, v, mask=mask: jnp.where(mask, u[:, None], v), m, sel)
-    flat = tmap(lambda a: a.reshape((size,) + a.shape[2:]), suf)
-    head = shift(flat, w - 1, inner)  # the suffix from i - w + 1 to its sub-block's end
-    head = tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), head)
-    out = inner.combine(inner.combine(head, sel), pre)
-    return tmap(lambda a: a.reshape((size,) + a.shape[2:])[:n], out)
+    return sel
+
+
+def finite_m2(v: Array, last: Any, w: int) -> Array:
+    """``M2`` of every trailing window of ``w > 16`` points of ``v`` ``(N, C)``, finite values.
+
+    Rows after ``last`` are absent (``None``: every row is present). The fold of
+    :class:`ShiftedMoments` with what finite data make static: the points of each piece
+    come from the row positions (no product of counts), the shifts are each sub-block's
+    first and last present points (no search), the deviations and their squares go through
+    one product per direction, and a window's three pieces (the suffix its first sub-block
+    leaves it, the whole sub-blocks between, its last sub-block's prefix) are combined in
+    one pass, around a shift of a piece holding points of the window: ``M2 = sum(M2_k) +
+    sum(n_k (d_k - d)**2)``, with ``d_k`` a piece's mean offset from that shift and ``d``
+    the window's. Each piece folds only its own points; nothing is subtracted from a sum.
+    """
+    fold = ShiftedMoments()
+    b = fold.block
+    num, ch = v.shape
+    fdt, idt = v.dtype, index_dtype()
+    nb = -(-num // b)
+    size = nb * b
+    if size > num:  # absent rows complete the last sub-block
+        v = jnp.concatenate([v, jnp.zeros((size - num, ch), fdt)])
+        last = num - 1 if last is None else last
+    r = v.reshape(nb, b, ch)
+    o = jnp.arange(b, dtype=idt)[None, :, None]
+    c_pre = r[:, :1]  # the first point of a sub-block: in every prefix piece holding one
+    if last is None:
+        present: Any = True
+        n_pre, n_suf = o + 1, b - o
+        c_suf = r[:, b - 1 :]
+    else:
+        start = (jnp.arange(nb, dtype=idt) * b)[:, None, None]
+        present = start + o <= last
+        n_pre = jnp.clip(last - start + 1, 0, o + 1)  # present points of [start, start + o]
+        n_suf = jnp.clip(last - start - o + 1, 0, b - o)  # of [start + o, start + b - 1]
+        # the last present point of a sub-block (in every suffix piece holding one)
+        at = lax.dynamic_index_in_dim(v, jnp.clip(last, 0, size - 1), keepdims=False)
+        c_suf = jnp.where(start + b - 1 <= last, r[:, b - 1 :], at)
+    n_pre = jnp.broadcast_to(n_pre, r.shape)
+    n_suf = jnp.broadcast_to(n_suf, r.shape)
+    big = jnp.finfo(fdt).max
+    s = Sum()
+
+    def sums(c, reverse):
+        # a deviation or square beyond the float range is clamped to it (a product's 0 * inf
+        # would reach pieces without that point); the pieces holding it get M2 = inf
+        d = jnp.clip(jnp.where(present, r - c, 0), -big, big)
+        both = s.scan(jnp.stack([d, jnp.minimum(d * d, big)]).reshape(2 * nb, b, ch), reverse)
+        return both[:nb], both[nb:]
+
+    s1p, s2p = sums(c_pre, False)
+    s1s, s2s = sums(c_suf, True)
+
+    def spread(cnt, s1, s2):
+        mean = s1 / jnp.where(cnt > 0, cnt, 1).astype(fdt)
+        return mean, jnp.where(s2 >= big, jnp.inf, jnp.maximum(s2 - s1 * mean, 0))
+
+    # the sub-block totals (their suffix at offset 0) as (n, c, m, M2) partials
+    m_t, q_t = spread(n_suf[:, 0], s1s[:, 0], s2s[:, 0])
+    totals = (n_suf[:, 0], c_suf[:, 0] + jnp.zeros_like(m_t), m_t, q_t)
+    n_m, c_m, m_m, q_m = middles(fold, totals, w, b)
+    # the suffix from row i - w + 1 to its sub-block's end (static shift; empty at the top)
+    c_suf = jnp.broadcast_to(c_suf, r.shape)
+
+    def head(a):
+        flat = a.reshape((size, ch))
+        return shift(flat, w - 1, s).reshape(r.shape)
+
+    n_h, c_h, s1h, s2h = head(n_suf), head(c_suf), head(s1s), head(s2s)
+    m_h, q_h = spread(n_h, s1h, s2h)
+    m_p, q_p = spread(n_pre, s1p, s2p)
+    # the shift: a point of a non-empty piece (the prefix holds row i when it is present)
+    ref = jnp.where(n_pre > 0, c_pre, jnp.where(n_m > 0, c_m, c_h))
+    pieces = ((n_h, c_h, m_h), (n_m, c_m, m_m), (n_pre, c_pre, m_p))
+    nf = [k.astype(fdt) for k, _, _ in pieces]
+    d = [jnp.where(k > 0, (c - ref) + m, 0) for k, c, m in pieces]
+    n = nf[0] + nf[1] + nf[2]
+    mean = (nf[0] * d[0] + nf[1] * d[1] + nf[2] * d[2]) / jnp.where(n > 0, n, 1)
+    m2 = q_h + q_m + q_p
+    for k, dk in zip(nf, d, strict=True):
+        m2 = m2 + k * (dk - mean) ** 2
+    return m2.reshape(size, ch)[:num]
 
 
 def count_fold(flags: Array, w: int) -> Array:
@@ -457,22 +550,28 @@ def sliding_statistics(
 
     def piece(v: Array, first: Any) -> dict[str, Array]:
         # the windows of rows first .. first + len(v) - 1, truncated at v's start
-        pos = first + jnp.arange(v.shape[0], dtype=idt)
-        present: Any = True if length is None else (pos <= last)[:, None]
-        rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
-        rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], v.shape)
 
         def run(nonfinite: bool):
-            return lambda v: statistics(
-                v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite, min_periods=keep
-            )
+            def go(v):  # positions from iotas inside the branch (no N-long operands)
+                pos = first + jnp.arange(v.shape[0], dtype=idt)
+                present: Any = True if length is None else (pos <= last)[:, None]
+                rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
+                rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], v.shape)
+                return statistics(
+                    v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite,
+                    min_periods=keep, last=None if length is None else last - first,
+                )  # fmt: skip
+
+            return go
 
         if not is_float:
             return run(False)(v)
         # the NaN/inf counts cost folds of their own: a program without them runs when every
         # present value is finite (one reduction decides; both programs give the same results)
-        finite_only = jnp.all(jnp.isfinite(v) | ~jnp.asarray(present))
-        return lax.cond(finite_only, run(False), run(True), v)
+        ok = jnp.isfinite(v)
+        if length is not None:
+            ok = ok | (first + jnp.arange(v.shape[0], dtype=idt) > last)[:, None]
+        return lax.cond(jnp.all(ok), run(False), run(True), v)
 
     folds = folds_of(stats, w, is_float)
     align = max([alignment(f, w) for f in folds] + [1])
@@ -522,11 +621,13 @@ def statistics(
     *,
     nonfinite: bool,
     min_periods: tuple[str, ...] | None = None,
+    last: Any = None,
 ) -> dict[str, Array]:
     """:func:`sliding_statistics` of float ``yf``; ``nonfinite=False`` when it holds no NaN/inf.
 
     ``min_periods``: ``None``, or ``(names, m)``: only ``names``, finished by :func:`finish`
-    with ``min_periods=m``.
+    with ``min_periods=m``. ``last``: the last present row (``None``: every row; ``present``
+    is the same rows as a mask).
     """
     idt = index_dtype()
     fdt = yf.dtype
@@ -566,7 +667,10 @@ def statistics(
         if "mean" in stats:
             safe = jnp.where(n > 0, n, 1).astype(fdt)
             out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe)
-    if moments:
+    if moments and not is_float and w > ShiftedMoments.block:
+        q = finite_m2(yf, last, w)  # every present value finite
+        out.update(spread_statistics(stats, n, q, ddof, poisoned))
+    elif moments:
         # moments of the finite points; a window holding +-inf has NaN variance (inf - inf)
         v = jnp.where(finite, yf, 0)
         zero = jnp.zeros_like(v)
