@@ -32,13 +32,21 @@ The folds:
   ``M2 = S2 - S1**2 / n`` is bounded by the piece's own spread around one of its own points
   (never by a value outside the window). The pieces are then ``(n, c, m, M2)`` partials
   combined by Chan's formula (:func:`._moments.chan`), as the block tree does; the levels over
-  sub-block totals sum them the same way around the shift of their first/last total.
+  sub-block totals sum them the same way around the shift of their first/last total. Where
+  every present value is finite (and ``w > 16``), :func:`finite_m2` computes the same pieces
+  in one fused pass and combines a window's three pieces at once around a point of one;
 - cov/corr: the co-moment partials of every channel pair (:mod:`._pairs`), combined by
   Chan's formula in sub-blocks of 4 (no sums around a shift: each piece a fold of its own
   points), their NaN/inf counts folded with them;
 - data holding NaN or +-inf add one fold of packed 0/1 flags counting them per window (the
   sums fold finite values only: a matmul's ``0 * inf`` would be NaN in other windows); a
   ``lax.cond`` on one reduction skips it when every value is finite.
+
+Long series run chunk by chunk (:func:`chunked`): each chunk is read with the rows its
+windows reach back to, starting on the whole series' sub-block boundaries at every level, so
+its windows get the same results as in one piece, while every temporary is chunk-sized (XLA's
+CPU client allocates a program's temporaries afresh on every call, and an N-long one costs
+its page faults again each time); the NaN/inf decision is taken per chunk.
 """
 
 import functools
@@ -620,7 +628,7 @@ def statistics(
     omit: bool,
     *,
     nonfinite: bool,
-    min_periods: tuple[str, ...] | None = None,
+    min_periods: tuple[tuple[str, ...], int] | None = None,
     last: Any = None,
 ) -> dict[str, Array]:
     """:func:`sliding_statistics` of float ``yf``; ``nonfinite=False`` when it holds no NaN/inf.
