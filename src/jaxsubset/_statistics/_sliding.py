@@ -460,39 +460,34 @@ def chunked(piece, yf: Array, w: int, align: int) -> dict[str, Array] | None:
 
     ``piece(v, first)`` gives the statistics of the windows of rows ``first ..`` of ``v``
     (rows ``first .. first + len(v) - 1`` of ``yf``), its windows truncated at ``v``'s start.
-    Chunk ``k`` reads ``CHUNK`` rows and the ``H >= w - 1`` rows before them (``H`` a
-    multiple of ``align``: every chunk starts on the whole series' sub-block boundaries at
-    every level, so its windows get the same bits as in one piece) and writes all of them;
-    the chunks run last to first, so the truncated windows of a chunk's first ``H`` rows are
-    overwritten by the chunk before. The rows after the last chunk are one more piece. No
-    temporary is N long (each chunk's stay in cache): only the outputs are written (a fresh
-    N-long temporary costs its page faults again on every call).
+    Chunk ``k`` reads ``L`` rows from ``s_k = min(k CHUNK, N - L)``, ``L`` between
+    ``H + CHUNK`` and ``H + CHUNK + align`` making ``N - L`` a multiple of ``align`` and ``H
+    >= w - 1`` a multiple of ``align`` (every chunk starts on the whole series' sub-block
+    boundaries at every level, so its windows get the same bits as in one piece), and
+    writes all ``L``.
+    The chunks run last to first, so a row ends with the value of the first chunk holding
+    it, which holds its whole window (the first ``H`` rows of chunk ``k`` lie in chunk
+    ``k - 1`` after them). No temporary is N long (each chunk's stay in cache): only the
+    outputs are written (a fresh N-long temporary costs its page faults again every call).
     """
     num = yf.shape[0]
     c = max(CHUNK, align)
     hist = -(-(w - 1) // align) * align
-    nc = (num - hist) // c  # chunks
-    if nc < CHUNK_MIN or 2 * hist > c:
+    size = hist + c + (num - hist - c) % align  # rows a chunk reads
+    if num < CHUNK_MIN * size or 2 * hist > c:
         return None
-    done = nc * c + hist  # rows the chunks compute
-    out: dict[str, Array] = {}
-    if done < num:  # the last rows, read from the end of the last chunk
-        tail = piece(yf[nc * c :], nc * c)
-        out = {
-            k: jnp.zeros((num,) + v.shape[1:], v.dtype).at[done:].set(v[hist:])
-            for k, v in tail.items()
-        }
+    s_last = num - size  # a multiple of align
+    nc = -(-s_last // c) + 1  # chunks: the last one starts at s_last
 
     def body(i, acc):
-        first = (nc - 1 - i) * c
-        res = piece(lax.dynamic_slice_in_dim(yf, first, hist + c, axis=0), first)
+        first = jnp.minimum((nc - 1 - i) * c, s_last)
+        res = piece(lax.dynamic_slice_in_dim(yf, first, size, axis=0), first)
         if acc is None:
             return res
         return {k: lax.dynamic_update_slice_in_dim(acc[k], res[k], first, axis=0) for k in acc}
 
-    if not out:  # the shapes and dtypes of the results
-        shapes = jax.eval_shape(lambda: body(0, None))
-        out = {k: jnp.zeros((num,) + v.shape[1:], v.dtype) for k, v in shapes.items()}
+    shapes = jax.eval_shape(lambda: body(0, None))  # the shapes and dtypes of the results
+    out = {k: jnp.zeros((num,) + v.shape[1:], v.dtype) for k, v in shapes.items()}
     return lax.fori_loop(0, nc, body, out)
 
 
