@@ -294,3 +294,52 @@ def test_evenly_spaced_x_width_windows_take_the_block_road(monkeypatch):
     count[10] -= 1
     assert fixed_count(start, count) is None
     assert fixed_count(pos, np.zeros(n, int)) is None
+
+
+def test_chunks_give_the_same_bits(monkeypatch):
+    """A long series runs chunk by chunk (each chunk read with the rows its windows reach
+    back to, on the same sub-block boundaries): the same results as one piece, with NaN,
+    inf, a huge value, absent rows (eager bucket padding, a centred window) and
+    ``min_periods``. Bit for bit, except the moments of a chunk that holds no NaN/inf when
+    the whole series does: the program without the NaN/inf folds runs there, whose
+    multiply-adds the compiler may contract differently (a few ulps; zeros and NaN equal)."""
+    y = _data(2100, seed=7)
+    y[700, 0], y[1300, 1], y[1500, 0] = np.inf, -np.inf, -9e30 if X64 else -9e15
+    y[1000:1700, 1] = 5.0  # a constant run across chunks: exactly 0 spread
+    if not X64:
+        y = y.astype(np.float32)
+    names = ("count", "mean", "std", "min")  # every fold: sums, moments, extrema, counts
+    calls = [
+        dict(window=200, nan_policy="propagate"),  # jit: every row present
+        dict(window=37, ddof=1, min_periods=30, center=True),  # eager: absent rows
+    ]
+
+    def run():
+        jax.clear_caches()
+        f = jax.jit(lambda y: jaxsubset.rolling_statistic(None, y, statistic=names, **calls[0]))
+        return [f(y), jaxsubset.rolling_statistic(None, y, statistic=names, **calls[1])]
+
+    whole = run()
+    ran = []
+    real = _sliding.chunked
+
+    def spy(*args):
+        out = real(*args)
+        ran.append(out is not None)
+        return out
+
+    monkeypatch.setattr(_sliding, "chunked", spy)
+    monkeypatch.setattr(_sliding, "CHUNK", 512)  # chunks and a tail
+    chunks = run()
+    jax.clear_caches()
+    assert ran == [True, True]
+    for kw, a, b in zip(calls, whole, chunks, strict=True):
+        for s in names:
+            got, want = np.asarray(b[s]), np.asarray(a[s])
+            if s == "std":
+                np.testing.assert_array_equal(got == 0, want == 0, err_msg=f"{kw} {s}")
+                _close(got, want, f"{kw} {s}", rtol=8 * np.finfo(y.dtype).eps)
+            else:
+                np.testing.assert_array_equal(got, want, err_msg=f"{kw} {s}")
+    assert (np.asarray(whole[1]["std"])[1100:1600, 1] == 0).all()
+    assert (np.asarray(chunks[0]["count"])[-300:] == 200).all()  # the last rows too

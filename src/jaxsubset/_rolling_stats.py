@@ -12,17 +12,15 @@ from . import _bucket
 from ._axis import bound_array, time_kind, window_width
 from ._ranges import bucketed_ranges, rolling_ranges
 from ._statistics._dispatch import (
+    finish,
     median_capacity,
     range_bound,
     reduce_ranges,
     reduce_sliding,
-    sliding_ranges,
 )
 from ._statistics._registry import (
     CAPACITY_ROADS,
     DEFAULT_DDOF,
-    PAIR_COUNT,
-    PAIR_STATISTICS,
     RANGE_ROADS,
     SLIDING_ROADS,
     check_method,
@@ -399,27 +397,9 @@ def window_program(
     min_periods: int,
     fdt: Any,
 ) -> dict[str, Array]:
+    # finished (min_periods) by the road: the block road in the program computing them
     out = reduce_sliding(
-        y, length, window, want, ddof=ddof, omit=omit, method=method, capacity=capacity, func=func
-    )
-    _, rows = sliding_ranges(y.shape[0], length, window)
-    return finish(out, rows, stats, min_periods, fdt)
-
-
-def finish(
-    out: dict[str, Array], count: Array, stats: tuple[str, ...], min_periods: int, fdt: Any
-) -> dict[str, Array]:
-    """``min_periods``: NaN where a window has too few non-NaN points (``count``: rows).
-
-    ``"cov"``/``"corr"`` count the points of each channel pair (pandas' pairwise-complete
-    observations), their ``PAIR_COUNT``.
-    """
-    ok = out["count"] >= min_periods
-    ok_pairs = out[PAIR_COUNT] >= min_periods if PAIR_COUNT in out else ok
-    # pandas' count compares min_periods with the rows of the window, NaN rows included
-    ok_rows = (count >= min_periods)[:, None]
-    res = {}
-    for s in stats:
-        keep = ok_rows if s == "count" else (ok_pairs if s in PAIR_STATISTICS else ok)
-        res[s] = jnp.where(keep, out[s].astype(fdt), jnp.nan)
-    return res
+        y, length, window, want, ddof=ddof, omit=omit, method=method, capacity=capacity,
+        func=func, min_periods=min_periods,
+    )  # fmt: skip
+    return {s: out[s].astype(fdt) for s in stats}

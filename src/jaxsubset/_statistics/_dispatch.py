@@ -14,10 +14,11 @@ from ._registry import (
     SLIDING_ROADS,
     base_name,
     choose,
+    float_dtype,
     is_count,
     padded_fits,
 )
-from ._sliding import sliding_statistics
+from ._sliding import finish, sliding_statistics
 from ._tree import tree_ranges
 from ._wavelet import wavelet_ranges
 
@@ -158,6 +159,7 @@ def reduce_sliding(
     method: str = "auto",
     capacity: int | None = None,
     func: str = "rolling_statistic",
+    min_periods: int | None = None,
 ) -> dict[str, Array]:
     """Statistics of ``y`` over every trailing window of ``window`` points, by road.
 
@@ -167,7 +169,9 @@ def reduce_sliding(
     every row is present).
 
     Returns:
-        dict of ``(N, C)`` arrays by statistic name, with ``"count"``.
+        dict of ``(N, C)`` arrays by statistic name, with ``"count"``; with an int
+        ``min_periods``, ``stats`` only, finished by :func:`finish` (the block road finishes
+        them in the program that computes them).
     """
     half = jnp.issubdtype(y.dtype, jnp.floating) and jnp.finfo(y.dtype).bits < 32
     in_dtype = y.dtype
@@ -178,11 +182,20 @@ def reduce_sliding(
         roads.setdefault(choose("sliding", s, method, func), []).append(s)
     out: dict[str, Array] = {}
     blocks = tuple(roads.pop("blocks", ()))
-    if blocks:
-        out.update(sliding_statistics(y, length, window=window, stats=blocks, ddof=ddof, omit=omit))
     rest = tuple(s for names in roads.values() for s in names)
-    if rest:
+    # all on the block road: it finishes them in the program computing them (no pass of
+    # its own over N-long results); otherwise every result is finished here
+    inside = min_periods is not None and not rest
+    if blocks:
+        out.update(
+            sliding_statistics(
+                y, length, window=window, stats=stats if inside else blocks, ddof=ddof,
+                omit=omit, min_periods=min_periods if inside else None,
+            )
+        )  # fmt: skip
+    if rest or (min_periods is not None and not inside):
         start, count = sliding_ranges(y.shape[0], length, window)
+    if rest:
         out.update(
             reduce_ranges(
                 y,
@@ -198,8 +211,11 @@ def reduce_sliding(
                 func=func,
             )
         )
+    if min_periods is not None and not inside:
+        out = finish(out, count, stats, min_periods, float_dtype(y.dtype))
     if half:
-        out = {s: v if is_count(s) else v.astype(in_dtype) for s, v in out.items()}
+        done = min_periods is not None
+        out = {s: v if is_count(s) and not done else v.astype(in_dtype) for s, v in out.items()}
     return out
 
 

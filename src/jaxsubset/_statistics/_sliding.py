@@ -32,13 +32,21 @@ The folds:
   ``M2 = S2 - S1**2 / n`` is bounded by the piece's own spread around one of its own points
   (never by a value outside the window). The pieces are then ``(n, c, m, M2)`` partials
   combined by Chan's formula (:func:`._moments.chan`), as the block tree does; the levels over
-  sub-block totals sum them the same way around the shift of their first/last total.
+  sub-block totals sum them the same way around the shift of their first/last total. Where
+  every present value is finite (and ``w > 16``), :func:`finite_m2` computes the same pieces
+  in one fused pass and combines a window's three pieces at once around a point of one;
 - cov/corr: the co-moment partials of every channel pair (:mod:`._pairs`), combined by
   Chan's formula in sub-blocks of 4 (no sums around a shift: each piece a fold of its own
   points), their NaN/inf counts folded with them;
 - data holding NaN or +-inf add one fold of packed 0/1 flags counting them per window (the
   sums fold finite values only: a matmul's ``0 * inf`` would be NaN in other windows); a
   ``lax.cond`` on one reduction skips it when every value is finite.
+
+Long series run chunk by chunk (:func:`chunked`): each chunk is read with the rows its
+windows reach back to, starting on the whole series' sub-block boundaries at every level, so
+its windows get the same results as in one piece, while every temporary is chunk-sized (XLA's
+CPU client allocates a program's temporaries afresh on every call, and an N-long one costs
+its page faults again each time); the NaN/inf decision is taken per chunk.
 """
 
 import functools
@@ -263,6 +271,20 @@ def sliding_fold(fold: Fold, leaves, w: int):
     pre, suf = fold.presuf(r)
     inner = fold.next()
     totals = tmap(lambda a: a[:, 0], suf)  # the suffix at a sub-block's start: its total
+    sel = middles(inner, totals, w, b)
+    flat = tmap(lambda a: a.reshape((size,) + a.shape[2:]), suf)
+    head = shift(flat, w - 1, inner)  # the suffix from i - w + 1 to its sub-block's end
+    head = tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), head)
+    out = inner.combine(inner.combine(head, sel), pre)
+    return tmap(lambda a: a.reshape((size,) + a.shape[2:])[:n], out)
+
+
+def middles(inner: Fold, totals, w: int, b: int):
+    """The whole sub-blocks strictly inside each window, ``(nb, b, ...)`` partials.
+
+    Entry ``[J, o]`` (row ``i = J b + o``) folds the totals of the sub-blocks between the
+    sub-block of ``i - w + 1`` and that of ``i``: ``counts_between(w, b)[o]`` of them.
+    """
     counts = counts_between(w, b)
     lo = min(counts)
     # mids[c][J]: the fold of totals[J - c .. J - 1]
@@ -280,11 +302,90 @@ def sliding_fold(fold: Fold, leaves, w: int):
         if c != top and c in counts:
             mask = jnp.array([k == c for k in counts])[None, :, None]
             sel = tmap(lambda u, v, mask=mask: jnp.where(mask, u[:, None], v), m, sel)
-    flat = tmap(lambda a: a.reshape((size,) + a.shape[2:]), suf)
-    head = shift(flat, w - 1, inner)  # the suffix from i - w + 1 to its sub-block's end
-    head = tmap(lambda a: a.reshape((nb, b) + a.shape[1:]), head)
-    out = inner.combine(inner.combine(head, sel), pre)
-    return tmap(lambda a: a.reshape((size,) + a.shape[2:])[:n], out)
+    return sel
+
+
+def finite_m2(v: Array, last: Any, w: int) -> Array:
+    """``M2`` of every trailing window of ``w > 16`` points of ``v`` ``(N, C)``, finite values.
+
+    Rows after ``last`` are absent (``None``: every row is present). The fold of
+    :class:`ShiftedMoments` with what finite data make static: the points of each piece
+    come from the row positions (no product of counts), the shifts are each sub-block's
+    first and last present points (no search), the deviations and their squares go through
+    one product per direction, and a window's three pieces (the suffix its first sub-block
+    leaves it, the whole sub-blocks between, its last sub-block's prefix) are combined in
+    one pass, around a shift of a piece holding points of the window: ``M2 = sum(M2_k) +
+    sum(n_k (d_k - d)**2)``, with ``d_k`` a piece's mean offset from that shift and ``d``
+    the window's. Each piece folds only its own points; nothing is subtracted from a sum.
+    """
+    fold = ShiftedMoments()
+    b = fold.block
+    num, ch = v.shape
+    fdt, idt = v.dtype, index_dtype()
+    nb = -(-num // b)
+    size = nb * b
+    if size > num:  # absent rows complete the last sub-block
+        v = jnp.concatenate([v, jnp.zeros((size - num, ch), fdt)])
+        last = num - 1 if last is None else last
+    r = v.reshape(nb, b, ch)
+    o = jnp.arange(b, dtype=idt)[None, :, None]
+    c_pre = r[:, :1]  # the first point of a sub-block: in every prefix piece holding one
+    if last is None:
+        present: Any = True
+        n_pre, n_suf = o + 1, b - o
+        c_suf = r[:, b - 1 :]
+    else:
+        start = (jnp.arange(nb, dtype=idt) * b)[:, None, None]
+        present = start + o <= last
+        n_pre = jnp.clip(last - start + 1, 0, o + 1)  # present points of [start, start + o]
+        n_suf = jnp.clip(last - start - o + 1, 0, b - o)  # of [start + o, start + b - 1]
+        # the last present point of a sub-block (in every suffix piece holding one)
+        at = lax.dynamic_index_in_dim(v, jnp.clip(last, 0, size - 1), keepdims=False)
+        c_suf = jnp.where(start + b - 1 <= last, r[:, b - 1 :], at)
+    n_pre = jnp.broadcast_to(n_pre, r.shape)
+    n_suf = jnp.broadcast_to(n_suf, r.shape)
+    big = jnp.finfo(fdt).max
+    s = Sum()
+
+    def sums(c, reverse):
+        # a deviation or square beyond the float range is clamped to it (a product's 0 * inf
+        # would reach pieces without that point); the pieces holding it get M2 = inf
+        d = jnp.clip(jnp.where(present, r - c, 0), -big, big)
+        both = s.scan(jnp.stack([d, jnp.minimum(d * d, big)]).reshape(2 * nb, b, ch), reverse)
+        return both[:nb], both[nb:]
+
+    s1p, s2p = sums(c_pre, False)
+    s1s, s2s = sums(c_suf, True)
+
+    def spread(cnt, s1, s2):
+        mean = s1 / jnp.where(cnt > 0, cnt, 1).astype(fdt)
+        return mean, jnp.where(s2 >= big, jnp.inf, jnp.maximum(s2 - s1 * mean, 0))
+
+    # the sub-block totals (their suffix at offset 0) as (n, c, m, M2) partials
+    m_t, q_t = spread(n_suf[:, 0], s1s[:, 0], s2s[:, 0])
+    totals = (n_suf[:, 0], c_suf[:, 0] + jnp.zeros_like(m_t), m_t, q_t)
+    n_m, c_m, m_m, q_m = middles(fold, totals, w, b)
+    # the suffix from row i - w + 1 to its sub-block's end (static shift; empty at the top)
+    c_suf = jnp.broadcast_to(c_suf, r.shape)
+
+    def head(a):
+        flat = a.reshape((size, ch))
+        return shift(flat, w - 1, s).reshape(r.shape)
+
+    n_h, c_h, s1h, s2h = head(n_suf), head(c_suf), head(s1s), head(s2s)
+    m_h, q_h = spread(n_h, s1h, s2h)
+    m_p, q_p = spread(n_pre, s1p, s2p)
+    # the shift: a point of a non-empty piece (the prefix holds row i when it is present)
+    ref = jnp.where(n_pre > 0, c_pre, jnp.where(n_m > 0, c_m, c_h))
+    pieces = ((n_h, c_h, m_h), (n_m, c_m, m_m), (n_pre, c_pre, m_p))
+    nf = [k.astype(fdt) for k, _, _ in pieces]
+    d = [jnp.where(k > 0, (c - ref) + m, 0) for k, c, m in pieces]
+    n = nf[0] + nf[1] + nf[2]
+    mean = (nf[0] * d[0] + nf[1] * d[1] + nf[2] * d[2]) / jnp.where(n > 0, n, 1)
+    m2 = q_h + q_m + q_p
+    for k, dk in zip(nf, d, strict=True):
+        m2 = m2 + k * (dk - mean) ** 2
+    return m2.reshape(size, ch)[:num]
 
 
 def count_fold(flags: Array, w: int) -> Array:
@@ -321,7 +422,76 @@ class IntSum(Sum):
         return lax.cumsum(r, axis=1, reverse=reverse)
 
 
-@functools.partial(jax.jit, static_argnames=("window", "stats", "ddof", "omit"))
+# rows of one chunk of a long series (a power of two: a multiple of every fold's alignment
+# up to it); series shorter than CHUNK_MIN chunks run as one piece
+CHUNK = 1 << 16
+CHUNK_MIN = 2
+
+
+def alignment(fold: Fold, w: int) -> int:
+    """The row alignment :func:`sliding_fold` of ``w`` gives its sub-blocks at every level.
+
+    A piece of the series starting at a multiple of it (and long enough) is cut into the
+    same sub-blocks, at every level of the recursion, as the whole series: its windows are
+    folded by the same operations on the same values (the same bits).
+    """
+    b = fold.block
+    if w <= b:
+        return 1
+    lo = min(counts_between(w, b))
+    return b * (alignment(fold.next(), lo) if lo > 0 else 1)
+
+
+def folds_of(stats: tuple[str, ...], w: int, nonfinite: bool) -> list[Fold]:
+    """The folds :func:`statistics` runs for ``stats``."""
+    folds: list[Fold] = []
+    if nonfinite or {"sum", "mean"} & set(stats):
+        folds.append(Sum())
+    if nonfinite and w >= 2 ** (jnp.finfo(jnp.result_type(float)).nmant + 1):
+        folds.append(IntSum())
+    if {"var", "std", "sem"} & set(stats):
+        folds.append(ShiftedMoments())
+    folds += [Extreme(s) for s in ("min", "max") if s in stats]
+    return folds
+
+
+def chunked(piece, yf: Array, w: int, align: int) -> dict[str, Array] | None:
+    """``piece`` over a long series chunk by chunk, or None where one piece serves.
+
+    ``piece(v, first)`` gives the statistics of the windows of rows ``first ..`` of ``v``
+    (rows ``first .. first + len(v) - 1`` of ``yf``), its windows truncated at ``v``'s start.
+    Chunk ``k`` reads ``L`` rows from ``s_k = min(k CHUNK, N - L)``, ``L`` between
+    ``H + CHUNK`` and ``H + CHUNK + align`` making ``N - L`` a multiple of ``align`` and ``H
+    >= w - 1`` a multiple of ``align`` (every chunk starts on the whole series' sub-block
+    boundaries at every level, so its windows get the same bits as in one piece), and
+    writes all ``L``.
+    The chunks run last to first, so a row ends with the value of the first chunk holding
+    it, which holds its whole window (the first ``H`` rows of chunk ``k`` lie in chunk
+    ``k - 1`` after them). No temporary is N long (each chunk's stay in cache): only the
+    outputs are written (a fresh N-long temporary costs its page faults again every call).
+    """
+    num = yf.shape[0]
+    c = max(CHUNK, align)
+    hist = -(-(w - 1) // align) * align
+    size = hist + c + (num - hist - c) % align  # rows a chunk reads
+    if num < CHUNK_MIN * size or 2 * hist > c:
+        return None
+    s_last = num - size  # a multiple of align
+    nc = -(-s_last // c) + 1  # chunks: the last one starts at s_last
+
+    def body(i, acc):
+        first = jnp.minimum((nc - 1 - i) * c, s_last)
+        res = piece(lax.dynamic_slice_in_dim(yf, first, size, axis=0), first)
+        if acc is None:
+            return res
+        return {k: lax.dynamic_update_slice_in_dim(acc[k], res[k], first, axis=0) for k in acc}
+
+    shapes = jax.eval_shape(lambda: body(0, None))  # the shapes and dtypes of the results
+    out = {k: jnp.zeros((num,) + v.shape[1:], v.dtype) for k, v in shapes.items()}
+    return lax.fori_loop(0, nc, body, out)
+
+
+@functools.partial(jax.jit, static_argnames=("window", "stats", "ddof", "omit", "min_periods"))
 def sliding_statistics(
     y: Array,
     length: Array | None,
@@ -330,6 +500,7 @@ def sliding_statistics(
     stats: tuple[str, ...],
     ddof: int,
     omit: bool,
+    min_periods: int | None = None,
 ) -> dict[str, Array]:
     """count/sum/mean/var/std/sem/min/max/cov/corr over every trailing window of ``window`` points.
 
@@ -342,6 +513,9 @@ def sliding_statistics(
         stats: names among :data:`SLIDING_STATISTICS`.
         ddof: delta degrees of freedom of var/std/sem.
         omit: leave NaN readings out (per channel).
+        min_periods: ``None``: the raw statistics and ``"count"``. An int: only ``stats``,
+            finished by :func:`finish` (NaN where a window counts fewer points), in the
+            program that computes them (no pass of its own over N-long results).
 
     Returns:
         dict of ``(N, C)`` arrays by statistic name (the registry's conventions), and
@@ -358,38 +532,85 @@ def sliding_statistics(
         out["count"] = jnp.zeros((0, ch), idt)
         if set(PAIR_STATISTICS) & set(stats):
             out[PAIR_COUNT] = jnp.zeros((0, ch, ch), idt)
-        return out
+        return finished(out, stats, min_periods, num, length, w, fdt)
     yf = y.astype(fdt)
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
-    pos = jnp.arange(num, dtype=idt)
-    if length is None:
-        present: Any = True
-        last: int | Array = num - 1
-    else:
-        length = jnp.asarray(length, idt)
-        present = (pos < length)[:, None]
-        last = length - 1
-    # present points of each window: [max(0, j - w + 1), min(j, length - 1)]
-    rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
-    rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
+    last: int | Array = num - 1 if length is None else jnp.asarray(length, idt) - 1
     pair = tuple(s for s in stats if s in PAIR_STATISTICS)
     if pair:  # every channel pair's co-moments, from partials of each window's own points
         # the pair partials count their own NaN/inf points: one program, outside the cond
+        pos = jnp.arange(num, dtype=idt)
+        present = True if length is None else (pos <= last)[:, None]
         folded = sliding_fold(Pairs(), pair_leaves(yf, present, omit), w)
         out.update(pair_statistics(pair, folded, ddof, ch))
+        rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
+        out["count"] = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
+        out = finished(out, pair, min_periods, num, length, w, fdt)
         stats = tuple(s for s in stats if s not in PAIR_STATISTICS)
-    if not is_float:
-        out.update(statistics(yf, present, rows, w, stats, ddof, omit, nonfinite=False))
-        return out
-    # the NaN/inf counts cost folds of their own: a program without them runs when every
-    # present value is finite (one reduction decides; both programs give the same results)
-    finite_only = jnp.all(jnp.isfinite(yf) | ~jnp.asarray(present))
+        if not stats and min_periods is not None:
+            return out
+    keep = None if min_periods is None else (stats, min_periods)
 
-    def run(nonfinite: bool):
-        return lambda v: statistics(v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite)
+    def piece(v: Array, first: Any) -> dict[str, Array]:
+        # the windows of rows first .. first + len(v) - 1, truncated at v's start
 
-    out.update(lax.cond(finite_only, run(False), run(True), yf))
+        def run(nonfinite: bool):
+            def go(v):  # positions from iotas inside the branch (no N-long operands)
+                pos = first + jnp.arange(v.shape[0], dtype=idt)
+                present: Any = True if length is None else (pos <= last)[:, None]
+                rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
+                rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], v.shape)
+                return statistics(
+                    v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite,
+                    min_periods=keep, last=None if length is None else last - first,
+                )  # fmt: skip
+
+            return go
+
+        if not is_float:
+            return run(False)(v)
+        # the NaN/inf counts cost folds of their own: a program without them runs when every
+        # present value is finite (one reduction decides; both programs give the same results)
+        ok = jnp.isfinite(v)
+        if length is not None:
+            ok = ok | (first + jnp.arange(v.shape[0], dtype=idt) > last)[:, None]
+        return lax.cond(jnp.all(ok), run(False), run(True), v)
+
+    folds = folds_of(stats, w, is_float)
+    align = max([alignment(f, w) for f in folds] + [1])
+    res = chunked(piece, yf, w, align)
+    out.update(piece(yf, 0) if res is None else res)
     return out
+
+
+def finished(out, stats, min_periods, num, length, w, fdt):
+    """``out`` finished by :func:`finish` for ``stats`` when ``min_periods`` is an int."""
+    if min_periods is None:
+        return out
+    idt = index_dtype()
+    pos = jnp.arange(num, dtype=idt)
+    last = num - 1 if length is None else jnp.asarray(length, idt) - 1
+    rows = jnp.maximum(jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1, 0)
+    return finish(out, rows, stats, min_periods, fdt)
+
+
+def finish(
+    out: dict[str, Array], count: Array, stats: tuple[str, ...], min_periods: int, fdt: Any
+) -> dict[str, Array]:
+    """``min_periods``: NaN where a window has too few non-NaN points (``count``: rows).
+
+    ``"cov"``/``"corr"`` count the points of each channel pair (pandas' pairwise-complete
+    observations), their ``PAIR_COUNT``.
+    """
+    ok = out["count"] >= min_periods
+    ok_pairs = out[PAIR_COUNT] >= min_periods if PAIR_COUNT in out else ok
+    # pandas' count compares min_periods with the rows of the window, NaN rows included
+    ok_rows = (count >= min_periods)[:, None]
+    res = {}
+    for s in stats:
+        keep = ok_rows if s == "count" else (ok_pairs if s in PAIR_STATISTICS else ok)
+        res[s] = jnp.where(keep, out[s].astype(fdt), jnp.nan)
+    return res
 
 
 def statistics(
@@ -402,8 +623,15 @@ def statistics(
     omit: bool,
     *,
     nonfinite: bool,
+    min_periods: tuple[tuple[str, ...], int] | None = None,
+    last: Any = None,
 ) -> dict[str, Array]:
-    """:func:`sliding_statistics` of float ``yf``; ``nonfinite=False`` when it holds no NaN/inf."""
+    """:func:`sliding_statistics` of float ``yf``; ``nonfinite=False`` when it holds no NaN/inf.
+
+    ``min_periods``: ``None``, or ``(names, m)``: only ``names``, finished by :func:`finish`
+    with ``min_periods=m``. ``last``: the last present row (``None``: every row; ``present``
+    is the same rows as a mask).
+    """
     idt = index_dtype()
     fdt = yf.dtype
     num, ch = yf.shape
@@ -442,7 +670,10 @@ def statistics(
         if "mean" in stats:
             safe = jnp.where(n > 0, n, 1).astype(fdt)
             out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe)
-    if moments:
+    if moments and not is_float and w > ShiftedMoments.block:
+        q = finite_m2(yf, last, w)  # every present value finite
+        out.update(spread_statistics(stats, n, q, ddof, poisoned))
+    elif moments:
         # moments of the finite points; a window holding +-inf has NaN variance (inf - inf)
         v = jnp.where(finite, yf, 0)
         zero = jnp.zeros_like(v)
@@ -455,4 +686,7 @@ def statistics(
             vals = jnp.where(notnan, yf, fold.ident)
             ext = sliding_fold(fold, vals, w)
             out[which] = jnp.where(poisoned | (n == 0), nan, ext)
-    return out
+    if min_periods is None:
+        return out
+    names, m = min_periods
+    return finish(out, rows[:, 0], names, m, fdt)
