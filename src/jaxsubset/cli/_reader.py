@@ -245,18 +245,23 @@ def read_text(path: str, delimiter: str | None, x_format: str | None = None) -> 
     if "\x00" in text:
         raise InputError(f"{path}: cannot read the file as text (it holds NUL bytes)")
     # Data lines with their 1-based line numbers; blank lines and '#' comments are skipped.
-    lines = [
-        (n, line)
-        for n, line in enumerate(text.splitlines(), start=1)
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    if not lines:
+    # Without either (checked in C: no '#' anywhere, no line empty once stripped) every line
+    # is a data line, numbered in order, and no per-line Python loop runs.
+    every = text.splitlines()
+    if "#" not in text and all(map(str.strip, every)):
+        numbers, texts = list(range(1, len(every) + 1)), every
+    else:
+        kept = [
+            (n, line)
+            for n, line in enumerate(every, start=1)
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
+        numbers, texts = [n for n, _ in kept], [line for _, line in kept]
+    if not texts:
         raise InputError(f"{path}: the file holds no data")
     if delimiter is None:
-        first = lines[0][1]
+        first = texts[0]
         delimiter = next((d for d in ("\t", ",", ";") if d in first), None)
-    numbers = [n for n, _ in lines]
-    texts = [line for _, line in lines]
     try:
         head = [f.strip() for f in split_lines(texts[:1], delimiter, numbers)[0]]
     except csv.Error as e:
