@@ -535,7 +535,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--quick", action="store_true", help="N = 1e5, one program per function")
     p.add_argument("--json", help="also write the results to this JSON file")
     p.add_argument("--markdown", help="also write the tables as Markdown to this file")
-    p.add_argument("--no-fresh", action="store_true", help="skip the fresh-process runs")
+    p.add_argument("--no-fresh", action="store_true", help="skip fresh processes (command too)")
     p.add_argument("--no-compile", action="store_true", help="skip the compile-time table")
     p.add_argument("--no-command", action="store_true", help="skip the command on a CSV")
     p.add_argument(
@@ -564,7 +564,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             results["first"] = run_first(n, names, tmp)
     results["command"] = []
-    if not a.no_command:
+    if not (a.no_command or a.no_fresh):  # the command runs as fresh processes too
         print(f"\n-- the command on a CSV of N = {n} rows, fresh processes")
         with tempfile.TemporaryDirectory() as tmp:
             results["command"] = run_command(n, tmp)

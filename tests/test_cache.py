@@ -104,7 +104,9 @@ def test_second_run_on_a_new_file_compiles_nothing_and_two_processes_share_the_f
     ev_a, out_a, err_a = finish(tmp_path, "a", a)
     ev_b, out_b, err_b = finish(tmp_path, "b", b)
     assert err_a == "" and err_b == ""
-    assert ev_a["/jax/compilation_cache/cache_misses"] > 0  # it compiled, and wrote
+    # they compiled and wrote (the one that starts later may already load the other's entries)
+    misses = "/jax/compilation_cache/cache_misses"
+    assert ev_a.get(misses, 0) + ev_b.get(misses, 0) > 0
     entries = sorted(p.name for p in cache.iterdir())
     assert entries and all(e.endswith("-cache") for e in entries)  # no temporary file left
     # a third run on a new file of the same kind loads every program: no compilation at all
