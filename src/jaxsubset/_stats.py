@@ -214,8 +214,9 @@ def bucketed(
     y2 = np.asarray(y).reshape(n, c) if _bucket.on_host(y) else y.reshape(n, c)
     bound = range_bound(ranges.max_count, n)  # the unbucketed call's bound and road
     padded = padded_fits(k, n, bound, cap)
-    # K = N: one range per point. The padded road's sums follow the number of ranges in
-    # their last bits: there K keeps its size (a small program per K, N still bucketed)
+    # the number of ranges is bucketed too (K = N, a window per point: N's buckets), except
+    # on the padded road, whose sums follow the number of ranges in their last bits: there K
+    # keeps its size (a small program per K; N is still bucketed)
     kb = k if padded[0] else _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)
     out = _padded_reduce(
         _bucket.pad(y2, _bucket.bucket(n)),
