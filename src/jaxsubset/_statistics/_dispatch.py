@@ -16,7 +16,6 @@ from ._registry import (
     choose,
     float_dtype,
     is_count,
-    padded_fits,
 )
 from ._sliding import finish, sliding_statistics
 from ._tree import tree_ranges
@@ -206,8 +205,6 @@ def reduce_sliding(
                 omit=omit,
                 method=method,
                 capacity=capacity,
-                bound=window,
-                padded=padded_fits(y.shape[0], y.shape[0], window, capacity),
                 func=func,
             )
         )
