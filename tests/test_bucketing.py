@@ -67,7 +67,14 @@ def test_bucket_sizes():
     assert all(bucket(n) >= n for n in range(1, 10**5, 13))
 
 
-@pytest.mark.parametrize("n, channels", [(0, ()), (5, ()), (1000, (2,)), (9000, ())])
+# the large lengths in the 64-bit run only (conftest.py's `one_mode`): the padding is the
+# same host code in either mode, and the small lengths run in both
+LARGE = pytest.mark.one_mode
+
+
+@pytest.mark.parametrize(
+    "n, channels", [(0, ()), (5, ()), (1000, (2,)), pytest.param(9000, (), marks=LARGE)]
+)
 def test_range_statistic_equals_unbucketed(n, channels):
     x, y = _data(n, channels=channels)
     ranges = [
@@ -92,7 +99,7 @@ def test_range_statistic_equals_unbucketed(n, channels):
         np.testing.assert_allclose(np.asarray(got), ref, rtol=1e-5)
 
 
-@pytest.mark.parametrize("n", [1, 9000])
+@pytest.mark.parametrize("n", [1, pytest.param(9000, marks=LARGE)])
 def test_rolling_statistic_equals_unbucketed(n):
     x, y = _data(n, seed=1)
     at = np.array([x[0] - 1, x[-1], (x[0] + x[-1]) / 2], FLOAT)
@@ -120,7 +127,7 @@ def test_rolling_statistic_equals_unbucketed(n):
     np.testing.assert_allclose(got[: len(ref)], ref, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("n, x_sorted", [(5, True), (9000, False)])
+@pytest.mark.parametrize("n, x_sorted", [(5, True), pytest.param(9000, False, marks=LARGE)])
 def test_binned_statistic_equals_unbucketed(n, x_sorted):
     x, y = _data(n, seed=2, channels=(2,))
     rng = np.random.default_rng(3)
@@ -130,8 +137,10 @@ def test_binned_statistic_equals_unbucketed(n, x_sorted):
     # an empty bin (between two close edges), points below and above the edges
     lo, span = x.min() - 1, np.ptp(x) + 2
     edges = lo + span * np.array([0.1, 0.3, 0.45, 0.46, 0.9])
+    # every statistic at the small length; the large one (a shuffled x) one per kind of road
+    every = BINNED_STATS if n < 100 else ("std", "median", "max")
     for bins, names, policies in (
-        (edges, BINNED_STATS, ("propagate",)),
+        (edges, every, ("propagate",)),
         (edges, ("mean", "median", "min"), ("omit",)),
         (4, ("mean", "median"), ("propagate",)),
     ):
@@ -359,7 +368,7 @@ def _constructors(x, xi, n):
 
 
 # 1 point (the edge cases) and a length past the first bucket (8192)
-@pytest.mark.parametrize("n", [1, 9000])
+@pytest.mark.parametrize("n", [1, pytest.param(9000, marks=LARGE)])
 def test_constructors_equal_unbucketed(n):
     x, y = _data(n, seed=8, channels=(2,))
     xi = x.astype(np.int32)
@@ -717,3 +726,35 @@ def test_nearest_and_dynamic_are_bucketed(monkeypatch):
 
     counts = _once_per_bucket(call, (1000, 1100, 1200))
     assert counts[0] > 0 and counts[1:] == [0, 0]
+
+
+def test_eager_windows_search_as_the_guided_search_does(monkeypatch):
+    """Eager one-window-per-row calls on fewer than ``GUIDED_EAGER`` points search their
+    bounds with the plain search (a smaller program), jitted ones with the guided search of
+    sorted bounds: the same windows, on ties, irregular steps, every ``closed`` and centred or
+    asymmetric windows, against NumPy's searchsorted too."""
+    from jaxsubset import _ranges
+
+    rng = np.random.default_rng(11)
+    n = 3000  # more than 2 * ANCHOR bounds: the guided search runs under jit
+    x = np.cumsum(rng.choice([0.0, 0.0, 0.5, 1.0, 7.0], n)).astype(FLOAT)
+    cases = [dict(width=3.0, closed=c) for c in ("right", "left", "both", "neither")]
+    cases += [dict(width=4.0, center=True), dict(before=2.0, after=1.5, closed="both")]
+
+    def every(x):
+        return [jaxsubset.ranges.rolling(x, **kw) for kw in cases]
+
+    searched = []
+    real = _ranges.sorted_search
+    monkeypatch.setattr(_ranges, "sorted_search", lambda *a: searched.append(1) or real(*a))
+    got = every(x)
+    assert not searched  # eager, below GUIDED_EAGER: the plain search
+    want = jax.jit(every)(x)
+    assert searched  # traced: the guided one
+    for kw, g, w in zip(cases, got, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(g.start), np.asarray(w.start), err_msg=str(kw))
+        np.testing.assert_array_equal(np.asarray(g.count), np.asarray(w.count), err_msg=str(kw))
+    # pandas' trailing window x[i] - 3 < x <= x[i], ending at row i (ties after it are out)
+    start = np.minimum(np.searchsorted(x, x - 3.0, "right"), np.arange(n))
+    np.testing.assert_array_equal(np.asarray(got[0].start), start)
+    np.testing.assert_array_equal(np.asarray(got[0].count), np.arange(n) + 1 - start)

@@ -343,3 +343,46 @@ def test_chunks_give_the_same_bits(monkeypatch):
                 np.testing.assert_array_equal(got, want, err_msg=f"{kw} {s}")
     assert (np.asarray(whole[1]["std"])[1100:1600, 1] == 0).all()
     assert (np.asarray(chunks[0]["count"])[-300:] == 200).all()  # the last rows too
+
+
+def test_host_data_known_finite_compile_the_finite_program_only(monkeypatch):
+    """Eager ``window=`` calls on host data that hold no NaN/inf run the block road's program
+    without its NaN/inf branch (a smaller program) with the results of the program that
+    decides at run time (under ``jit``); data holding a NaN or an inf, and traced data, keep
+    the run-time decision."""
+    from jaxsubset import _rolling_stats
+
+    seen = []
+    real = _rolling_stats.window_program
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("finite", False))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_rolling_stats, "window_program", spy)
+    rng = np.random.default_rng(3)
+    finite = rng.normal(3.0, 2.0, (200, 2))
+    holed = finite.copy()
+    holed[17, 1] = np.inf
+    with_nan = _data(200)
+    ints = rng.integers(-5, 5, (200, 2))
+    names = ("count", "sum", "mean", "std", "min", "max")
+
+    def call(y):
+        return jaxsubset.rolling_statistic(None, y, statistic=names, window=40, min_periods=3)
+
+    for y, known in ((finite, True), (holed, False), (with_nan, False), (ints, True)):
+        seen.clear()
+        got = call(y)
+        assert seen == [known]
+        want = jax.jit(call)(jnp.asarray(y))  # traced: the run-time decision
+        for s in names:
+            a, b = np.asarray(got[s]), np.asarray(want[s])
+            if s == "std":  # a different program: the moments to the last bits
+                np.testing.assert_allclose(a, b, rtol=4 * np.finfo(a.dtype).eps)
+            else:
+                np.testing.assert_array_equal(a, b, err_msg=s)
+    # against pandas on the finite data (the program that skips the NaN/inf counts)
+    ref = pd.Series(finite[:, 0]).rolling(40, min_periods=3)
+    _close(np.asarray(call(finite)["std"])[:, 0], ref.std(ddof=0).to_numpy(), "std")
+    _close(np.asarray(call(finite)["max"])[:, 0], ref.max().to_numpy(), "max")

@@ -279,6 +279,10 @@ def traced_key(v: Array, xdt: np.dtype, side: str) -> Key:
 
 
 ANCHOR = 64  # sorted queries per exactly searched anchor
+# eager windows over fewer points search their bounds with the plain search: the guided one
+# compiles into a larger program (see BENCHMARKS.md, issue 14) for a run-time gain that a
+# few calls of this size do not repay
+GUIDED_EAGER = 1 << 21
 
 
 def unkeys(k: Array, dtype: Any) -> Array:
@@ -1048,8 +1052,12 @@ def rolling_ranges(
     length: ArrayLike | None = None,
     _func: str = "ranges.rolling",
     _time: str | None = None,
+    _guided: bool = True,
 ) -> Ranges:
     """Index ranges of x-width windows at each anchor (see :func:`jaxsubset.rolling`).
+
+    ``_guided``: one window per row may use the guided search of sorted bounds
+    (:func:`sorted_search`); False: the plain one (a smaller program, the same answers).
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset
@@ -1076,7 +1084,9 @@ def rolling_ranges(
     before, after, mode = window_widths(width, before, after, center, closed, x, _func, tk)
     if mode != "trailing":  # before/after already exact (durations as ns)
         if at is None:
-            return rolling_rows(x, before, closed, n_real, _func, None, after=after, mode=mode)
+            return rolling_rows(
+                x, before, closed, n_real, _func, None, after=after, mode=mode, guided=_guided
+            )
         if not is_traced(at):
             at = _concrete_bound(at, "at", x, _func, tk)
         hi = anchored_upper(x, at, after, hi_side, _func, None)
@@ -1084,7 +1094,7 @@ def rolling_ranges(
         return xrange(x, lo, hi, closed, n_real)
     width = before
     if at is None:
-        return rolling_rows(x, width, closed, n_real, _func, tk)
+        return rolling_rows(x, width, closed, n_real, _func, tk, guided=_guided)
     hi = resolve_bound(at, "at", x, _func, tk, hi_side)
     lo = anchored_lower(x, at, width, lo_side, _func, tk)
     return xrange(x, lo, hi, closed, n_real)
@@ -1100,6 +1110,7 @@ def rolling_rows(
     *,
     after: Any = None,
     mode: str = "trailing",
+    guided: bool = True,
 ) -> Ranges:
     """One window per row, pandas' rule for ties (``calculate_variable_window_bounds``).
 
@@ -1119,17 +1130,17 @@ def rolling_rows(
     def row_end() -> Array:
         if hi_side == "right":
             return rows + 1
-        return _count(x, (keys(x), None, None), "left", n_real, sorted_keys=True)
+        return _count(x, (keys(x), None, None), "left", n_real, sorted_keys=guided)
 
     if mode == "trailing":
         end = row_end()
     else:
-        end = _count(x, upper_bounds(x, after, x, hi_side, func), hi_side, n_real, True)
+        end = _count(x, upper_bounds(x, after, x, hi_side, func), hi_side, n_real, guided)
         if mode == "after" and (is_traced(after) or np.any(np.asarray(after) == 0)):
             end = jnp.where(jnp.asarray(after == 0), row_end(), end)
     end = jnp.minimum(end, n_real)
     lower = lower_bounds(x, width, x, lo_side, func, time)
-    start = _count(x, lower, lo_side, n_real, sorted_keys=True)
+    start = _count(x, lower, lo_side, n_real, sorted_keys=guided)
     start = jnp.minimum(jnp.minimum(start, rows), end)
     count = jnp.where(rows < n_real, end - start, 0)
     return Ranges(start, count)
@@ -1964,6 +1975,11 @@ def bucketed_ranges(
 def _padded_ranges(
     x: Array, widths: dict, at: Any, n: Array, *, closed: str, center: bool, func: str
 ) -> tuple[Array, Array]:
-    r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, length=n, _func=func)
+    # the guided search of sorted bounds only where its run time pays for its compile time
+    # in an eager call (the plain search gives the same answers)
+    r = rolling_ranges(
+        x, **widths, at=at, closed=closed, center=center, length=n, _func=func,
+        _guided=x.shape[0] >= GUIDED_EAGER,
+    )  # fmt: skip
     start, count = jnp.broadcast_arrays(r.start, r.count)
     return start.reshape(-1), count.reshape(-1)

@@ -356,7 +356,10 @@ def _rolling_window(
         fdt=np.dtype(float_dtype(y.dtype)),
     )  # fmt: skip
     if _bucket.enabled() and not is_traced(y):
-        y2 = np.asarray(y).reshape(n, c) if _bucket.on_host(y) else y.reshape(n, c)
+        host = _bucket.on_host(y)
+        y2 = np.asarray(y).reshape(n, c) if host else y.reshape(n, c)
+        # host data known finite: the program without the NaN/inf branch (the same results)
+        kw["finite"] = host and _finite(y2)
         yp = _bucket.pad(y2, _bucket.bucket(n + lead))
         out = window_program(yp, jnp.asarray(n, index_dtype()), **kw)
         res = {s: _bucket.unpad(v[lead:], n, result_shape(s, (n,), ch)) for s, v in out.items()}
@@ -370,6 +373,15 @@ def _rolling_window(
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
+def _finite(y: np.ndarray) -> bool:
+    """Whether every value of host ``y`` is finite (integers always), in bounded memory."""
+    if not np.issubdtype(y.dtype, np.inexact):
+        return True
+    flat = y.reshape(-1)
+    step = 1 << 20
+    return all(bool(np.isfinite(flat[i : i + step]).all()) for i in range(0, flat.size, step))
+
+
 def needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
     """Whether any statistic of a ``window=`` call runs on a road that needs a capacity."""
     return any(choose("sliding", s, method, func) in CAPACITY_ROADS for s in stats)
@@ -379,7 +391,7 @@ def needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> boo
     jax.jit,
     static_argnames=(
         "window", "stats", "want", "ddof", "omit", "method", "capacity", "func",
-        "min_periods", "fdt",
+        "min_periods", "fdt", "finite",
     ),
 )  # fmt: skip
 def window_program(
@@ -396,10 +408,11 @@ def window_program(
     func: str,
     min_periods: int,
     fdt: Any,
+    finite: bool = False,
 ) -> dict[str, Array]:
     # finished (min_periods) by the road: the block road in the program computing them
     out = reduce_sliding(
         y, length, window, want, ddof=ddof, omit=omit, method=method, capacity=capacity,
-        func=func, min_periods=min_periods,
+        func=func, min_periods=min_periods, finite=finite,
     )  # fmt: skip
     return {s: out[s].astype(fdt) for s in stats}

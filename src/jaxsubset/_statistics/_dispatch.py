@@ -159,13 +159,15 @@ def reduce_sliding(
     capacity: int | None = None,
     func: str = "rolling_statistic",
     min_periods: int | None = None,
+    finite: bool = False,
 ) -> dict[str, Array]:
     """Statistics of ``y`` over every trailing window of ``window`` points, by road.
 
     The statistics :func:`choose` sends to the block road (``"sliding"``) are computed there
     in O(N); the others (or all, with ``method="tree"``/``"reference"``) over the equivalent
     index ranges by :func:`reduce_ranges`. Rows from ``length`` on are absent (``None``:
-    every row is present).
+    every row is present). ``finite``: every present value is known to be finite (the block
+    road then compiles only its finite program).
 
     Returns:
         dict of ``(N, C)`` arrays by statistic name, with ``"count"``; with an int
@@ -189,7 +191,7 @@ def reduce_sliding(
         out.update(
             sliding_statistics(
                 y, length, window=window, stats=stats if inside else blocks, ddof=ddof,
-                omit=omit, min_periods=min_periods if inside else None,
+                omit=omit, min_periods=min_periods if inside else None, finite=finite,
             )
         )  # fmt: skip
     if rest or (min_periods is not None and not inside):

@@ -491,7 +491,9 @@ def chunked(piece, yf: Array, w: int, align: int) -> dict[str, Array] | None:
     return lax.fori_loop(0, nc, body, out)
 
 
-@functools.partial(jax.jit, static_argnames=("window", "stats", "ddof", "omit", "min_periods"))
+@functools.partial(
+    jax.jit, static_argnames=("window", "stats", "ddof", "omit", "min_periods", "finite")
+)
 def sliding_statistics(
     y: Array,
     length: Array | None,
@@ -501,6 +503,7 @@ def sliding_statistics(
     ddof: int,
     omit: bool,
     min_periods: int | None = None,
+    finite: bool = False,
 ) -> dict[str, Array]:
     """count/sum/mean/var/std/sem/min/max/cov/corr over every trailing window of ``window`` points.
 
@@ -516,6 +519,9 @@ def sliding_statistics(
         min_periods: ``None``: the raw statistics and ``"count"``. An int: only ``stats``,
             finished by :func:`finish` (NaN where a window counts fewer points), in the
             program that computes them (no pass of its own over N-long results).
+        finite: the caller has checked that every present value is finite (NaN and inf
+            nowhere): the program holds only the branch the run-time check would take for
+            such data (the same operations, so the same results), a smaller program.
 
     Returns:
         dict of ``(N, C)`` arrays by statistic name (the registry's conventions), and
@@ -567,7 +573,7 @@ def sliding_statistics(
 
             return go
 
-        if not is_float:
+        if not is_float or finite:
             return run(False)(v)
         # the NaN/inf counts cost folds of their own: a program without them runs when every
         # present value is finite (one reduction decides; both programs give the same results)
