@@ -232,8 +232,9 @@ TOL = 1e-5 if FLOAT == np.float32 else 1e-12
 
 
 def test_few_long_ranges_take_the_padded_road(monkeypatch):
-    """Chunks (a static bound, few slots per point) reduce on the padded road: eagerly the
-    same bits bucketed (N padded, K kept) or not, under jit and on the tree to rounding."""
+    """Chunks (a static bound, few slots per point) reduce on the padded road: the same bits
+    eagerly bucketed (N and K padded: 7 and 6 chunks share one program) or not and under jit
+    (its sums in a fixed order), on the tree to rounding."""
     from jaxsubset._statistics._registry import choose, padded_fits
 
     # the rule: K * bound <= 8 N (the order statistics: K * capacity <= 2 N), fewer ranges
@@ -248,9 +249,12 @@ def test_few_long_ranges_take_the_padded_road(monkeypatch):
     x, y = _data(1000, channels=(2,))
     stats = ("sum", "mean", "std", "max", "median", "quantile")
     folded = ("sum", "mean", "std", "max")
-    for k in (7, 9):
+    programs = []
+    for k in (7, 6):  # chunks of at most 143 and 167 points: the same bound (256)
         r = jaxsubset.ranges.chunks(x, k)
-        got = jaxsubset.range_statistic(y, r, stats, q=0.25, ddof=1)
+        with compilations() as seen:
+            got = jaxsubset.range_statistic(y, r, stats, q=0.25, ddof=1)
+        programs.append(seen.of("_padded_reduce"))
         with monkeypatch.context() as m:
             m.setenv("JAXSUBSET_BUCKETS", "off")
             off = jaxsubset.range_statistic(y, r, stats, q=0.25, ddof=1)
@@ -265,11 +269,12 @@ def test_few_long_ranges_take_the_padded_road(monkeypatch):
         }
         for s in stats:
             same(got[s], off[s])
-            np.testing.assert_allclose(jitted[s], got[s], rtol=TOL)
+            same_statistic(s, got[s], jitted[s])
             if s in tree:
                 np.testing.assert_allclose(tree[s], got[s], rtol=TOL)
             if s in numpy:
                 np.testing.assert_allclose(got[s], np.array(numpy[s]), rtol=TOL, atol=TOL)
+    assert programs[0] >= 1 and programs[1] == 0, programs  # 6 chunks: the program of 7
 
 
 def test_rolling_statistic_compiles_once_per_bucket():

@@ -1,9 +1,15 @@
-"""Min/max reductions that keep NaN, as NumPy's, whatever the backend does.
+"""Reductions with a fixed meaning whatever the backend and program: NaN-keeping min/max, and
+float sums in one fixed order.
 
 On the CPU backend of jax 0.10 a jitted ``jnp.max``/``jnp.min`` (or ``lax.reduce`` with
 ``max``/``min``) over an axis longer than a few dozen elements drops NaN (the vectorised
 reduction keeps the other operand), while elementwise ``jnp.maximum``/``jnp.minimum`` and
 scatter-max/min keep it. Every NaN-propagating reduction of the library goes through here.
+
+XLA's own ``reduce`` adds in an order it picks per shape and program (how it vectorises and
+splits the loop), so the same values summed in two programs (eager and under ``jit``, 7 or 64
+ranges) may differ in their last bits. :func:`ordered_sum` adds in one order fixed by the
+length alone: the padded reductions give the same bits wherever the same values are summed.
 """
 
 import functools
@@ -66,3 +72,38 @@ def nan_extreme_jvp(
     hits = jnp.sum(at, axis=axes).astype(a.dtype)
     dt = jnp.sum(jnp.where(at, t, 0), axis=axes) / jnp.where(hits > 0, hits, 1)
     return ext, dt
+
+
+def ordered_sum(a: Array, axis: int) -> Array:
+    """The sum of ``a`` over ``axis`` in one fixed pairwise order (bit-stable, any backend).
+
+    The axis is padded with zeros to a power of two and folded in half, ``a[:h] + a[h:]``,
+    until one entry is left: elementwise additions, which XLA never reorders, so the result's
+    bits depend only on the values and the length, not on the program or the shapes around
+    it (unlike ``jnp.sum``). Pairwise, the rounding error grows with ``log2`` of the length.
+
+    Args:
+        a: a float array.
+        axis: the axis to sum over.
+
+    Returns:
+        ``a`` summed over ``axis`` (that axis removed); 0 for an empty axis.
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> ordered_sum(jnp.array([[1.0, 2.0, 3.0], [0.5, -0.5, 1e-3]]), 1).tolist()
+        [6.0, 0.001]
+    """
+    axis = axis % a.ndim
+    n = a.shape[axis]
+    if n == 0:
+        return jnp.sum(a, axis=axis)
+    size = 1 << (n - 1).bit_length()
+    if size > n:
+        widths = [(0, 0)] * a.ndim
+        widths[axis] = (0, size - n)
+        a = jnp.pad(a, widths)
+    while a.shape[axis] > 1:
+        h = a.shape[axis] // 2
+        a = lax.slice_in_dim(a, 0, h, axis=axis) + lax.slice_in_dim(a, h, 2 * h, axis=axis)
+    return jnp.squeeze(a, axis)

@@ -359,7 +359,7 @@ def _rolling_window(
         host = _bucket.on_host(y)
         y2 = np.asarray(y).reshape(n, c) if host else y.reshape(n, c)
         # host data known finite: the program without the NaN/inf branch (the same results)
-        kw["finite"] = host and _finite(y2)
+        kw["finite"] = host and _finite(np.asarray(y2))
         yp = _bucket.pad(y2, _bucket.bucket(n + lead))
         out = window_program(yp, jnp.asarray(n, index_dtype()), **kw)
         res = {s: _bucket.unpad(v[lead:], n, result_shape(s, (n,), ch)) for s, v in out.items()}

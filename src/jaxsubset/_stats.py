@@ -214,10 +214,11 @@ def bucketed(
     y2 = np.asarray(y).reshape(n, c) if _bucket.on_host(y) else y.reshape(n, c)
     bound = range_bound(ranges.max_count, n)  # the unbucketed call's bound and road
     padded = padded_fits(k, n, bound, cap)
-    # the number of ranges is bucketed too (K = N, a window per point: N's buckets), except
-    # on the padded road, whose sums follow the number of ranges in their last bits: there K
-    # keeps its size (a small program per K; N is still bucketed)
-    kb = k if padded[0] else _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)
+    # the number of ranges is bucketed too (K = N, a window per point: N's buckets); the road
+    # is chosen from the real K and N (``padded``), and every road's result for a range
+    # depends only on its own points (the padded road's sums in a fixed order), so the
+    # empty padding ranges change no bit
+    kb = _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)
     out = _padded_reduce(
         _bucket.pad(y2, _bucket.bucket(n)),
         _bucket.pad(start, kb),

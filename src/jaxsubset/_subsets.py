@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._reduce import reduce_extreme
+from ._reduce import ordered_sum, reduce_extreme
 from ._statistics._median import lerp
 from ._typing import Array, Bool, Int, Shaped
 from ._validate import check_nan_policy, index_dtype, is_traced, static_int
@@ -199,7 +199,7 @@ class Subsets:
         m, _ = self._values_mask(nan_policy, "Subsets.sum")
         clean, poisoned = self._clean(m)
         # integer y sums in the float dtype, as every statistics road: never an int32 wrap
-        total = jnp.sum(jnp.where(clean, self._float_y(), 0), axis=self._axis)
+        total = ordered_sum(jnp.where(clean, self._float_y(), 0), self._axis)
         return jnp.where(poisoned, jnp.nan, total)
 
     @one_program
@@ -226,7 +226,7 @@ class Subsets:
     def _mean(self, m: Array, n: Array) -> Array:
         y = self._float_y()
         clean, poisoned = self._clean(m)
-        total = jnp.sum(jnp.where(clean, y, 0), axis=self._axis)
+        total = ordered_sum(jnp.where(clean, y, 0), self._axis)
         mean = total / jnp.where(n > 0, n, 1).astype(y.dtype)
         return jnp.where(poisoned | (n <= 0), jnp.nan, mean)
 
@@ -250,11 +250,21 @@ class Subsets:
         # as NumPy), set here rather than computed, so no inf or NaN enters the arithmetic
         finite = clean & jnp.isfinite(y)
         poisoned = poisoned | jnp.any(clean & ~finite, axis=self._axis)
-        n_f = jnp.sum(finite, axis=self._axis)
+        ax = self._axis
+        n_f = jnp.sum(finite, axis=ax)
         safe_n = jnp.where(n_f > 0, n_f, 1).astype(y.dtype)
-        mu = jnp.sum(jnp.where(finite, y, 0), axis=self._axis) / safe_n
-        dev = jnp.where(finite, y - jnp.expand_dims(mu, self._axis), 0)
-        ss = jnp.sum(dev * dev, axis=self._axis)
+        if self.capacity == 0:
+            ss = jnp.zeros(n_f.shape, y.dtype)
+        else:
+            # deviations about one of the subset's own values (its first finite one; no
+            # gradient, the variance does not depend on it): a constant subset's are exactly
+            # 0 however its sum rounds, and a large offset costs no digits
+            first = jnp.argmax(finite, axis=ax, keepdims=True)
+            shift = lax.stop_gradient(jnp.take_along_axis(jnp.where(finite, y, 0), first, ax))
+            z = jnp.where(finite, y - shift, 0)
+            mz = jnp.expand_dims(ordered_sum(z, ax) / safe_n, ax)
+            dev = jnp.where(finite, z - mz, 0)
+            ss = ordered_sum(dev * dev, ax)
         denom = n - ddof
         var = ss / jnp.where(denom > 0, denom, 1).astype(y.dtype)
         return jnp.where(poisoned | (denom <= 0), jnp.nan, var)
@@ -312,14 +322,14 @@ class Subsets:
         shift = lax.stop_gradient(jnp.take_along_axis(jnp.where(finite, y, 0), first, axis=ax))
         z = jnp.where(finite, y - shift, 0)
         n_f = jnp.sum(finite, axis=ax)
-        mz = jnp.sum(z, axis=ax, keepdims=True) / jnp.expand_dims(
+        mz = jnp.expand_dims(ordered_sum(z, ax), ax) / jnp.expand_dims(
             jnp.where(n_f > 0, n_f, 1).astype(y.dtype), ax
         )
         d = jnp.where(finite, z - mz, 0)
         d2 = d * d
-        m2 = jnp.sum(d2, axis=ax)
-        m3 = jnp.sum(d2 * d, axis=ax)
-        m4 = jnp.sum(d2 * d2, axis=ax)
+        m2 = ordered_sum(d2, ax)
+        m3 = ordered_sum(d2 * d, ax)
+        m4 = ordered_sum(d2 * d2, ax)
         return shape_statistic(which, n, m2, m3, m4, poisoned)
 
     @one_program
@@ -535,12 +545,12 @@ class Subsets:
                 return jnp.zeros(v.shape, v.dtype)
             shift = lax.stop_gradient(jnp.take_along_axis(jnp.where(fin, v, 0), first, axis=ax))
             z = jnp.where(fin, v - shift, 0)
-            return jnp.where(fin, z - jnp.sum(z, axis=ax, keepdims=True) / safe, 0)
+            return jnp.where(fin, z - jnp.expand_dims(ordered_sum(z, ax), ax) / safe, 0)
 
         da, db = deviations(a), deviations(b)
         zero = jnp.zeros(n.shape, y.dtype)
         parts = (n, zero, zero, zero, zero) + tuple(
-            jnp.sum(v, axis=ax) for v in (da * db, da * da, db * db)
+            ordered_sum(v, ax) for v in (da * db, da * da, db * db)
         )
         parts = parts + (jnp.sum(bad, axis=ax),)
         batch = n.shape[:-1]

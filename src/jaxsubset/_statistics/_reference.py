@@ -32,8 +32,8 @@ def counted(y: Array, start: Array, count: Array, omit: bool) -> Array:
 
 
 # padded slots read at once: more ranges than fit are reduced batch by batch (``lax.map``), so
-# memory stays ~``MAX_SLOTS`` values whatever K (each result the same up to the rounding of
-# its own sum)
+# memory stays ~``MAX_SLOTS`` values whatever K (each result the same bits however the ranges
+# are batched: ``Subsets`` sums in a fixed order, ``_reduce.ordered_sum``)
 MAX_SLOTS = 1 << 24
 
 
