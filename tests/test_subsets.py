@@ -327,3 +327,46 @@ def test_eager_reductions_are_one_program_each_and_equal_the_traced_ones():
         s.mean(nan_policy="bogus")  # argument errors unchanged through the one program
     with pytest.raises(ValueError, match="NaN"):
         s.mean(nan_policy="raise")  # still checked eagerly
+
+
+def test_sums_add_in_one_fixed_order_whatever_the_program():
+    """``Subsets`` sums (``_reduce.ordered_sum``): the same bits for the same subset in
+    programs of other shapes (7 or 64 subsets, eager or under ``jit``, beside other
+    reductions), within a few ulps of an exact sum, a constant subset's variance exactly 0."""
+    import math
+
+    from jaxsubset._reduce import ordered_sum
+
+    rng = np.random.default_rng(17)
+    n = 3000
+    x = np.arange(n, dtype=np.float64)
+    y = (1e3 + rng.standard_normal(n) * np.exp(rng.uniform(-8, 8, n))).astype(FLOAT)
+    y[2000:2300] = FLOAT(0.1)  # a constant subset
+    lo = np.concatenate([np.array([0.0, 2000.0, 17.0]), rng.uniform(0, n - 300, 61)])
+
+    def stats(lo):
+        s = jaxsubset.select(x, y, lo, lo + 300.0, capacity=512)
+        return s.sum(), s.mean(), s.var()
+
+    few = jax.jit(stats)(lo[:7])
+    many = jax.jit(stats)(lo)
+    beside = jax.jit(
+        lambda lo: (stats(lo), jaxsubset.select(x, y, lo, lo + 9.0, capacity=16).std())
+    )
+    eager = stats(lo[:7])
+    for got in (many, beside(lo)[0], eager):
+        for a, b in zip(few, got, strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[:7])
+    assert float(few[2][1]) == 0.0  # the constant subset
+    for k in range(7):  # against an exactly rounded sum of the same float values
+        part = y[int(np.ceil(lo[k])) : int(np.ceil(lo[k] + 300.0))].astype(np.float64)
+        exact = math.fsum(part)
+        bound = 16 * np.finfo(FLOAT).eps * np.abs(part).sum()
+        assert abs(float(few[0][k]) - exact) <= bound, k
+    # the order: halves folded pairwise; empty and length-1 axes; integers as jnp.sum
+    a = jnp.asarray([[1.0, 2.0, 4.0, 8.0, 16.0]], jnp.float32)
+    assert float(ordered_sum(a, 1)[0]) == 31.0
+    assert ordered_sum(jnp.zeros((3, 0)), 1).shape == (3,)
+    assert float(ordered_sum(jnp.asarray([[-0.0]]), 1)[0]) == 0.0
+    assert np.signbit(np.asarray(ordered_sum(jnp.asarray([[-0.0]]), 1)))[0]  # NumPy: -0.0
+    assert ordered_sum(jnp.asarray([[True, True, False]]), 1).tolist() == [2]

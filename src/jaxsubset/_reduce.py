@@ -83,7 +83,8 @@ def ordered_sum(a: Array, axis: int) -> Array:
     it (unlike ``jnp.sum``). Pairwise, the rounding error grows with ``log2`` of the length.
 
     Args:
-        a: a float array.
+        a: an array (integers and bools, whose sums are exact in any order, go to
+            ``jnp.sum``).
         axis: the axis to sum over.
 
     Returns:
@@ -96,7 +97,7 @@ def ordered_sum(a: Array, axis: int) -> Array:
     """
     axis = axis % a.ndim
     n = a.shape[axis]
-    if n == 0:
+    if n == 0 or not jnp.issubdtype(a.dtype, jnp.inexact):
         return jnp.sum(a, axis=axis)
     size = 1 << (n - 1).bit_length()
     if size > n:
