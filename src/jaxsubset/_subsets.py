@@ -256,12 +256,7 @@ class Subsets:
         if self.capacity == 0:
             ss = jnp.zeros(n_f.shape, y.dtype)
         else:
-            # deviations about one of the subset's own values (its first finite one; no
-            # gradient, the variance does not depend on it): a constant subset's are exactly
-            # 0 however its sum rounds, and a large offset costs no digits
-            first = jnp.argmax(finite, axis=ax, keepdims=True)
-            shift = lax.stop_gradient(jnp.take_along_axis(jnp.where(finite, y, 0), first, ax))
-            z = jnp.where(finite, y - shift, 0)
+            z = self._about_own_value(y, finite)  # constant: exactly 0 however sums round
             mz = jnp.expand_dims(ordered_sum(z, ax) / safe_n, ax)
             dev = jnp.where(finite, z - mz, 0)
             ss = ordered_sum(dev * dev, ax)
@@ -304,6 +299,18 @@ class Subsets:
         std = self.std(ddof=ddof, nan_policy=nan_policy)
         return std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(std.dtype))
 
+    def _about_own_value(self, y: Array, finite: Array) -> Array:
+        """``y - shift`` where ``finite`` (else 0), ``shift`` a value of each subset's own.
+
+        The shift is the subset's first finite value (no gradient: the moments do not depend
+        on it), so a constant subset's deviations are exactly 0 and a large offset costs no
+        digits. Needs ``capacity > 0``.
+        """
+        ax = self._axis
+        first = jnp.argmax(finite, axis=ax, keepdims=True)
+        shift = lax.stop_gradient(jnp.take_along_axis(jnp.where(finite, y, 0), first, axis=ax))
+        return jnp.where(finite, y - shift, 0)
+
     def _shape(self, which: str, nan_policy: str) -> Array:
         from ._statistics._moments import shape_statistic
 
@@ -315,12 +322,7 @@ class Subsets:
         clean, poisoned = self._clean(m)
         finite = clean & jnp.isfinite(y)
         poisoned = poisoned | jnp.any(clean & ~finite, axis=ax)
-        # deviations about a shift that is one of the subset's own values (its first finite
-        # one; no gradient, the moments do not depend on it): a constant subset's deviations
-        # are exactly 0, and a large offset costs no digits
-        first = jnp.argmax(finite, axis=ax, keepdims=True)
-        shift = lax.stop_gradient(jnp.take_along_axis(jnp.where(finite, y, 0), first, axis=ax))
-        z = jnp.where(finite, y - shift, 0)
+        z = self._about_own_value(y, finite)
         n_f = jnp.sum(finite, axis=ax)
         mz = jnp.expand_dims(ordered_sum(z, ax), ax) / jnp.expand_dims(
             jnp.where(n_f > 0, n_f, 1).astype(y.dtype), ax
