@@ -455,14 +455,17 @@ def folds_of(stats: tuple[str, ...], w: int, nonfinite: bool) -> list[Fold]:
     return folds
 
 
-def chunked(piece, yf: Array, w: int, align: int) -> dict[str, Array] | None:
+def chunked(
+    piece, yf: Array, w: int, align: int, dtypes: dict[str, Any]
+) -> dict[str, Array] | None:
     """``piece`` over a long series chunk by chunk, or None where one piece serves.
 
     ``piece(v, first)`` gives the statistics of the windows of rows ``first ..`` of ``v``
-    (rows ``first .. first + len(v) - 1`` of ``yf``), its windows truncated at ``v``'s start.
-    Chunk ``k`` reads ``L`` rows from ``s_k = min(k CHUNK, N - L)``, ``L`` between
-    ``H + CHUNK`` and ``H + CHUNK + align`` making ``N - L`` a multiple of ``align`` and ``H
-    >= w - 1`` a multiple of ``align`` (every chunk starts on the whole series' sub-block
+    (rows ``first .. first + len(v) - 1`` of ``yf``), its windows truncated at ``v``'s start:
+    ``(len(v), C)`` arrays with the names and dtypes of ``dtypes``. Chunk ``k`` reads ``L``
+    rows from ``s_k = min(k CHUNK, N - L)``, ``L`` between ``H + CHUNK`` and ``H + CHUNK +
+    align`` making ``N - L`` a multiple of ``align`` and ``H >= w - 1`` a multiple of
+    ``align`` (every chunk starts on the whole series' sub-block
     boundaries at every level, so its windows get the same bits as in one piece), and
     writes all ``L``.
     The chunks run last to first, so a row ends with the value of the first chunk holding
@@ -486,8 +489,9 @@ def chunked(piece, yf: Array, w: int, align: int) -> dict[str, Array] | None:
             return res
         return {k: lax.dynamic_update_slice_in_dim(acc[k], res[k], first, axis=0) for k in acc}
 
-    shapes = jax.eval_shape(lambda: body(0, None))  # the shapes and dtypes of the results
-    out = {k: jnp.zeros((num,) + v.shape[1:], v.dtype) for k, v in shapes.items()}
+    # the results, given by the caller (``dtypes``: name -> dtype, each ``(N, C)`` like
+    # ``yf``): tracing ``piece`` once more only to learn them would double the tracing time
+    out = {k: jnp.zeros(yf.shape, dt) for k, dt in dtypes.items()}
     return lax.fori_loop(0, nc, body, out)
 
 
@@ -584,7 +588,11 @@ def sliding_statistics(
 
     folds = folds_of(stats, w, is_float)
     align = max([alignment(f, w) for f in folds] + [1])
-    res = chunked(piece, yf, w, align)
+    # what ``statistics`` returns: ``stats`` (and the raw counts unless finished there)
+    dtypes = {s: fdt for s in stats}
+    if keep is None:
+        dtypes["count"] = idt
+    res = chunked(piece, yf, w, align, dtypes)
     out.update(piece(yf, 0) if res is None else res)
     return out
 
