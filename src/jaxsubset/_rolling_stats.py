@@ -71,7 +71,10 @@ def rolling_statistic(
     point ``i`` holds the points with ``x[i] - width < x <= x[i]`` (``closed="right"``), and
     with ties in ``x`` only the points up to ``i`` itself (as pandas); NaN values are skipped
     (the default ``nan_policy="omit"``, pandas' behaviour) and ``count`` counts the others;
-    fewer than ``min_periods`` of them gives NaN. With ``at``, one window ends at each anchor
+    fewer than ``min_periods`` of them gives NaN. ``+-inf`` is a value, as in NumPy (a window
+    holding one has an infinite sum, mean and extreme, a NaN ``var``/``std``): pandas' rolling
+    differs there, reading infinities as missing everywhere but ``count``; for its numbers
+    replace them first, ``numpy.where(numpy.isinf(y), numpy.nan, y)``. With ``at``, one window ends at each anchor
     instead (every point at the anchor included). Eager calls pad ``N`` (and the anchors) to a
     bucket size, so data of similar lengths reuse one compiled program (README, "Compile
     once"); results are those of the unpadded call. An eager call whose windows all hold the
