@@ -8,6 +8,7 @@ points), or NumPy reductions over hand-made slices. Array lengths are fixed (one
 program per road and statistic tuple), so the module stays cheap in both JAX modes.
 """
 
+import re
 import warnings
 
 import jax
@@ -298,6 +299,17 @@ def test_propagate_is_numpys_rule_and_count_counts_rows(data, width, closed):
         _close(got[s], want, s)
 
 
+def test_count_min_periods_counts_rows_as_pandas():
+    """``count`` compares ``min_periods`` with the window's rows, NaN included (pandas): a
+    window of NaN only counts 0, an empty window (``closed="left"`` at the first row) is NaN."""
+    x = np.array([0, 1, 5, 6], np.int32)
+    y = np.array([np.nan, 1.0, np.nan, np.nan], FLOAT)
+    got = rolling_statistic(x, y, 2, "count", closed="left")
+    roll = pd.Series(y.astype(np.float64), index=_index(x)).rolling("2s", closed="left")
+    _close(got, roll.count().to_numpy())
+    _close(got, [np.nan, 0.0, np.nan, 0.0])
+
+
 def test_nan_policy_raise_names_the_nan_eagerly():
     """``nan_policy="raise"`` refuses NaN in ``y`` eagerly with a ValueError, on both kinds of
     window, and passes NaN-free data through unchanged."""
@@ -481,14 +493,8 @@ def test_bad_arguments_are_clear_errors(kwargs, error, text):
     """Each bad argument is a ValueError/TypeError naming it, raised before any XLA work."""
     kw = dict(kwargs)
     x, y = kw.pop("x", X), kw.pop("y", Y6)
-    with pytest.raises(error, match=r"rolling_statistic: .*" + _re(text)):
+    with pytest.raises(error, match=r"rolling_statistic: .*" + re.escape(text)):
         rolling_statistic(x, y, **kw)
-
-
-def _re(text: str) -> str:
-    import re
-
-    return re.escape(text)
 
 
 @needs_x64
