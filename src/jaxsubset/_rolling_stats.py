@@ -67,18 +67,21 @@ def rolling_statistic(
     """Rolling x-width window statistics with pandas offset-window semantics, in O(N log N).
 
     Equals ``pandas.Series(y, index=x).rolling(width, closed=closed,
-    min_periods=min_periods).<statistic>()`` for an offset (time-like) window: the window of
-    point ``i`` holds the points with ``x[i] - width < x <= x[i]`` (``closed="right"``), and
-    with ties in ``x`` only the points up to ``i`` itself (as pandas); NaN values are skipped
-    (the default ``nan_policy="omit"``, pandas' behaviour) and ``count`` counts the others;
-    fewer than ``min_periods`` of them gives NaN. With ``at``, one window ends at each anchor
+    min_periods=min_periods).<statistic>()`` for an offset (time-like) window: the window of point
+    ``i`` holds the points with ``x[i] - width < x <= x[i]`` (``closed="right"``), and with ties in
+    ``x`` only the points up to ``i`` itself (as pandas); NaN values are skipped (the default
+    ``nan_policy="omit"``, pandas' behaviour) and ``count`` counts the others; fewer than
+    ``min_periods`` of them gives NaN. ``+-inf`` is a value, as in NumPy (a window holding one has
+    an infinite sum, mean and extreme, a NaN ``var``/``std``): pandas' rolling differs there,
+    reading infinities as missing everywhere but ``count``; for its numbers replace them first,
+    ``numpy.where(numpy.isinf(y), numpy.nan, y)``. With ``at``, one window ends at each anchor
     instead (every point at the anchor included). Eager calls pad ``N`` (and the anchors) to a
-    bucket size, so data of similar lengths reuse one compiled program (README, "Compile
-    once"); results are those of the unpadded call. An eager call whose windows all hold the
-    same number of points, cut only at the ends (evenly spaced x and a width a multiple of
-    its step, with any ``closed``/``center``/``before``/``after`` giving such windows;
-    checked on the resolved windows themselves), runs them as the fixed-count windows below,
-    on the O(N) block road: the same windows, the same results up to rounding.
+    bucket size, so data of similar lengths reuse one compiled program (README, "Compile once");
+    results are those of the unpadded call. An eager call whose windows all hold the same number of
+    points, cut only at the ends (evenly spaced x and a width a multiple of its step, with any
+    ``closed``/``center``/``before``/``after`` giving such windows; checked on the resolved windows
+    themselves), runs them as the fixed-count windows below, on the O(N) block road: the same
+    windows, the same results up to rounding.
 
     Centred and asymmetric windows: ``center=True`` is pandas'
     ``rolling(width, center=True)`` (``x[i] - width/2 < x <= x[i] + width/2``, every row tied
@@ -124,7 +127,9 @@ def rolling_statistic(
         before: instead of ``width``: scalar extent below each anchor (>= 0, may be traced; a
             duration on a datetime64 axis; default 0 when ``after`` is given).
         after: scalar extent above each anchor (>= 0, may be traced; default 0).
-        min_periods: static int >= 0, the fewest non-NaN points that give a result.
+        min_periods: static int >= 0, the fewest non-NaN points that give a result
+            (``"count"``, as pandas, compares it with the window's rows, NaN included: a
+            window holding only NaN counts 0, an empty one is NaN).
         ddof: static delta degrees of freedom of ``"var"``/``"std"``/``"sem"``: 0 as
             everywhere in the library (NumPy/SciPy); pass ``ddof=1`` for pandas'
             ``rolling().std()``/``.sem()``.
