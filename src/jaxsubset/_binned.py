@@ -607,11 +607,13 @@ def binned_statistic(
         dmin = jnp.min(jnp.diff(edges))
         dec = (jnp.trunc(-jnp.log10(dmin)) + 6).astype(jnp.int32)
     else:
-        gap = float(np.min(np.diff(np.asarray(edges))))
+        # in the edges' dtype, as SciPy (and the traced branch above): float32 edges 0.1
+        # apart have log10 exactly -1 in float32 but -0.99999999 in float64, one decimal less
+        gap = np.min(np.diff(np.asarray(edges)))
         if not gap > 0:
             raise ValueError(
                 f"{func}: `bins` edges must increase strictly; the smallest edge difference "
-                f"is {gap!r}"
+                f"is {float(gap)!r}"
             )
         dec = jnp.asarray(int(-np.log10(gap)) + 6, jnp.int32)
     return host(
