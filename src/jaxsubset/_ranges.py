@@ -214,15 +214,18 @@ def host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, 
         above = np.asarray(obj > hi, bool)
         key = np.where(below | above, 0, obj)
         return np.asarray(key).astype(xdt), below, above
-    # float x
+    # float x; a bound beyond x's dtype (1e300 on float32 x) rounds to +-inf, which the
+    # comparisons below correct exactly: no overflow warning (the suite turns them into errors)
     if v.dtype.kind == "O" or (v.dtype.kind in "iu" and v.dtype.itemsize >= 4):
         vo = v.astype(object)
-        r = np.asarray([float(e) for e in vo.ravel()], np.float64).reshape(v.shape)
-        r = r.astype(xdt)
+        r = np.asarray([as_float(e) for e in vo.ravel()], np.float64).reshape(v.shape)
+        with np.errstate(over="ignore"):
+            r = r.astype(xdt)
         ro = r.astype(np.float64).astype(object)
         lt, gt = np.asarray(ro < vo, bool), np.asarray(ro > vo, bool)  # Python: exact
     else:
-        r = v.astype(xdt)
+        with np.errstate(over="ignore"):
+            r = v.astype(xdt)
         if v.dtype.kind == "f" and v.dtype.itemsize > xdt.itemsize:
             back = r.astype(v.dtype)
             lt, gt = back < v, back > v
@@ -231,6 +234,14 @@ def host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, 
     key = keys(r, np)
     key = key + lt.astype(key.dtype) if up else key - gt.astype(key.dtype)
     return key, None, None
+
+
+def as_float(e: Any) -> float:
+    """``float(e)``, and +-inf for an int beyond float64's range (``10**400``), as NumPy casts."""
+    try:
+        return float(e)
+    except OverflowError:
+        return float("inf") if e > 0 else float("-inf")
 
 
 def traced_key(v: Array, xdt: np.dtype, side: str) -> Key:
@@ -582,14 +593,17 @@ def host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array]
                 a.dtype == object and all(isinstance(e, int) for e in a.ravel().tolist())
             ):
                 raise TypeError(f"{func}: `{nm}` must hold integers, got dtype {a.dtype}")
-        s, c = np.broadcast_arrays(s.astype(object), c.astype(object))
+        shape = np.broadcast_shapes(s.shape, c.shape)
+        # 1-D object arrays of Python ints: a ufunc on a 0-d one returns a scalar, and the
+        # next one would convert a Python int beyond int64 (2**70, uint64 2**63) to C long
+        s, c = (np.broadcast_to(a.astype(object), shape).reshape(-1) for a in (s, c))
         stop = np.asarray(s + np.maximum(c, 0), object)
         s0 = np.asarray(np.minimum(np.maximum(s, 0), n), object)
         s1 = np.asarray(np.minimum(np.maximum(stop, s0), n), object)
         idt = index_dtype()
         return (  # device_put: no program per shape, unlike jnp.asarray
-            jax.device_put(s0.astype(np.int64).astype(idt)),
-            jax.device_put((s1 - s0).astype(np.int64).astype(idt)),
+            jax.device_put(s0.astype(np.int64).astype(idt).reshape(shape)),
+            jax.device_put((s1 - s0).astype(np.int64).astype(idt).reshape(shape)),
         )
     big = int(np.iinfo(index_dtype()).max)
     return (
