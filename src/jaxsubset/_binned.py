@@ -424,9 +424,9 @@ def binned_statistic(
             ``method="reference"``); eagerly it defaults to the largest bin rounded up to a
             power of two; under jit a callable requires it and the reference road uses N.
             Bins with more points give NaN.
-        x_sorted: ``True`` promises ascending ``x`` (the range roads under jit); ``None``
-            checks concrete ``x`` and assumes unsorted under jit; ``False`` takes the label
-            roads.
+        x_sorted: ``True`` promises ascending ``x`` (the range roads under jit; concrete
+            ``x`` that is not ascending raises ValueError); ``None`` checks concrete ``x``
+            and assumes unsorted under jit; ``False`` takes the label roads.
         nan_policy: NaN in ``values``. ``"propagate"`` (default) is SciPy's own behaviour:
             ``"sum"``, ``"mean"``, ``"std"`` and ``"max"`` of a bin holding a NaN are NaN, the
             median is the middle of the values sorted with NaN last (NaN when a NaN reaches the
@@ -665,6 +665,16 @@ def binned_run(
         else:
             np_x = np.asarray(x)
             x_sorted = bool(np_x.size < 2 or np.all(np_x[1:] >= np_x[:-1]))
+    elif x_sorted and not is_traced(x):  # a promise checked where it is free: no wrong bins
+        np_x = np.asarray(x)
+        down = np_x[1:] < np_x[:-1]
+        if down.any():
+            i = int(np.argmax(down))
+            a, b = np_x[i].item(), np_x[i + 1].item()
+            raise ValueError(
+                f"{func}: `x_sorted=True` promises ascending `x`, but x[{i}]={a!r} > "
+                f"x[{i + 1}]={b!r}; pass x_sorted=None (detected) or False"
+            )
     x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
     ch = tuple(values.shape[:-1])
     fill = None
