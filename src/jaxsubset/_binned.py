@@ -559,6 +559,8 @@ def binned_statistic(
         raise TypeError(
             f"{func}: `bins`/`range` hold dates or durations but `x` is not a time axis"
         )
+    if isinstance(range, str):
+        raise TypeError(f"{func}: `range` must be (lo, hi) numbers, got {range!r}")
     edt = edges_dtype(x)
     nbins = bin_count(bins, func)
     uniform = nbins is not None
