@@ -154,8 +154,19 @@ def binnumber(
     x = x.astype(edges.dtype)
     if uniform:
         lo, hi = edges[0], last
-        g = jnp.floor((x - lo) * (nb / (hi - lo))) + 1
-        d = jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
+        scale = nb / (hi - lo)
+
+        def guess() -> Array:
+            g = jnp.floor((x - lo) * scale) + 1
+            return jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
+
+        def search() -> Array:  # no arithmetic guess: the search, exact
+            return jnp.minimum(jnp.searchsorted(edges, x, side="right"), nb + 1).astype(idt)
+
+        # the span or its reciprocal beyond the dtype (float32 edges near +-3e38, or 100 bins
+        # over 1e-37) would make every guess 0 or NaN, further off than the steps below mend
+        ok = (scale > 0) & jnp.isfinite(scale)
+        d = lax.cond(ok, guess, search)
         table = jnp.concatenate([jnp.array([-jnp.inf], edges.dtype), edges, jnp.array([jnp.inf])])
         table = table.astype(edges.dtype)
         for _ in range(2):  # the guess is off by at most one bin; two steps make it exact
@@ -594,7 +605,9 @@ def binned_statistic(
             hi = jnp.asarray(hi, wdt)
             same = lo == hi
             lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
-            step = (hi - lo) / nbins
+            # a true division, as numpy.linspace's: XLA would multiply by the rounded 1 / nbins
+            # (one ulp off: 3.8e22 for linspace's 0.0 on a range of +-3e38)
+            step = (hi - lo) / lax.optimization_barrier(jnp.asarray(nbins, wdt))
             edges = (jnp.arange(nbins + 1, dtype=wdt) * step + lo).at[-1].set(hi).astype(edt)
     else:
         edges = traced_array(bins) if is_traced(bins) else jax.device_put(np.asarray(bins, float))
