@@ -56,7 +56,7 @@ def _same_result(got, want, err_msg=""):
 SCIPY_STATS = ("mean", "std", "median", "count", "sum", "min", "max")
 
 
-@settings(max_examples=40)
+@settings(max_examples=30)
 @given(
     xs=st.lists(GRID, min_size=N, max_size=N),
     sort=st.booleans(),
@@ -77,7 +77,7 @@ def test_binned_matches_scipy(xs, sort, statistic, bins, rng, nans):
     _same_result(got, _scipy(x, v, statistic, bins, rng), f"{statistic} {bins} {rng}")
 
 
-@settings(max_examples=20)
+@settings(max_examples=12)
 @given(
     xs=st.lists(GRID, min_size=N, max_size=N),
     statistic=st.sampled_from(("mean", "std", "median", "count", "min", "max")),
@@ -93,7 +93,7 @@ def test_binned_omit_is_scipy_without_the_nan_readings(xs, statistic, nans):
     npt.assert_array_equal(got.binnumber[keep], want.binnumber)
 
 
-@settings(max_examples=4)
+@settings(max_examples=3)
 @given(
     xs=st.lists(GRID, min_size=N, max_size=N),
     statistic=st.sampled_from(("std", "median", "max")),
