@@ -192,6 +192,15 @@ def test_binned_traced_range_edges_are_numpy_linspace():
         want = scipy.stats.binned_statistic(x, x, "count", bins=7)
         got = jax.jit(lambda x: jaxsubset.binned_statistic(x, x, "count", bins=7))(x)
         npt.assert_array_equal(got.bin_edges, want.bin_edges, err_msg=str(k))
+    # and under vmap over ranges, where XLA's reciprocal took any broadcast divisor
+    lo, hi = np.array([-3e38, -2e38], np.float32), np.array([3e38, 3.3e38], np.float32)
+    x = np.linspace(-3e38, 3e38, N + 1).astype(np.float32)
+    edges = jax.vmap(
+        lambda a, b: jaxsubset.binned_statistic(x, x, "count", bins=10, range=(a, b)).bin_edges
+    )(lo, hi)
+    for i in range(2):
+        want = scipy.stats.binned_statistic(x, x, "count", bins=10, range=(lo[i], hi[i]))
+        npt.assert_array_equal(edges[i], want.bin_edges, err_msg=f"vmap {i}")
 
 
 @needs_x64

@@ -605,9 +605,11 @@ def binned_statistic(
             hi = jnp.asarray(hi, wdt)
             same = lo == hi
             lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
-            # a true division, as numpy.linspace's: XLA would multiply by the rounded 1 / nbins
-            # (one ulp off: 3.8e22 for linspace's 0.0 on a range of +-3e38)
-            step = (hi - lo) / lax.optimization_barrier(jnp.asarray(nbins, wdt))
+            # a true division, as numpy.linspace's: XLA multiplies by the rounded 1 / nbins
+            # where the divisor is a constant or (under vmap) a broadcast scalar, one ulp off
+            # (3.8e22 for linspace's 0.0 on a range of +-3e38); `lo - lo` (0 for the finite
+            # lo here; XLA does not fold it for floats) makes the divisor data of lo's shape
+            step = (hi - lo) / (nbins + (lo - lo))
             edges = (jnp.arange(nbins + 1, dtype=wdt) * step + lo).at[-1].set(hi).astype(edt)
     else:
         edges = traced_array(bins) if is_traced(bins) else jax.device_put(np.asarray(bins, float))
