@@ -154,8 +154,19 @@ def binnumber(
     x = x.astype(edges.dtype)
     if uniform:
         lo, hi = edges[0], last
-        g = jnp.floor((x - lo) * (nb / (hi - lo))) + 1
-        d = jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
+        scale = nb / (hi - lo)
+
+        def guess() -> Array:
+            g = jnp.floor((x - lo) * scale) + 1
+            return jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
+
+        def search() -> Array:  # no arithmetic guess: the search, exact
+            return jnp.minimum(jnp.searchsorted(edges, x, side="right"), nb + 1).astype(idt)
+
+        # the span or its reciprocal beyond the dtype (float32 edges near +-3e38, or 100 bins
+        # over 1e-37) would make every guess 0 or NaN, further off than the steps below mend
+        ok = (scale > 0) & jnp.isfinite(scale)
+        d = lax.cond(ok, guess, search)
         table = jnp.concatenate([jnp.array([-jnp.inf], edges.dtype), edges, jnp.array([jnp.inf])])
         table = table.astype(edges.dtype)
         for _ in range(2):  # the guess is off by at most one bin; two steps make it exact
@@ -424,9 +435,9 @@ def binned_statistic(
             ``method="reference"``); eagerly it defaults to the largest bin rounded up to a
             power of two; under jit a callable requires it and the reference road uses N.
             Bins with more points give NaN.
-        x_sorted: ``True`` promises ascending ``x`` (the range roads under jit); ``None``
-            checks concrete ``x`` and assumes unsorted under jit; ``False`` takes the label
-            roads.
+        x_sorted: ``True`` promises ascending ``x`` (the range roads under jit; concrete
+            ``x`` that is not ascending raises ValueError); ``None`` checks concrete ``x``
+            and assumes unsorted under jit; ``False`` takes the label roads.
         nan_policy: NaN in ``values``. ``"propagate"`` (default) is SciPy's own behaviour:
             ``"sum"``, ``"mean"``, ``"std"`` and ``"max"`` of a bin holding a NaN are NaN, the
             median is the middle of the values sorted with NaN last (NaN when a NaN reaches the
@@ -559,6 +570,8 @@ def binned_statistic(
         raise TypeError(
             f"{func}: `bins`/`range` hold dates or durations but `x` is not a time axis"
         )
+    if isinstance(range, str):
+        raise TypeError(f"{func}: `range` must be (lo, hi) numbers, got {range!r}")
     edt = edges_dtype(x)
     nbins = bin_count(bins, func)
     uniform = nbins is not None
@@ -592,7 +605,11 @@ def binned_statistic(
             hi = jnp.asarray(hi, wdt)
             same = lo == hi
             lo, hi = jnp.where(same, lo - 0.5, lo), jnp.where(same, hi + 0.5, hi)
-            step = (hi - lo) / nbins
+            # a true division, as numpy.linspace's: XLA multiplies by the rounded 1 / nbins
+            # where the divisor is a constant or (under vmap) a broadcast scalar, one ulp off
+            # (3.8e22 for linspace's 0.0 on a range of +-3e38); `lo - lo` (0 for the finite
+            # lo here; XLA does not fold it for floats) makes the divisor data of lo's shape
+            step = (hi - lo) / (nbins + (lo - lo))
             edges = (jnp.arange(nbins + 1, dtype=wdt) * step + lo).at[-1].set(hi).astype(edt)
     else:
         edges = traced_array(bins) if is_traced(bins) else jax.device_put(np.asarray(bins, float))
@@ -607,11 +624,13 @@ def binned_statistic(
         dmin = jnp.min(jnp.diff(edges))
         dec = (jnp.trunc(-jnp.log10(dmin)) + 6).astype(jnp.int32)
     else:
-        gap = float(np.min(np.diff(np.asarray(edges))))
+        # in the edges' dtype, as SciPy (and the traced branch above): float32 edges 0.1
+        # apart have log10 exactly -1 in float32 but -0.99999999 in float64, one decimal less
+        gap = np.min(np.diff(np.asarray(edges)))
         if not gap > 0:
             raise ValueError(
                 f"{func}: `bins` edges must increase strictly; the smallest edge difference "
-                f"is {gap!r}"
+                f"is {float(gap)!r}"
             )
         dec = jnp.asarray(int(-np.log10(gap)) + 6, jnp.int32)
     return host(
@@ -663,6 +682,16 @@ def binned_run(
         else:
             np_x = np.asarray(x)
             x_sorted = bool(np_x.size < 2 or np.all(np_x[1:] >= np_x[:-1]))
+    elif x_sorted and not is_traced(x):  # a promise checked where it is free: no wrong bins
+        np_x = np.asarray(x)
+        down = np_x[1:] < np_x[:-1]
+        if down.any():
+            i = int(np.argmax(down))
+            a, b = np_x[i].item(), np_x[i + 1].item()
+            raise ValueError(
+                f"{func}: `x_sorted=True` promises ascending `x`, but x[{i}]={a!r} > "
+                f"x[{i + 1}]={b!r}; pass x_sorted=None (detected) or False"
+            )
     x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
     ch = tuple(values.shape[:-1])
     fill = None

@@ -214,15 +214,18 @@ def host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, 
         above = np.asarray(obj > hi, bool)
         key = np.where(below | above, 0, obj)
         return np.asarray(key).astype(xdt), below, above
-    # float x
+    # float x; a bound beyond x's dtype (1e300 on float32 x) rounds to +-inf, which the
+    # comparisons below correct exactly: no overflow warning (the suite turns them into errors)
     if v.dtype.kind == "O" or (v.dtype.kind in "iu" and v.dtype.itemsize >= 4):
         vo = v.astype(object)
-        r = np.asarray([float(e) for e in vo.ravel()], np.float64).reshape(v.shape)
-        r = r.astype(xdt)
+        r = np.asarray([as_float(e) for e in vo.ravel()], np.float64).reshape(v.shape)
+        with np.errstate(over="ignore"):
+            r = r.astype(xdt)
         ro = r.astype(np.float64).astype(object)
         lt, gt = np.asarray(ro < vo, bool), np.asarray(ro > vo, bool)  # Python: exact
     else:
-        r = v.astype(xdt)
+        with np.errstate(over="ignore"):
+            r = v.astype(xdt)
         if v.dtype.kind == "f" and v.dtype.itemsize > xdt.itemsize:
             back = r.astype(v.dtype)
             lt, gt = back < v, back > v
@@ -231,6 +234,14 @@ def host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, 
     key = keys(r, np)
     key = key + lt.astype(key.dtype) if up else key - gt.astype(key.dtype)
     return key, None, None
+
+
+def as_float(e: Any) -> float:
+    """``float(e)``, and +-inf for an int beyond float64's range (``10**400``), as NumPy casts."""
+    try:
+        return float(e)
+    except OverflowError:
+        return float("inf") if e > 0 else float("-inf")
 
 
 def traced_key(v: Array, xdt: np.dtype, side: str) -> Key:
@@ -582,14 +593,17 @@ def host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array]
                 a.dtype == object and all(isinstance(e, int) for e in a.ravel().tolist())
             ):
                 raise TypeError(f"{func}: `{nm}` must hold integers, got dtype {a.dtype}")
-        s, c = np.broadcast_arrays(s.astype(object), c.astype(object))
+        shape = np.broadcast_shapes(s.shape, c.shape)
+        # 1-D object arrays of Python ints: a ufunc on a 0-d one returns a scalar, and the
+        # next one would convert a Python int beyond int64 (2**70, uint64 2**63) to C long
+        s, c = (np.broadcast_to(a.astype(object), shape).reshape(-1) for a in (s, c))
         stop = np.asarray(s + np.maximum(c, 0), object)
         s0 = np.asarray(np.minimum(np.maximum(s, 0), n), object)
         s1 = np.asarray(np.minimum(np.maximum(stop, s0), n), object)
         idt = index_dtype()
         return (  # device_put: no program per shape, unlike jnp.asarray
-            jax.device_put(s0.astype(np.int64).astype(idt)),
-            jax.device_put((s1 - s0).astype(np.int64).astype(idt)),
+            jax.device_put(s0.astype(np.int64).astype(idt).reshape(shape)),
+            jax.device_put((s1 - s0).astype(np.int64).astype(idt).reshape(shape)),
         )
     big = int(np.iinfo(index_dtype()).max)
     return (
@@ -975,6 +989,7 @@ def select_ranges(
     lo_side, hi_side = sides(closed)
     lo_key = resolve_bound(lo, "lo", x, _func, tk, lo_side)
     hi_key = resolve_bound(hi, "hi", x, _func, tk, hi_side)
+    check_broadcast(lo_key, hi_key, _func)
     if eager(length, x, lo, hi) and x.shape[0] > 0:
         batch, lo_key, hi_key = padded_bounds(lo_key, hi_key)
         xp, _, m = _padded_xy(x, None)
@@ -1030,6 +1045,7 @@ def select(
         lo_side, hi_side = sides(closed)
         lo_key = resolve_bound(lo, "lo", x, "select", tk, lo_side)
         hi_key = resolve_bound(hi, "hi", x, "select", tk, hi_side)
+        check_broadcast(lo_key, hi_key, "select")
         batch, lo_key, hi_key = padded_bounds(lo_key, hi_key)
         xp, yp, m = _padded_xy(x, y)
         out = _padded_select(xp, yp, lo_key, hi_key, m, closed=closed, capacity=capacity)
@@ -1441,20 +1457,27 @@ def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
         )
     if not is_traced(edges):
         np_e = np.asarray(edges)
-        if np_e.dtype.kind not in "biuf":
+        # object: Python ints beyond int64 (exact bounds), compared as Python ints
+        ints = np_e.dtype == object and all(
+            isinstance(v, int | np.integer) for v in np_e.ravel().tolist()
+        )
+        if np_e.dtype.kind not in "biuf" and not ints:
             raise TypeError(f"{func}: `edges` must be numeric, got dtype {np_e.dtype}")
         if np_e.dtype.kind == "f" and np.isnan(np_e).any():
             raise ValueError(f"{func}: `edges` holds NaN")
         bad = np_e[1:] < np_e[:-1]
         if bad.any():
             i = int(np.argmax(bad))
+            a, b = np_e[i : i + 2].tolist()  # Python numbers (also from object edges)
             raise ValueError(
-                f"{func}: `edges` must increase monotonically, but edges[{i}]={np_e[i].item()!r} > "
-                f"edges[{i + 1}]={np_e[i + 1].item()!r}"
+                f"{func}: `edges` must increase monotonically, but edges[{i}]={a!r} > "
+                f"edges[{i + 1}]={b!r}"
             )
     if x is not None:
         arr = arr.astype(jnp.promote_types(x.dtype, arr.dtype))
-    return arr if is_traced(edges) else jax.device_put(arr)
+    # concrete edges stay on the host (the callers resolve them exactly): a device_put would
+    # cast float64 edges to float32 in 32-bit mode, warning of overflow for 1e300
+    return arr
 
 
 def _period_edges(x: Any, period: str, length: Any, tk: str | None, func: str) -> np.ndarray:
@@ -1507,7 +1530,7 @@ def bin_ranges(
     e: np.ndarray | Array  # the concrete edges (exact, on the host) or the traced ones
     if not is_traced(edges):
         e = _concrete_bound(edges, "edges", x, _func, tk)
-        check_edges(np.asarray(e, np.float64) if e.dtype == object else e, _func)
+        check_edges(e, _func)
     else:
         e = traced_array(edges)
         check_edges(e, _func)
@@ -1573,7 +1596,7 @@ def bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None)
     if isinstance(edges, str):  # a period ("1M", "7D"): its edges from the concrete dates
         edges = _period_edges(x, edges, None, tk, func)
     raw = _concrete_bound(edges, "edges", x, func, tk)
-    check_edges(np.asarray(raw, np.float64) if raw.dtype == object else raw, func)
+    check_edges(raw, func)
     left, last, nb = padded_edges(raw, x, func)
     xp, yp, m = _padded_xy(x, y)
     out = _padded_bins(xp, yp, left, last, nb, m, capacity=capacity)
@@ -1792,6 +1815,17 @@ def _padded_bins(
 def _padded_xrange(x: Array, lo: Key, hi: Key, n: Array, *, closed: str) -> tuple[Array, Array]:
     r = xrange(x, lo, hi, closed, n)
     return r.start, r.count
+
+
+def check_broadcast(lo: Key, hi: Key, func: str) -> None:
+    """``lo`` and ``hi`` (resolved keys, concrete or traced) broadcast to one batch shape."""
+    try:
+        np.broadcast_shapes(np.shape(lo[0]), np.shape(hi[0]))
+    except ValueError:
+        raise ValueError(
+            f"{func}: `lo` and `hi` must broadcast to one batch shape, got shapes "
+            f"{np.shape(lo[0])} and {np.shape(hi[0])}"
+        ) from None
 
 
 def padded_bounds(lo: Key, hi: Key) -> tuple[tuple[int, ...], Key, Key]:

@@ -135,6 +135,7 @@ def range_statistic(
     func = "range_statistic"
     if not isinstance(ranges, Ranges):
         raise TypeError(f"{func}: `ranges` must be a jaxsubset.Ranges, got {type(ranges).__name__}")
+    check_ranges_shape(ranges, func)
     names, single = check_statistics(statistic, func)
     stats = with_quantile(names, q, func)  # "quantile" -> "quantile(<q>)", q static
     ddof = static_int(ddof, "ddof", func, minimum=0)
@@ -173,6 +174,18 @@ def range_statistic(
     )
     res = {s: out[s].reshape(result_shape(s, batch, ch)) for s in stats}
     return public_names(res[stats[0]] if single else res, names, stats, single)
+
+
+def check_ranges_shape(ranges: Ranges, func: str) -> None:
+    """``ranges.start`` and ``ranges.count`` broadcast to one batch shape (a clear error)."""
+    shapes = np.shape(ranges.start), np.shape(ranges.count)
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(
+            f"{func}: `ranges.start` and `ranges.count` must broadcast to one batch shape, got "
+            f"shapes {shapes[0]} and {shapes[1]}"
+        ) from None
 
 
 def public_names(res: Any, names: tuple[str, ...], keys: tuple[str, ...], single: bool) -> Any:
