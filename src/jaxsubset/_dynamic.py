@@ -149,13 +149,16 @@ def host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tuple
     if xc.dtype.kind in "iu" and exact:  # a fractional offset: the float rule, never truncated
         lo, hi, e, off = int(xc[0]), int(xc[-1]), int(every), int(offset)
         s0 = (lo // e) * e + off
-        if s0 > lo or (open_lo and s0 == lo):
-            s0 -= (-(-(s0 - lo) // e) or 1) * e
+        if s0 > lo or (open_lo and s0 == lo):  # back to <= lo (< lo for an open start)
+            s0 -= ((s0 - lo) // e + 1 if open_lo else -(-(s0 - lo) // e)) * e
         return s0, (hi - s0) // e + 1
     flo, fhi, fe = float(xc[0]), float(xc[-1]), float(every)
     f0 = float(np.floor(flo / fe)) * fe + float(offset)
     if f0 > flo or (open_lo and f0 == flo):
-        f0 -= (float(np.ceil((f0 - flo) / fe)) or 1.0) * fe
+        back = np.floor((f0 - flo) / fe) + 1.0 if open_lo else np.ceil((f0 - flo) / fe)
+        f0 -= float(back) * fe
+        while f0 > flo or (open_lo and f0 == flo):  # a quotient rounded down
+            f0 -= fe
     return f0, int(np.floor((fhi - f0) / fe)) + 1
 
 
@@ -242,14 +245,17 @@ def dynamic_ranges(
     dt = jnp.promote_types(x.dtype, jnp.asarray(ev).dtype)
     ej = jnp.asarray(ev).astype(dt)
     first = x[0].astype(dt)
+    # back by whole `every` to <= first (< first for an open start), as host_starts
     if jnp.issubdtype(dt, jnp.integer):
         s0 = (first // ej) * ej + jnp.asarray(off).astype(dt)
-        back = jnp.maximum(-((first - s0) // ej), 1 if open_lo else 0)
+        back = (s0 - first) // ej + 1 if open_lo else -((first - s0) // ej)
         s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - back * ej, s0)
     else:
         s0 = jnp.floor(first / ej) * ej + jnp.asarray(off).astype(dt)
-        back = jnp.maximum(jnp.ceil((s0 - first) / ej), 1.0 if open_lo else 0.0)
+        q = (s0 - first) / ej
+        back = jnp.floor(q) + 1 if open_lo else jnp.ceil(q)
         s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - back * ej, s0)
+        s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - ej, s0)  # q rounded down
     lo = s0 + jnp.arange(num_windows, dtype=dt) * ej
     hi = lo + jnp.asarray(per).astype(dt)
     return select_ranges(x, lo, hi, closed=closed, length=length, _func=_func)

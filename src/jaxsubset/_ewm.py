@@ -3,12 +3,15 @@
 The weight of point ``j`` at point ``i`` is ``0.5 ** ((x[i] - x[j]) / halflife)``, as
 ``pandas.Series.ewm(halflife=..., times=x)`` with ``adjust=True``. The weighted moments of every
 prefix come from ONE parallel scan (``lax.associative_scan``, O(N) work, O(log N) depth; no
-serial loop over the data) of partials ``(t, W, mean, M2, V, n)``: the time of the partial's
+serial loop over the data) of partials ``(t, W, mean, M2, D, n)``: the time of the partial's
 last point, the sum of its weights (relative to that time), their weighted mean and squared
-deviations, the sum of squared weights and the count. Combining an earlier partial ``a`` with
-a later ``b`` first decays ``a`` to ``b``'s time (``W``, ``M2`` by ``f``, ``V`` by ``f**2``,
-``f = 0.5 ** ((t_b - t_a) / halflife) <= 1``: nothing grows, so nothing overflows), then merges
-them as Chan's weighted pairwise update. A constant series gives exactly 0 variance.
+deviations, ``D = W**2 - sum(w**2)`` (the sum of ``w_i * w_j`` over pairs ``i != j``) and the
+count. Combining an earlier partial ``a`` with a later ``b`` first decays ``a`` to ``b``'s time
+(``W``, ``M2`` by ``f``, ``D`` by ``f**2``, ``f = 0.5 ** ((t_b - t_a) / halflife) <= 1``:
+nothing grows, so nothing overflows), then merges them as Chan's weighted pairwise update, and
+``D = D_a + D_b + 2 W_a W_b``: a sum of non-negative terms, never the difference
+``W**2 - sum(w**2)``, which cancels to 0 (a NaN variance) in float32 after a gap of some 25
+halflives. A constant series gives exactly 0 variance.
 """
 
 import functools
@@ -32,17 +35,17 @@ EWM_STATISTICS = ("mean", "var", "std")
 
 def combine(a: tuple, b: tuple, lam: Array) -> tuple:
     """The partial of ``a`` followed by ``b`` (``a``'s points all before ``b``'s)."""
-    ta, wa, ma, qa, va, na = a
-    tb, wb, mb, qb, vb, nb = b
+    ta, wa, ma, qa, da, na = a
+    tb, wb, mb, qb, db, nb = b
     f = jnp.exp(-lam * (tb - ta).astype(wa.dtype))
-    wa, qa, va = wa * f, qa * f, va * f * f
+    wa, qa, da = wa * f, qa * f, da * f * f
     w = wa + wb
     both = (wa > 0) & (wb > 0)
     share = jnp.where(both, wb / jnp.where(both, w, 1), 0)
     d = jnp.where(both, mb - ma, 0)
     m = jnp.where(wa > 0, ma + d * share, mb)
     q = qa + qb + d * d * wa * share
-    return tb, w, m, q, va + vb, na + nb
+    return tb, w, m, q, da + db + 2 * wa * wb, na + nb
 
 
 def ewm_statistic(
@@ -142,11 +145,12 @@ def ewm(
     lam = jnp.log(jnp.asarray(2.0, calc)) / h.astype(calc)
     # times relative to the first point: differences of x are exact for integer (ns) axes
     t = jnp.broadcast_to((x - x[:1])[:, None] if n else x[:, None], y2.shape)
-    leaves = (t, one, jnp.where(ok, y2, 0), jnp.zeros_like(y2), one, ok.astype(jnp.int32))
+    zero = jnp.zeros_like(y2)
+    leaves = (t, one, jnp.where(ok, y2, 0), zero, zero, ok.astype(jnp.int32))
     if n:
-        _, w, m, q, v, cnt = lax.associative_scan(lambda a, b: combine(a, b, lam), leaves, axis=0)
+        _, w, m, q, d, cnt = lax.associative_scan(lambda a, b: combine(a, b, lam), leaves, axis=0)
     else:
-        _, w, m, q, v, cnt = leaves
+        _, w, m, q, d, cnt = leaves
     good = cnt >= max(min_periods, 1)
     if not omit:
         good = good & (jnp.cumsum(~ok, axis=0) == 0)
@@ -159,8 +163,7 @@ def ewm(
             den = w
             var = q / jnp.where(den > 0, den, 1)
         else:
-            num = w * w
-            den = num - v
+            den = d  # W**2 - sum(w**2), carried without cancellation
             var = q * w / jnp.where(den > 0, den, 1)
         var = jnp.where(good & (den > 0), jnp.maximum(var, 0), nan)
         out["var"] = var
