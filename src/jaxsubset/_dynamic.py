@@ -89,8 +89,12 @@ class TooManyWindows(ValueError):
         self.reason = reason
 
 
+# more windows than any index holds in 32-bit mode (and bounds of some 32 GiB): a mistake
+MAX_WINDOWS = 2**31 - 1
+
+
 def check_count(k: int, max_windows: int | None, func: str) -> None:
-    if max_windows is not None and k > max_windows:
+    if k > (MAX_WINDOWS if max_windows is None else min(max_windows, MAX_WINDOWS)):
         raise TooManyWindows(func, f"gives {k} windows over the data; choose a longer one")
 
 
@@ -112,6 +116,8 @@ def step(value: Any, name: str, x: Any, func: str, time: str | None, positive: b
         raise ValueError(f"{func}: `{name}` must be a scalar, got shape {v.shape}")
     if positive and not v > 0:
         raise ValueError(f"{func}: `{name}` must be > 0, got {v.item()!r}")
+    if name != "period" and v.dtype.kind == "f" and not np.isfinite(v):
+        raise ValueError(f"{func}: `{name}` must be finite, got {v.item()!r}")
     return v
 
 
@@ -196,7 +202,7 @@ def host_windows(
     :func:`jaxsubset.stream` and :func:`jaxsubset.shard` resolve; concrete arguments only)."""
     closed = check_closed(closed, func)
     _, ev, per, off = steps(every, period, offset, None, func, None)
-    return window_bounds(ends, ev, per, off, closed, None)
+    return window_bounds(ends, ev, per, off, closed, None, func)
 
 
 def dynamic_ranges(
@@ -234,7 +240,7 @@ def dynamic_ranges(
         xc = np.asarray(x)
         if length is not None:
             xc = xc[: int(np.asarray(length))]
-        lo, hi = window_bounds(xc, ev, per, off, closed, num_windows)
+        lo, hi = window_bounds(xc, ev, per, off, closed, num_windows, _func)
         return select_ranges(x, lo, hi, closed=closed, length=length, _func=_func)
     if num_windows is None:
         raise TypeError(
@@ -312,7 +318,8 @@ def dynamic(
         :class:`Subsets` with batch shape ``(num_windows,)``.
 
     Raises:
-        ValueError: if ``every`` or ``period`` is not > 0, or concrete ``x`` is unsorted.
+        ValueError: if ``every`` or ``period`` is not > 0, ``every`` or ``offset`` is not
+            finite, they give more than ``2**31 - 1`` windows, or concrete ``x`` is unsorted.
         TypeError: if ``num_windows`` is needed (traced inputs) and missing.
 
     Example:
@@ -380,8 +387,9 @@ def dynamic_bounds(
         It needs no 64-bit JAX mode (NumPy only).
 
     Raises:
-        ValueError: ``every``/``period`` not > 0, a calendar ``offset`` outside ``[0, 28D)``,
-            more than ``max_windows`` windows (with a ``reason`` attribute: the message
+        ValueError: ``every``/``period`` not > 0, ``every``/``offset`` not finite, a calendar
+            ``offset`` outside ``[0, 28D)``, more than ``max_windows`` (or ``2**31 - 1``)
+            windows (with a ``reason`` attribute: the message
             without the function's prefix), a bound past 2262 on a time axis, NaT in ``x``.
         TypeError: traced ``x`` (inside ``jit``), a duration on a numeric axis.
 

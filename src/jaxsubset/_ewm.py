@@ -15,6 +15,7 @@ halflives. A constant series gives exactly 0 variance.
 """
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -139,7 +140,7 @@ def ewm(
     calc = jnp.float32 if jnp.finfo(fdt).bits < 32 else fdt
     n = y.shape[0]
     ch = tuple(y.shape[1:])
-    y2 = y.reshape(n, -1).astype(calc)
+    y2 = y.reshape(n, math.prod(ch)).astype(calc)  # (not -1: ambiguous for N = 0)
     ok = ~jnp.isnan(y2)
     one = ok.astype(calc)
     lam = jnp.log(jnp.asarray(2.0, calc)) / h.astype(calc)
