@@ -4,14 +4,15 @@ The weight of point ``j`` at point ``i`` is ``0.5 ** ((x[i] - x[j]) / halflife)`
 ``pandas.Series.ewm(halflife=..., times=x)`` with ``adjust=True``. The weighted moments of every
 prefix come from ONE parallel scan (``lax.associative_scan``, O(N) work, O(log N) depth; no
 serial loop over the data) of partials ``(t, W, mean, M2, D, n)``: the time of the partial's
-last point, the sum of its weights (relative to that time), their weighted mean and squared
+last reading, the sum of its weights (relative to that time), their weighted mean and squared
 deviations, ``D = W**2 - sum(w**2)`` (the sum of ``w_i * w_j`` over pairs ``i != j``) and the
 count. Combining an earlier partial ``a`` with a later ``b`` first decays ``a`` to ``b``'s time
 (``W``, ``M2`` by ``f``, ``D`` by ``f**2``, ``f = 0.5 ** ((t_b - t_a) / halflife) <= 1``:
 nothing grows, so nothing overflows), then merges them as Chan's weighted pairwise update, and
 ``D = D_a + D_b + 2 W_a W_b``: a sum of non-negative terms, never the difference
 ``W**2 - sum(w**2)``, which cancels to 0 (a NaN variance) in float32 after a gap of some 25
-halflives. A constant series gives exactly 0 variance.
+halflives. NaN readings (``"omit"``) are identity partials, so the time of a partial is that
+of its last reading. A constant series gives exactly 0 variance.
 """
 
 import functools
@@ -35,18 +36,26 @@ EWM_STATISTICS = ("mean", "var", "std")
 
 
 def combine(a: tuple, b: tuple, lam: Array) -> tuple:
-    """The partial of ``a`` followed by ``b`` (``a``'s points all before ``b``'s)."""
+    """The partial of ``a`` followed by ``b`` (``a``'s points all before ``b``'s).
+
+    A partial without readings (``n == 0``: NaN rows) is the identity, so a partial's time is
+    that of its last reading and its weights stay relative to it (the last reading weighs 1):
+    NaN rows never decay the moments, which a long gap would otherwise underflow to 0 (a mean
+    of 0, a NaN variance, where pandas repeats the previous result).
+    """
     ta, wa, ma, qa, da, na = a
     tb, wb, mb, qb, db, nb = b
     f = jnp.exp(-lam * (tb - ta).astype(wa.dtype))
-    wa, qa, da = wa * f, qa * f, da * f * f
-    w = wa + wb
-    both = (wa > 0) & (wb > 0)
+    fa = (wa * f, qa * f, da * f * f)
+    w = fa[0] + wb
+    both = (fa[0] > 0) & (wb > 0)
     share = jnp.where(both, wb / jnp.where(both, w, 1), 0)
     d = jnp.where(both, mb - ma, 0)
-    m = jnp.where(wa > 0, ma + d * share, mb)
-    q = qa + qb + d * d * wa * share
-    return tb, w, m, q, da + db + 2 * wa * wb, na + nb
+    m = jnp.where(fa[0] > 0, ma + d * share, mb)
+    q = fa[1] + qb + d * d * fa[0] * share
+    merged = (tb, w, m, q, fa[2] + db + 2 * fa[0] * wb, na + nb)
+    first = tuple(jnp.where(na == 0, vb, v) for vb, v in zip(b, merged, strict=True))
+    return tuple(jnp.where(nb == 0, va, v) for va, v in zip(a, first, strict=True))
 
 
 def ewm_statistic(
