@@ -189,6 +189,18 @@ def test_dynamic_traced_equals_eager(t, every, offset, scale, period):
     np.testing.assert_array_equal(np.asarray(start)[:k], eager.start)
 
 
+def test_dynamic_traced_fractional_offset_and_period_on_an_integer_axis():
+    # regression: under jit the bounds took x's integer dtype, truncating offset 0.5 to 0 and
+    # period 1.5 to 1 (other windows than the eager ones, silently)
+    x = np.arange(6, dtype=INT)
+    eager = jaxsubset.ranges.dynamic(x, 2, offset=0.5, period=1.5)  # [-1.5, 0), [0.5, 2), ...
+    assert eager.count.tolist() == [0, 1, 1, 1]
+    f = jax.jit(
+        lambda x, o, p: jaxsubset.ranges.dynamic(x, 2, offset=o, period=p, num_windows=4).count
+    )
+    np.testing.assert_array_equal(f(jnp.asarray(x), 0.5, 1.5), eager.count)
+
+
 def test_dynamic_open_start_keeps_the_first_point():
     # regression: offset a whole `every` past the first point with closed "right"/"neither"
     x = np.array([0.0, 5.0], FLOAT)

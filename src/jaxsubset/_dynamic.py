@@ -1,6 +1,7 @@
 """Hopping and tumbling windows on x: polars' ``group_by_dynamic`` (``every``, ``period``,
 ``offset``), resolved to index ranges by the one resolver (:func:`select_ranges`)."""
 
+import functools
 import re
 from typing import Any
 
@@ -248,7 +249,11 @@ def dynamic_ranges(
             "Python int) when `x`, `every`, `offset` or `length` is traced"
         )
     open_lo = closed in ("right", "neither")
-    dt = jnp.promote_types(x.dtype, jnp.asarray(ev).dtype)
+    # one dtype for every bound: a fractional offset or period on an integer axis makes the
+    # bounds float (as eagerly), never truncated to integers
+    dt = functools.reduce(
+        jnp.promote_types, [jnp.asarray(v).dtype for v in (ev, off, per)], x.dtype
+    )
     ej = jnp.asarray(ev).astype(dt)
     first = x[0].astype(dt)
     # back by whole `every` to <= first (< first for an open start), as host_starts
