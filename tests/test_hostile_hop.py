@@ -262,6 +262,23 @@ def test_calendar_bins_match_pandas_resample(period, base, secs, snap, statistic
     np.testing.assert_allclose(res.statistic, want.to_numpy(), **tol(np.float64))
 
 
+@needs_x64
+def test_calendar_edges_before_1677_never_wrap_around():
+    # regression: the month start of a date in 1677-09 lies before int64 nanoseconds begin;
+    # datetime64[ns] wrapped it to 2262 (silently wrong windows, a garbage first bin edge)
+    t = np.array(["1677-09-25", "1677-12-03"], "datetime64[ns]")
+    r = jaxsubset.ranges.dynamic(t, "1mo")  # Sep, Oct, Nov, Dec: the exact windows
+    assert r.count.tolist() == [1, 0, 0, 1] and r.start.tolist()[-1] == 1
+    with pytest.raises(ValueError, match="beyond the int64 nanoseconds"):
+        jaxsubset.dynamic_bounds(t, "1mo")  # a bound it cannot represent: a clear error
+    with pytest.raises(ValueError, match="the first bin starts before 1677-09-22"):
+        jaxsubset.bin_edges(t, "1M")
+    with pytest.raises(ValueError, match="the first bin starts before 1677-09-22"):
+        jaxsubset.binned_statistic(t, np.ones(2), "mean", bins="1Y")
+    edges = jaxsubset.bin_edges(t[1:], "1M")  # from 1677-12: representable
+    assert edges.astype("datetime64[D]").astype(str).tolist() == ["1677-12-01", "1678-01-01"]
+
+
 # -------------------------------------------------------------------------------- EWM
 
 

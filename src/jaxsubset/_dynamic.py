@@ -17,6 +17,7 @@ from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, sta
 
 CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")
 MONTHS = {"mo": 1, "q": 3, "y": 12}
+DAY = 86400 * 10**9  # nanoseconds
 
 
 def _months(value: Any, time: str | None) -> int | None:
@@ -50,8 +51,8 @@ def calendar_bounds(
     month = ends[[0, -1]].astype("datetime64[ns]").astype("datetime64[M]").astype(np.int64)
     m0 = (int(month[0]) // every) * every
 
-    def ns(m: int) -> int:
-        return int(np.datetime64(m, "M").astype("datetime64[ns]").astype(np.int64)) + off
+    def ns(m: int) -> int:  # exact Python ints: months before 1677-10 never wrap around int64
+        return int(np.datetime64(m, "M").astype("datetime64[D]").astype(np.int64)) * DAY + off
 
     first = int(ends[0])
     while ns(m0) > first or (closed in ("right", "neither") and ns(m0) == first):
@@ -394,8 +395,8 @@ def dynamic_bounds(
     Raises:
         ValueError: ``every``/``period`` not > 0, ``every``/``offset`` not finite, a calendar
             ``offset`` outside ``[0, 28D)``, more than ``max_windows`` (or ``2**31 - 1``)
-            windows (with a ``reason`` attribute: the message
-            without the function's prefix), a bound past 2262 on a time axis, NaT in ``x``.
+            windows (with a ``reason`` attribute: the message without the function's prefix),
+            a bound outside 1677-09-22 .. 2262-04-11 on a time axis, NaT in ``x``.
         TypeError: traced ``x`` (inside ``jit``), a duration on a numeric axis.
 
     Example:
