@@ -452,6 +452,28 @@ def test_stream_and_shard_raise_only_for_nan_inside_a_window():
         jaxsubset.shard(x, y, "dynamic", devices=1, **kw)
 
 
+@pytest.mark.skipif(X64, reason="int64 fits in 64-bit mode: nothing can wrap")
+def test_int64_beyond_int32_is_refused_not_wrapped_in_32_bit_mode():
+    # regression: stream/shard cast int64 x and y to int32 silently (x: a misleading "must be
+    # sorted" error; y: wrapped sums), and so did range_statistic & co. for y
+    big = np.array([0, 2**31 + 5, 2**32], np.int64)
+    xs, ys = np.arange(3.0, dtype=FLOAT), np.ones(3, FLOAT)
+    msg = "outside the int32 range"
+    with pytest.raises(ValueError, match=r"stream\('dynamic'\): `x` holds 2147483653.*" + msg):
+        jaxsubset.stream((big, ys), "dynamic", every=2**30, capacity=4, statistic="sum")
+    with pytest.raises(ValueError, match=r"stream\('chunks'\): `y` holds 2147483653"):
+        jaxsubset.stream([(xs, big)], "chunks", size=2, statistic="sum")
+    with pytest.raises(ValueError, match=r"shard\('chunks'\): `y` holds 2147483653"):
+        jaxsubset.shard(xs, big, "chunks", size=2, statistic="sum", devices=1)
+    with pytest.raises(ValueError, match=r"range_statistic: `y` holds 2147483653"):
+        jaxsubset.range_statistic(big, jaxsubset.ranges.chunks(xs, 2), "sum")
+    with pytest.raises(ValueError, match=r"ewm_statistic: `y` holds 2147483653"):
+        jaxsubset.ewm_statistic(xs, big, 1.0)
+    # int64 values that fit are fine (and exact in float32 here)
+    got = jaxsubset.stream([(xs, big // 2**10)], "chunks", size=2, statistic="sum")["sum"]
+    np.testing.assert_array_equal(got, [2**21, 2**22])
+
+
 SHARD_CHECKS = textwrap.dedent(
     """
     import jax, numpy as np
