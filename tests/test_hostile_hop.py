@@ -358,6 +358,16 @@ def test_ewm_long_gaps_and_empty_input():
     assert out.shape == (0, 2)
 
 
+def test_ewm_integer_times_spanning_more_than_the_int_range():
+    # regression: x - x[0] wrapped (int32 epoch seconds from 1950 to 2030 in 32-bit mode)
+    big = np.iinfo(INT)
+    x = np.array([big.min + 1, big.min + 1, big.max], INT)  # one step of 2**32 - 2 (2**64 - 2)
+    h = big.max // 2 + 1  # 2**30 (2**62): the first points weigh 1/16 at the last
+    got = jaxsubset.ewm_statistic(x, np.array([0.0, 0.0, 1.0], FLOAT), h, "mean")
+    w = 0.5 ** (np.array([big.max - big.min - 1] * 2 + [0], np.float64) / h)
+    np.testing.assert_allclose(got[-1], w[-1] / w.sum(), **tol())
+
+
 def test_ewm_jit_vmap_and_nan_policies():
     x = jnp.asarray([0.0, 0.5, 0.5, 2.0, 7.0, 7.5], FLOAT)
     y = jnp.asarray([[1.0, 3.0, np.nan, 2.0, 5.0, 4.0], [2.0, 2.0, 2.0, 2.0, 2.0, 2.0]], FLOAT)
