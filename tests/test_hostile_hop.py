@@ -418,7 +418,7 @@ def dynamic_case(draw):
     return x, dict(every=every, period=period, offset=offset, closed=draw(closed_st))
 
 
-@settings(max_examples=12)
+@settings(max_examples=10)
 @given(data=st.data(), policy=st.sampled_from(["propagate", "omit"]))
 def test_stream_dynamic_equals_in_memory(data, policy):
     x, kw = dynamic_case(data.draw)
