@@ -479,6 +479,8 @@ def test_int64_beyond_int32_is_refused_not_wrapped_in_32_bit_mode():
         jaxsubset.range_statistic(big, jaxsubset.ranges.chunks(xs, 2), "sum")
     with pytest.raises(ValueError, match=r"ewm_statistic: `y` holds 2147483653"):
         jaxsubset.ewm_statistic(xs, big, 1.0)
+    with pytest.raises(ValueError, match=r"binned_statistic: `values` holds 2147483653"):
+        jaxsubset.binned_statistic(xs, big, "sum", bins=1)
     # int64 values that fit are fine (and exact in float32 here)
     got = jaxsubset.stream([(xs, big // 2**10)], "chunks", size=2, statistic="sum")["sum"]
     np.testing.assert_array_equal(got, [2**21, 2**22])
