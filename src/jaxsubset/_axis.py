@@ -459,6 +459,8 @@ def calendar_edges(x0: int, x1: int, months: int, max_bins: int | None, prefix: 
     edges = np.datetime64("1970-01", "M") + (m0 + months * np.arange(k + 1))
     if edges[-1] > np.datetime64("2262-04", "M"):
         raise PeriodError(prefix, "the last bin ends after 2262-04-11 (int64 nanoseconds)")
+    if edges[0] < np.datetime64("1677-10", "M"):  # datetime64[ns] would wrap it to 2262
+        raise PeriodError(prefix, "the first bin starts before 1677-09-22 (int64 nanoseconds)")
     return edges.astype("datetime64[ns]").view(np.int64)
 
 
@@ -497,8 +499,9 @@ def bin_edges(x: Any, bins: int | str, *, max_bins: int | None = None) -> np.nda
 
     Raises:
         ValueError: a period :func:`parse_period` refuses, more than ``max_bins`` bins, edges
-            beyond 2262-04-11 (int64 nanoseconds) (these three carry a ``reason`` attribute:
-            the message without the ``bin_edges: `bins`=...`` prefix), empty ``x``.
+            beyond 2262-04-11 or before 1677-09-22 (int64 nanoseconds) (these three carry a
+            ``reason`` attribute: the message without the ``bin_edges: `bins`=...`` prefix),
+            empty ``x``.
         TypeError: traced ``x`` (inside ``jit``), ``x`` neither dates nor integers.
 
     Returns:

@@ -36,6 +36,7 @@ from ._subsets import _gather
 from ._typing import Array, ArrayLike
 from ._validate import (
     as_x,
+    check_int_fits,
     check_nan_policy,
     device_array,
     index_dtype,
@@ -551,6 +552,7 @@ def binned_statistic(
         np_v = np.asarray(values)
         if np_v.dtype.kind not in "biuf":
             raise TypeError(f"{func}: `values` must be real numeric, got dtype {np_v.dtype}")
+        check_int_fits(np_v, "values", func)  # int64 in 32-bit mode: jnp.asarray would wrap
         vals = device_array(values, np_v)
     if vals.ndim == 0 or vals.shape[-1] != n_pts:
         raise ValueError(

@@ -1,6 +1,7 @@
 """Hopping and tumbling windows on x: polars' ``group_by_dynamic`` (``every``, ``period``,
 ``offset``), resolved to index ranges by the one resolver (:func:`select_ranges`)."""
 
+import functools
 import re
 from typing import Any
 
@@ -16,6 +17,7 @@ from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, sta
 
 CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")
 MONTHS = {"mo": 1, "q": 3, "y": 12}
+DAY = 86400 * 10**9  # nanoseconds
 
 
 def _months(value: Any, time: str | None) -> int | None:
@@ -49,8 +51,8 @@ def calendar_bounds(
     month = ends[[0, -1]].astype("datetime64[ns]").astype("datetime64[M]").astype(np.int64)
     m0 = (int(month[0]) // every) * every
 
-    def ns(m: int) -> int:
-        return int(np.datetime64(m, "M").astype("datetime64[ns]").astype(np.int64)) + off
+    def ns(m: int) -> int:  # exact Python ints: months before 1677-10 never wrap around int64
+        return int(np.datetime64(m, "M").astype("datetime64[D]").astype(np.int64)) * DAY + off
 
     first = int(ends[0])
     while ns(m0) > first or (closed in ("right", "neither") and ns(m0) == first):
@@ -89,8 +91,12 @@ class TooManyWindows(ValueError):
         self.reason = reason
 
 
+# more windows than any index holds in 32-bit mode (and bounds of some 32 GiB): a mistake
+MAX_WINDOWS = 2**31 - 1
+
+
 def check_count(k: int, max_windows: int | None, func: str) -> None:
-    if max_windows is not None and k > max_windows:
+    if k > (MAX_WINDOWS if max_windows is None else min(max_windows, MAX_WINDOWS)):
         raise TooManyWindows(func, f"gives {k} windows over the data; choose a longer one")
 
 
@@ -112,6 +118,8 @@ def step(value: Any, name: str, x: Any, func: str, time: str | None, positive: b
         raise ValueError(f"{func}: `{name}` must be a scalar, got shape {v.shape}")
     if positive and not v > 0:
         raise ValueError(f"{func}: `{name}` must be > 0, got {v.item()!r}")
+    if name != "period" and v.dtype.kind == "f" and not np.isfinite(v):
+        raise ValueError(f"{func}: `{name}` must be finite, got {v.item()!r}")
     return v
 
 
@@ -149,13 +157,16 @@ def host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tuple
     if xc.dtype.kind in "iu" and exact:  # a fractional offset: the float rule, never truncated
         lo, hi, e, off = int(xc[0]), int(xc[-1]), int(every), int(offset)
         s0 = (lo // e) * e + off
-        if s0 > lo or (open_lo and s0 == lo):
-            s0 -= (-(-(s0 - lo) // e) or 1) * e
+        if s0 > lo or (open_lo and s0 == lo):  # back to <= lo (< lo for an open start)
+            s0 -= ((s0 - lo) // e + 1 if open_lo else -(-(s0 - lo) // e)) * e
         return s0, (hi - s0) // e + 1
     flo, fhi, fe = float(xc[0]), float(xc[-1]), float(every)
     f0 = float(np.floor(flo / fe)) * fe + float(offset)
     if f0 > flo or (open_lo and f0 == flo):
-        f0 -= (float(np.ceil((f0 - flo) / fe)) or 1.0) * fe
+        back = np.floor((f0 - flo) / fe) + 1.0 if open_lo else np.ceil((f0 - flo) / fe)
+        f0 -= float(back) * fe
+        while f0 > flo or (open_lo and f0 == flo):  # a quotient rounded down
+            f0 -= fe
     return f0, int(np.floor((fhi - f0) / fe)) + 1
 
 
@@ -193,7 +204,7 @@ def host_windows(
     :func:`jaxsubset.stream` and :func:`jaxsubset.shard` resolve; concrete arguments only)."""
     closed = check_closed(closed, func)
     _, ev, per, off = steps(every, period, offset, None, func, None)
-    return window_bounds(ends, ev, per, off, closed, None)
+    return window_bounds(ends, ev, per, off, closed, None, func)
 
 
 def dynamic_ranges(
@@ -231,7 +242,7 @@ def dynamic_ranges(
         xc = np.asarray(x)
         if length is not None:
             xc = xc[: int(np.asarray(length))]
-        lo, hi = window_bounds(xc, ev, per, off, closed, num_windows)
+        lo, hi = window_bounds(xc, ev, per, off, closed, num_windows, _func)
         return select_ranges(x, lo, hi, closed=closed, length=length, _func=_func)
     if num_windows is None:
         raise TypeError(
@@ -239,17 +250,24 @@ def dynamic_ranges(
             "Python int) when `x`, `every`, `offset` or `length` is traced"
         )
     open_lo = closed in ("right", "neither")
-    dt = jnp.promote_types(x.dtype, jnp.asarray(ev).dtype)
+    # one dtype for every bound: a fractional offset or period on an integer axis makes the
+    # bounds float (as eagerly), never truncated to integers
+    dt = functools.reduce(
+        jnp.promote_types, [jnp.asarray(v).dtype for v in (ev, off, per)], x.dtype
+    )
     ej = jnp.asarray(ev).astype(dt)
     first = x[0].astype(dt)
+    # back by whole `every` to <= first (< first for an open start), as host_starts
     if jnp.issubdtype(dt, jnp.integer):
         s0 = (first // ej) * ej + jnp.asarray(off).astype(dt)
-        back = jnp.maximum(-((first - s0) // ej), 1 if open_lo else 0)
+        back = (s0 - first) // ej + 1 if open_lo else -((first - s0) // ej)
         s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - back * ej, s0)
     else:
         s0 = jnp.floor(first / ej) * ej + jnp.asarray(off).astype(dt)
-        back = jnp.maximum(jnp.ceil((s0 - first) / ej), 1.0 if open_lo else 0.0)
+        q = (s0 - first) / ej
+        back = jnp.floor(q) + 1 if open_lo else jnp.ceil(q)
         s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - back * ej, s0)
+        s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - ej, s0)  # q rounded down
     lo = s0 + jnp.arange(num_windows, dtype=dt) * ej
     hi = lo + jnp.asarray(per).astype(dt)
     return select_ranges(x, lo, hi, closed=closed, length=length, _func=_func)
@@ -306,7 +324,8 @@ def dynamic(
         :class:`Subsets` with batch shape ``(num_windows,)``.
 
     Raises:
-        ValueError: if ``every`` or ``period`` is not > 0, or concrete ``x`` is unsorted.
+        ValueError: if ``every`` or ``period`` is not > 0, ``every`` or ``offset`` is not
+            finite, they give more than ``2**31 - 1`` windows, or concrete ``x`` is unsorted.
         TypeError: if ``num_windows`` is needed (traced inputs) and missing.
 
     Example:
@@ -374,9 +393,10 @@ def dynamic_bounds(
         It needs no 64-bit JAX mode (NumPy only).
 
     Raises:
-        ValueError: ``every``/``period`` not > 0, a calendar ``offset`` outside ``[0, 28D)``,
-            more than ``max_windows`` windows (with a ``reason`` attribute: the message
-            without the function's prefix), a bound past 2262 on a time axis, NaT in ``x``.
+        ValueError: ``every``/``period`` not > 0, ``every``/``offset`` not finite, a calendar
+            ``offset`` outside ``[0, 28D)``, more than ``max_windows`` (or ``2**31 - 1``)
+            windows (with a ``reason`` attribute: the message without the function's prefix),
+            a bound outside 1677-09-22 .. 2262-04-11 on a time axis, NaT in ``x``.
         TypeError: traced ``x`` (inside ``jit``), a duration on a numeric axis.
 
     Example:

@@ -3,15 +3,20 @@
 The weight of point ``j`` at point ``i`` is ``0.5 ** ((x[i] - x[j]) / halflife)``, as
 ``pandas.Series.ewm(halflife=..., times=x)`` with ``adjust=True``. The weighted moments of every
 prefix come from ONE parallel scan (``lax.associative_scan``, O(N) work, O(log N) depth; no
-serial loop over the data) of partials ``(t, W, mean, M2, V, n)``: the time of the partial's
-last point, the sum of its weights (relative to that time), their weighted mean and squared
-deviations, the sum of squared weights and the count. Combining an earlier partial ``a`` with
-a later ``b`` first decays ``a`` to ``b``'s time (``W``, ``M2`` by ``f``, ``V`` by ``f**2``,
-``f = 0.5 ** ((t_b - t_a) / halflife) <= 1``: nothing grows, so nothing overflows), then merges
-them as Chan's weighted pairwise update. A constant series gives exactly 0 variance.
+serial loop over the data) of partials ``(t, W, mean, M2, D, n)``: the time of the partial's
+last reading, the sum of its weights (relative to that time), their weighted mean and squared
+deviations, ``D = W**2 - sum(w**2)`` (the sum of ``w_i * w_j`` over pairs ``i != j``) and the
+count. Combining an earlier partial ``a`` with a later ``b`` first decays ``a`` to ``b``'s time
+(``W``, ``M2`` by ``f``, ``D`` by ``f**2``, ``f = 0.5 ** ((t_b - t_a) / halflife) <= 1``:
+nothing grows, so nothing overflows), then merges them as Chan's weighted pairwise update, and
+``D = D_a + D_b + 2 W_a W_b``: a sum of non-negative terms, never the difference
+``W**2 - sum(w**2)``, which cancels to 0 (a NaN variance) in float32 after a gap of some 25
+halflives. NaN readings (``"omit"``) are identity partials, so the time of a partial is that
+of its last reading. A constant series gives exactly 0 variance.
 """
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,18 +36,26 @@ EWM_STATISTICS = ("mean", "var", "std")
 
 
 def combine(a: tuple, b: tuple, lam: Array) -> tuple:
-    """The partial of ``a`` followed by ``b`` (``a``'s points all before ``b``'s)."""
-    ta, wa, ma, qa, va, na = a
-    tb, wb, mb, qb, vb, nb = b
+    """The partial of ``a`` followed by ``b`` (``a``'s points all before ``b``'s).
+
+    A partial without readings (``n == 0``: NaN rows) is the identity, so a partial's time is
+    that of its last reading and its weights stay relative to it (the last reading weighs 1):
+    NaN rows never decay the moments, which a long gap would otherwise underflow to 0 (a mean
+    of 0, a NaN variance, where pandas repeats the previous result).
+    """
+    ta, wa, ma, qa, da, na = a
+    tb, wb, mb, qb, db, nb = b
     f = jnp.exp(-lam * (tb - ta).astype(wa.dtype))
-    wa, qa, va = wa * f, qa * f, va * f * f
-    w = wa + wb
-    both = (wa > 0) & (wb > 0)
+    fa = (wa * f, qa * f, da * f * f)
+    w = fa[0] + wb
+    both = (fa[0] > 0) & (wb > 0)
     share = jnp.where(both, wb / jnp.where(both, w, 1), 0)
     d = jnp.where(both, mb - ma, 0)
-    m = jnp.where(wa > 0, ma + d * share, mb)
-    q = qa + qb + d * d * wa * share
-    return tb, w, m, q, va + vb, na + nb
+    m = jnp.where(fa[0] > 0, ma + d * share, mb)
+    q = fa[1] + qb + d * d * fa[0] * share
+    merged = (tb, w, m, q, fa[2] + db + 2 * fa[0] * wb, na + nb)
+    first = tuple(jnp.where(na == 0, vb, v) for vb, v in zip(b, merged, strict=True))
+    return tuple(jnp.where(nb == 0, va, v) for va, v in zip(a, first, strict=True))
 
 
 def ewm_statistic(
@@ -136,17 +149,21 @@ def ewm(
     calc = jnp.float32 if jnp.finfo(fdt).bits < 32 else fdt
     n = y.shape[0]
     ch = tuple(y.shape[1:])
-    y2 = y.reshape(n, -1).astype(calc)
+    y2 = y.reshape(n, math.prod(ch)).astype(calc)  # (not -1: ambiguous for N = 0)
     ok = ~jnp.isnan(y2)
     one = ok.astype(calc)
     lam = jnp.log(jnp.asarray(2.0, calc)) / h.astype(calc)
     # times relative to the first point: differences of x are exact for integer (ns) axes
-    t = jnp.broadcast_to((x - x[:1])[:, None] if n else x[:, None], y2.shape)
-    leaves = (t, one, jnp.where(ok, y2, 0), jnp.zeros_like(y2), one, ok.astype(jnp.int32))
+    rel = x - x[:1] if n else x
+    if jnp.issubdtype(x.dtype, jnp.signedinteger):  # sorted: 0 <= rel < 2**bits, read unsigned
+        rel = lax.bitcast_convert_type(rel, jnp.dtype(f"uint{8 * x.dtype.itemsize}"))
+    t = jnp.broadcast_to(rel[:, None], y2.shape)
+    zero = jnp.zeros_like(y2)
+    leaves = (t, one, jnp.where(ok, y2, 0), zero, zero, ok.astype(jnp.int32))
     if n:
-        _, w, m, q, v, cnt = lax.associative_scan(lambda a, b: combine(a, b, lam), leaves, axis=0)
+        _, w, m, q, d, cnt = lax.associative_scan(lambda a, b: combine(a, b, lam), leaves, axis=0)
     else:
-        _, w, m, q, v, cnt = leaves
+        _, w, m, q, d, cnt = leaves
     good = cnt >= max(min_periods, 1)
     if not omit:
         good = good & (jnp.cumsum(~ok, axis=0) == 0)
@@ -159,8 +176,7 @@ def ewm(
             den = w
             var = q / jnp.where(den > 0, den, 1)
         else:
-            num = w * w
-            den = num - v
+            den = d  # W**2 - sum(w**2), carried without cancellation
             var = q * w / jnp.where(den > 0, den, 1)
         var = jnp.where(good & (den > 0), jnp.maximum(var, 0), nan)
         out["var"] = var

@@ -25,7 +25,14 @@ from ._statistics._registry import (
     with_quantile,
 )
 from ._typing import Array, ArrayLike
-from ._validate import check_nan_policy, device_array, index_dtype, is_traced, static_int
+from ._validate import (
+    check_int_fits,
+    check_nan_policy,
+    device_array,
+    index_dtype,
+    is_traced,
+    static_int,
+)
 
 
 def check_statistic(statistic: Any, func: str) -> str:
@@ -42,6 +49,7 @@ def as_y(y: Any, func: str) -> Array:
         np_y = np.asarray(y)
         if np_y.dtype.kind not in "biuf" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be real numeric, got dtype {np_y.dtype}")
+        check_int_fits(np_y, "y", func)  # int64 in 32-bit mode: jnp.asarray would wrap it
         y = device_array(y, np_y)
     elif jnp.issubdtype(y.dtype, jnp.complexfloating):
         raise TypeError(f"{func}: `y` must be real numeric, got dtype {y.dtype}")

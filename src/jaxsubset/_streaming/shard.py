@@ -24,7 +24,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
 from .._checks import reraise
-from .._validate import check_nan_policy, index_dtype, static_int
+from .._validate import check_int_fits, check_nan_policy, index_dtype, static_int
 from .assembly import assemble
 from .kernels import KernelSpec, check_compute, group_size, windowed
 from .plan import plan
@@ -105,11 +105,16 @@ def host_view(a: Any) -> np.ndarray:
 
 
 def put_sharded(
-    a: np.ndarray, mesh: Mesh, length: int | None = None, dtype: Any = None
+    a: np.ndarray,
+    mesh: Mesh,
+    length: int | None = None,
+    dtype: Any = None,
+    checked: tuple[str, str] | None = None,
 ) -> jax.Array:
     """Place ``a`` sharded along its first axis, zero-padded to ``length`` rows.
 
     Each process reads only the rows of its own devices' shards (multi-host friendly).
+    ``checked=(name, func)``: refuse integers that ``dtype`` would wrap (int64 in 32-bit mode).
     """
     length = a.shape[0] if length is None else length
     dtype = a.dtype if dtype is None else dtype
@@ -118,7 +123,10 @@ def put_sharded(
     def rows(idx: Any) -> np.ndarray:  # a tuple of slices, one per axis
         lo, hi, _ = idx[0].indices(length)
         out = np.zeros((hi - lo,) + a.shape[1:], dtype)
-        got = np.asarray(a[lo : min(hi, a.shape[0])], dtype)
+        got = np.asarray(a[lo : min(hi, a.shape[0])])
+        if checked is not None:
+            check_int_fits(got, *checked)
+        got = np.asarray(got, dtype)
         out[: got.shape[0]] = got
         return out
 
@@ -231,8 +239,8 @@ def shard(
     cnt[owner[order], slot] = count[order]
     # the data, padded to D * S points (zeros no range reads), each device given its shard
     total = n_dev * shard_len
-    xs = put_sharded(src.x, mesh, total, src.xdt) if fn is not None else None
-    ys = put_sharded(src.y, mesh, total, src.ydt)
+    xs = put_sharded(src.x, mesh, total, src.xdt, ("x", func)) if fn is not None else None
+    ys = put_sharded(src.y, mesh, total, src.ydt, ("y", func))
     if xs is None:  # statistics never read x: zeros, made on the devices
         xs = jax.device_put(jnp.zeros(total, src.ydt), NamedSharding(mesh, jax.P(axis_of(mesh))))
     spec = ShardSpec(

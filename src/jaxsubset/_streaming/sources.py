@@ -11,12 +11,21 @@ from typing import Any
 import jax
 import numpy as np
 
+from .._validate import check_int_fits
 from .buffers import Buffers, Release
 
 
 def canon(dtype: Any) -> np.dtype:
     """The dtype JAX would give an array of ``dtype`` (float64 -> float32 without x64)."""
     return np.dtype(jax.dtypes.canonicalize_dtype(np.dtype(dtype)))
+
+
+def fitted(a: Any, name: str, func: str, dtype: Any = None) -> np.ndarray:
+    """``a`` in the dtype JAX holds it in, refusing integers that dtype would wrap (int64 in
+    32-bit mode), as the in-memory functions do, instead of streaming the wrapped values."""
+    a = np.asarray(a)
+    check_int_fits(a, name, func)
+    return np.asarray(a, dtype=canon(a.dtype) if dtype is None else dtype)
 
 
 class Source:
@@ -40,7 +49,7 @@ class ArraySource(Source):
     length: int
 
     def __init__(self, x: Any, y: Any, read_size: int, func: str, name: str) -> None:
-        self.x, self.y, self.read_size, self.name = x, y, read_size, name
+        self.x, self.y, self.read_size, self.name, self.func = x, y, read_size, name, func
         if x.ndim != 1:
             raise ValueError(f"{func}: `x` must be 1-D, got shape {tuple(x.shape)}")
         if y.ndim < 1 or y.shape[0] != x.shape[0]:
@@ -60,15 +69,15 @@ class ArraySource(Source):
             # pieces two back are copied into blocks by now: drop their pages from this process
             release(a - 2 * self.read_size, a - self.read_size)
             yield (
-                np.asarray(self.x[a:b], dtype=self.xdt),
-                np.asarray(self.y[a:b], dtype=self.ydt),
+                fitted(self.x[a:b], "x", self.func, self.xdt),
+                fitted(self.y[a:b], "y", self.func, self.ydt),
             )
 
     def x_pieces(self) -> Iterator[np.ndarray]:
         release = Release(self.x)
         for a in range(0, self.length, self.read_size):
             release(a - 2 * self.read_size, a - self.read_size)
-            yield np.asarray(self.x[a : a + self.read_size], dtype=self.xdt)
+            yield fitted(self.x[a : a + self.read_size], "x", self.func, self.xdt)
 
     def windows(
         self, block: int, halo: int, with_x: bool, buffers: Buffers
@@ -87,8 +96,9 @@ class ArraySource(Source):
             n = min(width, big_n - g0)
             bx = buffers.take((width,), self.xdt) if with_x else None
             by = buffers.take((width,) + tail, self.ydt)
-            for dst, src in ((bx, self.x), (by, self.y)):
+            for dst, src, name in ((bx, self.x, "x"), (by, self.y, "y")):
                 if dst is not None:
+                    check_int_fits(np.asarray(src[g0 : g0 + n]), name, self.func)
                     np.copyto(dst[:n], src[g0 : g0 + n], casting="unsafe")
                     dst[n:] = 0  # the last window's padding, which no range reads
             release(g0, g0 + block)  # the next window starts at g0 + block
@@ -107,6 +117,7 @@ class ParquetSource(Source):
                 "(pip install 'jaxsubset[parquet]')"
             ) from None
         self.pq, self.path, self.read_size, self.name = pq, path, read_size, str(path)
+        self.func = func
         if len(columns) != 2 or not all(isinstance(c, str) for c in columns):
             raise TypeError(f"{func}: `columns` must be two column names, got {columns!r}")
         self.columns = list(columns)
@@ -123,7 +134,7 @@ class ParquetSource(Source):
             arrays = []
             for c in cols:
                 a = batch.column(batch.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
-                arrays.append(np.asarray(a, dtype=canon(a.dtype)))
+                arrays.append(fitted(a, "x" if c == self.columns[0] else "y", self.func))
             yield arrays
 
     def pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -166,7 +177,7 @@ class IterSource(Source):
                 )
             check_numeric(x.dtype, "x", func)
             check_numeric(y.dtype, "y", func)
-            yield np.asarray(x, canon(x.dtype)), np.asarray(y, canon(y.dtype))
+            yield fitted(x, "x", func), fitted(y, "y", func)
 
 
 def check_numeric(dtype: np.dtype, name: str, func: str) -> None:
