@@ -294,3 +294,34 @@ def test_several_devices_a_partitioned_program_raises_without_hanging(tmp_path):
         "`x` must be sorted ascending, but 1 descending step(s) found, the first at index 4"
     )
     assert "Traceback" not in out.stderr and "rendezvous" not in out.stderr
+
+
+def test_traced_window_widths_are_checked_at_run_time_and_eager_programs_carry_no_check():
+    # a negative or NaN width under jit gave each row's own point as its window, silently
+    x = np.arange(6.0)
+    y = np.arange(6.0) ** 2
+    trailing = jaxsubset.checked(jax.jit(lambda w: jaxsubset.rolling_statistic(x, y, w, "sum")))
+    np.testing.assert_array_equal(np.asarray(trailing(1.5)), [0, 1, 5, 13, 25, 41])
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match=r"^rolling_statistic: `width` must be >= 0, got "):
+            trailing(bad)
+    ahead = jax.jit(
+        lambda a: jaxsubset.rolling_statistic(x, y, statistic="sum", before=1.0, after=a)
+    )
+    with pytest.raises(ValueError, match=r"^rolling_statistic: `after` must be >= 0, got -2.0$"):
+        jaxsubset.checked(ahead)(-2.0)
+    ints = jaxsubset.checked(jax.jit(lambda w: jaxsubset.ranges.rolling(np.arange(6), w).count))
+    np.testing.assert_array_equal(np.asarray(ints(2)), [1, 2, 2, 2, 2, 2])
+    with pytest.raises(ValueError, match=r"^ranges\.rolling: `width` must be >= 0, got -3$"):
+        ints(-3)
+    many = jax.vmap(lambda w: jaxsubset.rolling(x, y, w, capacity=4).count)
+    with pytest.raises(ValueError, match=r"`width` must be >= 0, got -1.0 .*batch index 2\)$"):
+        jaxsubset.checked(jax.jit(many))(jnp.array([1.0, 2.0, -1.0]))
+    # eager calls check the widths on the host: their programs per bucket hold no callback
+    assert callbacks_in(lambda w: jaxsubset.rolling_statistic(x, y, w, "sum"), 1.5) == 1
+    from jaxsubset._ranges import _padded_ranges
+
+    widths = {"width": jnp.asarray(1.5), "before": None, "after": None}
+    args = (jnp.asarray(x), widths, None, jnp.asarray(6))
+    fn = lambda *a: _padded_ranges(*a, closed="right", center=False, func="f")  # noqa: E731
+    assert callbacks_in(fn, *args) == 0

@@ -42,6 +42,7 @@ from ._axis import (
     window_width as _window_width,
     x_to_ns,
 )
+from ._checks import error_if
 from ._statistics._registry import backend
 from ._subsets import Subsets, _gather
 from ._typing import Array, ArrayLike, Int
@@ -1069,11 +1070,14 @@ def rolling_ranges(
     _func: str = "ranges.rolling",
     _time: str | None = None,
     _guided: bool = True,
+    _checked: bool = False,
 ) -> Ranges:
     """Index ranges of x-width windows at each anchor (see :func:`jaxsubset.rolling`).
 
     ``_guided``: one window per row may use the guided search of sorted bounds
     (:func:`sorted_search`); False: the plain one (a smaller program, the same answers).
+    ``_checked``: the widths were checked on the host before they were traced (the eager
+    programs per bucket), so no run-time check is compiled in.
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset
@@ -1088,6 +1092,11 @@ def rolling_ranges(
     tk = _time or time_kind(x)
     x = as_x(x, _func)
     check_sorted_x(x, _func)
+    if not _checked:
+        width, before, after = (
+            guard_width(w, name, _func) if is_traced(w) else w
+            for w, name in ((width, "width"), (before, "before"), (after, "after"))
+        )
     if eager(length, x, width, at, before, after) and x.shape[0] > 0:
         args = rolling_args(x, width, at, center, before, after, _func, tk)
         if args is not None:
@@ -1114,6 +1123,27 @@ def rolling_ranges(
     hi = resolve_bound(at, "at", x, _func, tk, hi_side)
     lo = anchored_lower(x, at, width, lo_side, _func, tk)
     return xrange(x, lo, hi, closed, n_real)
+
+
+def guard_width(value: Any, name: str, func: str) -> Array:
+    """A traced width (``width``, ``before``, ``after``) guarded by a run-time check: >= 0.
+
+    Concrete widths are checked on the host (``must be >= 0``, NaN refused); a traced one
+    cannot be, and a negative or NaN width would give each row's own point as its window
+    (a window never starts past its row), silently. The check (:func:`error_if`) costs only
+    its predicate until it fires and raises the host's message, naming the first bad value.
+    """
+    w = traced_array(value)
+    if not jnp.issubdtype(w.dtype, jnp.number):
+        return w  # bools and the like: refused with the host's error further on
+
+    def message(v: np.ndarray) -> str:
+        v = np.asarray(v).reshape(-1)
+        i = int(np.argmax(~(v >= 0)))
+        where = f" (element {i})" if v.size > 1 else ""
+        return f"{func}: `{name}` must be >= 0, got {v[i].item()!r}{where}"
+
+    return error_if(w, jnp.any(~(w >= 0)), message, w)
 
 
 def rolling_rows(
@@ -1401,7 +1431,9 @@ def rolling(
         x: ``(N,)`` sorted sample positions.
         y: ``(N, *channels)`` values.
         width: scalar or array broadcastable against the anchors, window width in x units
-            (traced is fine); on a datetime64 axis a duration (``"7D"``, ``timedelta64``).
+            (>= 0; traced is fine: a negative or NaN traced width, ``before`` or ``after``
+            raises at run time, see :func:`jaxsubset.checked`); on a datetime64 axis a
+            duration (``"7D"``, ``timedelta64``).
         capacity: static Python int, the padded length of every window.
         at: ``(*batch)`` anchor positions; default ``x`` itself (one window per point).
         closed: which ends are included (see above).
@@ -1870,7 +1902,9 @@ def _padded_rolling(
     center: bool,
     capacity: int,
 ) -> Subsets:
-    r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, length=n, _func="rolling")
+    r = rolling_ranges(
+        x, **widths, at=at, closed=closed, center=center, length=n, _func="rolling", _checked=True
+    )
     start, count = jnp.broadcast_arrays(r.start, r.count)
     return _gather(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
 
@@ -2013,7 +2047,7 @@ def _padded_ranges(
     # in an eager call (the plain search gives the same answers)
     r = rolling_ranges(
         x, **widths, at=at, closed=closed, center=center, length=n, _func=func,
-        _guided=x.shape[0] >= GUIDED_EAGER,
+        _guided=x.shape[0] >= GUIDED_EAGER, _checked=True,
     )  # fmt: skip
     start, count = jnp.broadcast_arrays(r.start, r.count)
     return start.reshape(-1), count.reshape(-1)

@@ -106,8 +106,9 @@ def rolling_statistic(
             axis as ``numpy.datetime64`` (converted once to exact int64 nanoseconds; needs
             JAX's 64-bit mode) or as integer nanoseconds.
         y: ``(N, *channels)`` values.
-        width: window width in x units (scalar, may be traced); on a datetime64 axis a
-            duration: ``numpy.timedelta64`` or a string such as ``"7D"``, ``"1h"`` (a plain
+        width: window width in x units (scalar, >= 0, may be traced: a negative or NaN
+            traced width raises at run time, see :func:`jaxsubset.checked`); on a datetime64
+            axis a duration: ``numpy.timedelta64`` or a string such as ``"7D"``, ``"1h"`` (a plain
             number there is a TypeError: it would silently mean nanoseconds).
         statistic: ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``, ``"sem"``
             (``std / sqrt(n)``), ``"min"``, ``"max"``, ``"first"``, ``"last"`` (the
