@@ -325,3 +325,26 @@ def test_traced_window_widths_are_checked_at_run_time_and_eager_programs_carry_n
     args = (jnp.asarray(x), widths, None, jnp.asarray(6))
     fn = lambda *a: _padded_ranges(*a, closed="right", center=False, func="f")  # noqa: E731
     assert callbacks_in(fn, *args) == 0
+
+
+def test_traced_bin_edges_and_ranges_are_checked_at_run_time():
+    # descending, repeated or NaN traced edges put points in the wrong bins silently
+    x = np.arange(10.0)
+    by_range = jaxsubset.checked(
+        jax.jit(lambda r: jaxsubset.binned_statistic(x, x, "sum", bins=2, range=r).statistic)
+    )
+    np.testing.assert_array_equal(np.asarray(by_range(jnp.array([0.0, 10.0]))), [10, 35])
+    for bad in ([10.0, 0.0], [0.0, np.nan]):
+        with pytest.raises(ValueError, match=r"^binned_statistic: the bins of `range` .*edges\[0"):
+            by_range(jnp.array(bad))
+    by_edges = jax.vmap(lambda e: jaxsubset.binned_statistic(x, x, "sum", bins=e).statistic)
+    good = jnp.array([[0.0, 5.0, 10.0], [0.0, 2.0, 9.0]])
+    np.testing.assert_array_equal(np.asarray(jax.jit(by_edges)(good)), [[10, 35], [1, 44]])
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "binned_statistic: `bins`: the edges must be finite and increase strictly, but "
+            "edges[1]=6.0, edges[2]=6.0 (vmap: first failing batch index 1)"
+        ),
+    ):
+        jaxsubset.checked(jax.jit(by_edges))(jnp.array([[0.0, 5.0, 10.0], [0.0, 6.0, 6.0]]))

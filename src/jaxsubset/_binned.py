@@ -18,6 +18,7 @@ from jax import lax
 
 from . import _bucket
 from ._axis import bound_array, period_edges, time_kind, to_datetime64, x_to_ns
+from ._checks import error_if
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
 from ._statistics._registry import (
@@ -489,7 +490,9 @@ def binned_statistic(
             increasing, values not matching ``len(x)``, an unknown statistic, ``nan_policy``
             or ``method``, a road that cannot compute the statistic, ``values=None`` with a
             statistic other than ``"count"``, or NaN in ``values`` with
-            ``nan_policy="raise"``.
+            ``nan_policy="raise"``. Traced edges (``bins``, ``range``, or int ``bins`` over
+            traced ``x``) that are not finite and strictly increasing raise at run time (a
+            check, see :func:`jaxsubset.checked`).
         TypeError: numbers as ``bins``/``range`` on a time axis, or dates on a numeric one.
 
     Example:
@@ -623,6 +626,7 @@ def binned_statistic(
         edges = edges.astype(edt)
         nbins = edges.shape[0] - 1
     if is_traced(edges):
+        edges = guard_edges(edges, func, traced_range=uniform)
         dmin = jnp.min(jnp.diff(edges))
         dec = (jnp.trunc(-jnp.log10(dmin)) + 6).astype(jnp.int32)
     else:
@@ -640,6 +644,32 @@ def binned_statistic(
             x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
         )
     )
+
+
+def guard_edges(edges: Array, func: str, *, traced_range: bool) -> Array:
+    """Traced bin edges guarded by a run-time check: finite and strictly increasing.
+
+    Concrete edges and ranges are checked on the host; traced ones (edges, a ``range``, or
+    the extremes of traced ``x``) cannot be, and descending or NaN edges would put points in
+    the wrong bins silently. The check (:func:`error_if`) costs only its predicate until it
+    fires, and its message names the first pair of edges that does not increase.
+    """
+    d = jnp.diff(edges)
+    bad = ~(d > 0)
+    if jnp.issubdtype(edges.dtype, jnp.inexact):
+        bad = bad | ~jnp.isfinite(edges[1:]) | ~jnp.isfinite(edges[:1])
+    source = "the bins of `range` (or of the extremes of `x`)" if traced_range else "`bins`"
+
+    def message(e: np.ndarray) -> str:
+        e = np.asarray(e)
+        fails = ~(e[1:] > e[:-1]) | ~np.isfinite(e[1:]) | ~np.isfinite(e[:-1])
+        i = int(np.argmax(fails))
+        return (
+            f"{func}: {source}: the edges must be finite and increase strictly, but "
+            f"edges[{i}]={e[i].item()!r}, edges[{i + 1}]={e[i + 1].item()!r}"
+        )
+
+    return error_if(edges, jnp.any(bad), message, edges)
 
 
 def extremes(x: Array) -> tuple[Any, Any]:
@@ -868,7 +898,7 @@ def binned_time(
             span = hi - lo
             q, r = span // nbins, span % nbins
             k = jnp.arange(nbins + 1, dtype=jnp.int64)
-            edges = lo + k * q + (k * r) // nbins
+            edges = guard_edges(lo + k * q + (k * r) // nbins, func, traced_range=True)
     else:
         if is_traced(bins):
             edges = jnp.asarray(bins)
@@ -880,7 +910,9 @@ def binned_time(
                 f"{tuple(edges.shape)}"
             )
         edges = edges.astype(jnp.int64)
-        if not is_traced(edges):
+        if is_traced(edges):
+            edges = guard_edges(edges, func, traced_range=False)
+        else:
             e = np.asarray(edges)
             bad = e[1:] <= e[:-1]
             if bad.any():
