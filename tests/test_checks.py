@@ -348,3 +348,25 @@ def test_traced_bin_edges_and_ranges_are_checked_at_run_time():
         ),
     ):
         jaxsubset.checked(jax.jit(by_edges))(jnp.array([[0.0, 5.0, 10.0], [0.0, 6.0, 6.0]]))
+
+
+def test_traced_hopping_window_steps_are_checked_at_run_time():
+    # a zero, negative or NaN traced `every` made windows silently (and `x // 0` on ints)
+    x = np.arange(10.0)
+    every = jaxsubset.checked(jax.jit(lambda e: jaxsubset.ranges.dynamic(x, e, num_windows=3)))
+    np.testing.assert_array_equal(np.asarray(every(4.0).count), [4, 4, 2])
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match=r"^ranges\.dynamic: `every` must be > 0 and finite"):
+            every(bad)
+    ints = jaxsubset.checked(
+        jax.jit(lambda e: jaxsubset.ranges.dynamic(np.arange(10), e, num_windows=3).count)
+    )
+    with pytest.raises(ValueError, match=r"^ranges\.dynamic: `every` must be > 0, got 0$"):
+        ints(0)
+    offset = jax.jit(lambda o: jaxsubset.ranges.dynamic(x, 4.0, offset=o, num_windows=3).count)
+    with pytest.raises(ValueError, match=r"^ranges\.dynamic: `offset` must be finite, got inf$"):
+        jaxsubset.checked(offset)(np.inf)
+    period = jax.jit(lambda p: jaxsubset.ranges.dynamic(x, 4.0, period=p, num_windows=3).count)
+    np.testing.assert_array_equal(np.asarray(period(np.inf)), [10, 6, 2])  # allowed eagerly too
+    with pytest.raises(ValueError, match=r"^ranges\.dynamic: `period` must be > 0, got 0.0$"):
+        jaxsubset.checked(period)(0.0)

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._axis import concrete_bound, datetime_to_ns, time_kind, timedelta_to_ns
+from ._checks import error_if
 from ._ranges import Ranges, bucketed_gather, eager, select_ranges, to_subsets
 from ._subsets import Subsets
 from ._typing import ArrayLike
@@ -101,9 +102,14 @@ def check_count(k: int, max_windows: int | None, func: str) -> None:
 
 
 def step(value: Any, name: str, x: Any, func: str, time: str | None, positive: bool) -> Any:
-    """``every``/``period``/``offset`` as an exact NumPy scalar (durations as int64 ns)."""
+    """``every``/``period``/``offset`` as an exact NumPy scalar (durations as int64 ns).
+
+    A traced value cannot be checked here: it comes back guarded by a run-time check
+    (:func:`error_if`) with the same rules, so a zero, negative or NaN ``every`` never makes
+    windows silently.
+    """
     if is_traced(value):
-        return value
+        return guard_step(value, name, func, positive)
     if time is None and isinstance(value, str) and value.endswith("i"):
         value = int(value[:-1])  # polars' integer durations: "5i"
     if time is not None and type(value) is int and value == 0:
@@ -121,6 +127,26 @@ def step(value: Any, name: str, x: Any, func: str, time: str | None, positive: b
     if name != "period" and v.dtype.kind == "f" and not np.isfinite(v):
         raise ValueError(f"{func}: `{name}` must be finite, got {v.item()!r}")
     return v
+
+
+def guard_step(value: Any, name: str, func: str, positive: bool) -> Any:
+    """A traced ``every``/``period``/``offset`` guarded by the rules :func:`step` applies."""
+    v = jnp.asarray(value)
+    if not jnp.issubdtype(v.dtype, jnp.number):
+        return value
+    finite = name != "period" and jnp.issubdtype(v.dtype, jnp.inexact)
+    bad = jnp.zeros(v.shape, bool)
+    if positive:
+        bad = ~(v > 0)
+    if finite:
+        bad = bad | ~jnp.isfinite(v)
+    rule = "> 0" if positive else ""
+    rule = " and ".join(r for r in (rule, "finite" if finite else "") if r)
+
+    def message(a: np.ndarray) -> str:
+        return f"{func}: `{name}` must be {rule}, got {np.asarray(a).reshape(-1)[0].item()!r}"
+
+    return error_if(v, jnp.any(bad), message, v) if rule else value
 
 
 def steps(
@@ -309,11 +335,12 @@ def dynamic(
     Args:
         x: ``(N,)`` sorted sample positions (numbers or datetime64).
         y: ``(N, *channels)`` values.
-        every: window spacing (> 0); traced only with ``num_windows``.
+        every: window spacing (> 0, finite); traced only with ``num_windows``.
         capacity: static Python int, the padded length of every window.
         period: window length (> 0, default ``every``; may be traced).
-        offset: shift of the window starts (may be negative; traced only with
-            ``num_windows``).
+        offset: shift of the window starts (finite, may be negative; traced only with
+            ``num_windows``). Traced ``every``/``period``/``offset`` that break these rules
+            raise at run time (a check, see :func:`jaxsubset.checked`).
         closed: ``"left"`` (default), ``"right"``, ``"both"`` or ``"neither"``.
         num_windows: static Python int: the number of windows. Computed from concrete ``x``
             when omitted; required when ``x``, ``every``, ``offset`` or ``length`` is traced
