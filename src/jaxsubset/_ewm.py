@@ -155,8 +155,8 @@ def ewm(
     lam = jnp.log(jnp.asarray(2.0, calc)) / h.astype(calc)
     # times relative to the first point: differences of x are exact for integer (ns) axes
     rel = x - x[:1] if n else x
-    if jnp.issubdtype(x.dtype, jnp.signedinteger):  # sorted: 0 <= rel < 2**bits, read unsigned
-        rel = lax.bitcast_convert_type(rel, jnp.dtype(f"uint{8 * x.dtype.itemsize}"))
+    if np.issubdtype(x.dtype, np.signedinteger):  # sorted: 0 <= rel < 2**bits, read unsigned
+        rel = lax.bitcast_convert_type(rel, np.dtype(f"uint{8 * x.dtype.itemsize}"))
     t = jnp.broadcast_to(rel[:, None], y2.shape)
     zero = jnp.zeros_like(y2)
     leaves = (t, one, jnp.where(ok, y2, 0), zero, zero, ok.astype(jnp.int32))
