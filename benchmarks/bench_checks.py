@@ -13,7 +13,13 @@ median of a few, the variants interleaved; tracing and lowering are not included
 per-call time (median and best of interleaved rounds of 20 calls). Targets: compile within
 1.5x and per call (median) within 1.2x of the same function without the check.
 
-Run ``python benchmarks/bench_checks.py [--quick] [--json PATH]`` or through
+3. ``--widths``: the run-time check of a traced window width (``jax.jit`` of
+   ``rolling_statistic(t, y, w, stat)`` with ``w`` an argument, N points on an irregular axis,
+   100-unit windows): the program traced with the checks on and with ``JAXSUBSET_CHECKS=off``
+   (read at trace time), side by side in one process; trace + compile and per-call times, and
+   whether both programs give the same bits.
+
+Run ``python benchmarks/bench_checks.py [--quick] [--widths] [--json PATH]`` or through
 ``python benchmarks/run.py --only checks``.
 """
 
@@ -163,13 +169,76 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def width_check(n: int, rounds: int) -> list[dict[str, Any]]:
+    """Trace + compile and per-call time of ``jit(rolling_statistic)`` with a traced width,
+    its run-time check on against ``JAXSUBSET_CHECKS=off``, interleaved in one process."""
+    import os
+
+    rng = np.random.default_rng(0)
+    t = jnp.asarray(np.cumsum(rng.exponential(1.0, n)))
+    y = jnp.asarray(rng.standard_normal(n))
+    w = jnp.asarray(100.0)
+    before = os.environ.get("JAXSUBSET_CHECKS")
+    rows = []
+    try:
+        for stat in ("mean", "std", "max"):
+            progs: dict[str, Any] = {}
+            compile_s: dict[str, list[float]] = {"on": [], "off": []}
+            for mode in ("off", "on", "off", "on"):
+                os.environ["JAXSUBSET_CHECKS"] = mode
+                jax.clear_caches()
+                f = jax.jit(lambda t, y, w, s=stat: jaxsubset.rolling_statistic(t, y, w, s))
+                t0 = time.perf_counter()
+                progs[mode] = f.lower(t, y, w).compile()
+                compile_s[mode].append(time.perf_counter() - t0)
+            calls: dict[str, list[float]] = {"on": [], "off": []}
+            for _ in range(rounds):
+                for mode in ("off", "on"):
+                    jax.block_until_ready(progs[mode](t, y, w))
+                    t0 = time.perf_counter()
+                    jax.block_until_ready(progs[mode](t, y, w))
+                    calls[mode].append(time.perf_counter() - t0)
+            same = np.array_equal(
+                np.asarray(progs["on"](t, y, w)), np.asarray(progs["off"](t, y, w)), equal_nan=True
+            )
+            off_c, on_c = statistics.median(compile_s["off"]), statistics.median(compile_s["on"])
+            off_r, on_r = statistics.median(calls["off"]), statistics.median(calls["on"])
+            rows.append(
+                {
+                    "statistic": stat,
+                    "compile_off_s": round(off_c, 3),
+                    "compile_on_s": round(on_c, 3),
+                    "compile_x": round(on_c / off_c, 2),
+                    "call_off_ms": round(off_r * 1e3, 2),
+                    "call_on_ms": round(on_r * 1e3, 2),
+                    "call_x": round(on_r / off_r, 2),
+                    "same_bits": bool(same),
+                }
+            )
+    finally:
+        if before is None:
+            os.environ.pop("JAXSUBSET_CHECKS", None)
+        else:
+            os.environ["JAXSUBSET_CHECKS"] = before
+    return rows
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Run the benchmark; print the tables; return ``{"machine", "results", "targets"}``."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="N = 1e5, K = 50, fewer repeats")
     p.add_argument("--json", help="also write the results to this JSON file")
+    p.add_argument("--widths", action="store_true", help="only the traced-width check")
     a = p.parse_args(argv)
     machine = print_header("bench_checks: check_overflow when nothing fails")
+    if a.widths:
+        rows = width_check(10**5 if a.quick else 10**6, 3 if a.quick else 7)
+        print("\n-- jit(rolling_statistic) with a traced width: its check on / off")
+        print_table(rows, list(rows[0]))
+        payload = {"machine": machine, "widths": rows}
+        if a.json:
+            write_json(a.json, payload)
+        return payload
     if a.quick:
         results = run(10**5, 50, 256, compile_repeats=1, rounds=3)
     else:
