@@ -52,7 +52,7 @@ from jax.experimental import io_callback
 from ._validate import is_traced, traced_array
 
 
-__all__ = ["checked", "checks_enabled", "error_if", "nan_guard", "reraise"]
+__all__ = ["argument_guard", "checked", "checks_enabled", "error_if", "nan_guard", "reraise"]
 
 T = TypeVar("T")
 Message = str | Callable[[Any], str]
@@ -290,6 +290,24 @@ def tie(leaf: Any, token: jax.Array) -> Any:
     if jnp.issubdtype(dtype, jnp.number):
         return leaf - token.astype(dtype)
     return leaf
+
+
+def argument_guard(value: jax.Array, bad: jax.Array, func: str, name: str, rule: str) -> jax.Array:
+    """A traced argument guarded by :func:`error_if`: ``{func}: `{name}` must be {rule}``.
+
+    For the rules a concrete argument is checked by on the host (a width ``>= 0``, a step
+    ``> 0``) that a traced one cannot be: ``bad`` (the elements breaking the rule, the shape
+    of ``value``) fires the check, and the message names the first bad element, read on the
+    host from the payload only when it fires.
+    """
+
+    def message(payload: tuple[np.ndarray, np.ndarray]) -> str:
+        v, b = (np.asarray(a).reshape(-1) for a in payload)
+        i = int(np.argmax(b))
+        where = f" (element {i})" if v.size > 1 else ""
+        return f"{func}: `{name}` must be {rule}, got {v[i].item()!r}{where}"
+
+    return error_if(value, jnp.any(bad), message, (value, bad))
 
 
 def nan_guard(values: T, func: str, name: str) -> T:

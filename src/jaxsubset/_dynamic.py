@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._axis import concrete_bound, datetime_to_ns, time_kind, timedelta_to_ns
-from ._checks import error_if
+from ._checks import argument_guard
 from ._ranges import Ranges, bucketed_gather, eager, select_ranges, to_subsets
 from ._subsets import Subsets
 from ._typing import ArrayLike
@@ -140,13 +140,8 @@ def guard_step(value: Any, name: str, func: str, positive: bool) -> Any:
         bad = ~(v > 0)
     if finite:
         bad = bad | ~jnp.isfinite(v)
-    rule = "> 0" if positive else ""
-    rule = " and ".join(r for r in (rule, "finite" if finite else "") if r)
-
-    def message(a: np.ndarray) -> str:
-        return f"{func}: `{name}` must be {rule}, got {np.asarray(a).reshape(-1)[0].item()!r}"
-
-    return error_if(v, jnp.any(bad), message, v) if rule else value
+    rule = " and ".join(r for r, on in (("> 0", positive), ("finite", finite)) if on)
+    return argument_guard(v, bad, func, name, rule) if rule else value
 
 
 def steps(

@@ -42,7 +42,7 @@ from ._axis import (
     window_width as _window_width,
     x_to_ns,
 )
-from ._checks import error_if
+from ._checks import argument_guard
 from ._statistics._registry import backend
 from ._subsets import Subsets, _gather
 from ._typing import Array, ArrayLike, Int
@@ -1136,14 +1136,7 @@ def guard_width(value: Any, name: str, func: str) -> Array:
     w = traced_array(value)
     if not jnp.issubdtype(w.dtype, jnp.number):
         return w  # bools and the like: refused with the host's error further on
-
-    def message(v: np.ndarray) -> str:
-        v = np.asarray(v).reshape(-1)
-        i = int(np.argmax(~(v >= 0)))
-        where = f" (element {i})" if v.size > 1 else ""
-        return f"{func}: `{name}` must be >= 0, got {v[i].item()!r}{where}"
-
-    return error_if(w, jnp.any(~(w >= 0)), message, w)
+    return argument_guard(w, ~(w >= 0), func, name, ">= 0")
 
 
 def rolling_rows(
