@@ -8,6 +8,7 @@ import pytest
 
 from jaxsubset.cli._files import InputError
 from jaxsubset.cli._reader import read_table, read_xy, to_numeric
+from jaxsubset.cli._text import inspect_text, read_direct
 from jaxsubset.cli._writer import atomic_output, check_output_path, write_table
 
 
@@ -54,18 +55,25 @@ def test_tsv_and_whitespace_and_single_column(tmp_path):
     assert xy.x_name == "index"
 
 
-def test_fast_and_careful_parsers_agree(tmp_path):
+def test_direct_and_careful_roads_agree(tmp_path):
+    # pyarrow reading the file typed (the direct road) and the numbered lines split into text
+    # and converted by the command (the careful road): the same numbers, bit for bit
     rng = np.random.default_rng(0)
     v = rng.normal(size=(50, 3)) * 10.0 ** rng.integers(-300, 14, size=(50, 3))
     rows = [",".join(repr(a) for a in row) for row in v.tolist()]
-    fast = read_table(_write(tmp_path / "a.csv", "a,b,c\n" + "\n".join(rows) + "\n"))
-    rows[0] = '"' + rows[0].replace(",", '","') + '"'  # quotes: the csv module's path
-    slow = read_table(_write(tmp_path / "b.csv", "a,b,c\n" + "\n".join(rows) + "\n"))
-    assert fast.columns[0].dtype == np.float64 and slow.columns[0].dtype.kind == "U"
-    for t in (fast, slow):
-        assert t.names == ["a", "b", "c"] and t.lines == list(range(2, 52))
-        got = np.stack([to_numeric(t, j, "y") for j in range(3)], axis=1)
-        np.testing.assert_array_equal(got, v)  # bit-exact either way
+    plain = _write(tmp_path / "a.csv", "a,b,c\n" + "\n".join(rows) + "\n")
+    rows[0] = '"' + rows[0].replace(",", '","') + '"'  # quoted cells
+    quoted = _write(tmp_path / "b.csv", "a,b,c\n" + "\n".join(rows) + "\n")
+    for p in (plain, quoted):
+        head = inspect_text(str(p), None, None)
+        assert head.direct and head.names == ["a", "b", "c"] and (head.line, head.offset) == (2, 6)
+        direct, n = read_direct(head, {0: "float", 1: "float", 2: "float"})
+        careful = read_table(p)
+        assert n == 50 and careful.names == ["a", "b", "c"] and careful.lines == list(range(2, 52))
+        assert careful.columns[0].dtype.kind == "U"
+        for j in range(3):
+            np.testing.assert_array_equal(direct[j], v[:, j])
+            np.testing.assert_array_equal(to_numeric(careful, j, "y"), v[:, j])
 
 
 def test_empty_cells_in_y_are_missing_values(tmp_path):

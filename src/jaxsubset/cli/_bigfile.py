@@ -86,7 +86,7 @@ def columns(path: str, x_col: str | None, y_col: str | None, block: int) -> tupl
     """
     table = read_table(path, mmap=True)
     if x_col is None and y_col is None and len(table.names) == 1:  # a 1-D y: x is the row index
-        y = table.columns[0]
+        y = table.column(0)
         if y.dtype.kind not in "biuf":
             raise InputError(f"{path}: the y column must be numeric, got {y.dtype}")
         x = np.arange(y.shape[0], dtype=np.int64)
@@ -99,7 +99,7 @@ def columns(path: str, x_col: str | None, y_col: str | None, block: int) -> tupl
         if not rest:
             raise InputError(f"{path}: needs a y column besides the x column")
         iy = rest[0]
-    x, y = table.columns[ix], table.columns[iy]
+    x, y = table.column(ix), table.column(iy)
     x_time = x.dtype.kind == "M"
     if y.dtype.kind not in "biuf":
         kind = "dates or times" if y.dtype.kind in "mM" else f"dtype {y.dtype}"

@@ -16,7 +16,8 @@ import jaxsubset
 
 from ._dates import is_iso_date, iso_strings, parse_dates
 from ._files import InputError
-from ._reader import XY, read_table, to_numeric, to_time
+from ._reader import XY, read_table
+from ._table import to_numeric, to_time
 from ._writer import format_value
 
 
@@ -146,7 +147,7 @@ def parse_stats(specs: Sequence[str] | None) -> tuple[str, ...]:
 
 def range_dates(table: Any, j: int, role: str, x_format: str | None) -> np.ndarray:
     """Column ``j`` of a ranges file as int64 ns (ISO dates, or dates of ``x_format``)."""
-    col = table.columns[j]
+    col = table.column(j)
     fmt = x_format
     if fmt is not None and col.dtype.kind == "U":
         filled = col[np.char.strip(col) != ""]
@@ -177,7 +178,7 @@ def read_range_file(
         hi = range_dates(table, 1, "hi", x_format)
     else:
         for j, role in enumerate(("lo", "hi")):
-            col = table.columns[j]
+            col = table.column(j)
             if col.dtype.kind in "UO" and to_time(table, j, role) is not None:
                 raise InputError(
                     f"{path}: the ranges are dates, but the x column holds numbers {NUMBERS_HINT}"
