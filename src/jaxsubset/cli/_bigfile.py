@@ -190,6 +190,7 @@ def streamed_statistics(
     windows: Any = None,
     ddof: int = 0,
     nan_policy: str = "omit",
+    check: Callable[[XY], None] | None = None,
 ) -> tuple[XY, Any, dict[str, np.ndarray], dict[str, np.ndarray], str, int]:
     """Run the statistics of a ``.npy`` file by :func:`jaxsubset.stream`.
 
@@ -210,6 +211,8 @@ def streamed_statistics(
             ``--every``/``--period``/``--offset`` windows (then none of the others is given).
         ddof: as ``--ddof``.
         nan_policy: as ``--nan-policy``.
+        check: the options' checks against the axis, run before any block of data is read
+            (see :func:`read_xy`).
 
     Returns:
         ``(xy, ranges, bounds, values, what, n_missing)`` as the in-memory path builds them
@@ -228,6 +231,8 @@ def streamed_statistics(
         raise TypeError(f"streamed_statistics: give exactly one of {', '.join(requests)}")
     block = 1 << 20
     xy, yy = columns(path, x, y, block)
+    if check is not None:
+        check(xy)  # the columns are mapped, not read: a bad option fails at once
     check_x(xy, path, block)
     n_missing = missing(yy, nan_policy, path, block)
     policy = "omit" if nan_policy == "omit" else "propagate"

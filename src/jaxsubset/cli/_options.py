@@ -253,43 +253,65 @@ def time_edges(x: np.ndarray, bins: int | str, text: str) -> np.ndarray:
         raise InputError(f"--bins {text}: {reason(e)}") from None
 
 
+def listed_edges(text: str, xy: XY, x_format: str | None = None) -> np.ndarray:
+    """``--bins`` given as comma-separated edges, on this axis (int64 ns on a time axis)."""
+    stripped = text.strip()
+    cells = [c.strip() for c in stripped.split(",") if c.strip()]
+    dates = bool(cells) and all(is_iso_date(c) for c in cells)
+    if xy.x_time:
+        fmt = None if dates else x_format
+        if not dates and fmt is None:
+            raise InputError(
+                f"--bins {stripped}: x column {xy.x_name!r} holds dates: give the edges as "
+                "dates (e.g. --bins 2001-01-01,2002-01-01) or a period (--bins 1M, 7D)"
+            )
+        edges = parse_dates(cells, f"--bins {stripped}", lambda i: f"edge {i}", fmt)
+        if len(edges) < 2:
+            raise InputError(f"--bins needs at least two edges, got {stripped!r}")
+        if np.any(np.diff(edges) < 0):
+            raise InputError(f"--bins: the edges must increase, got {stripped!r}")
+        return edges
+    if dates:
+        raise InputError(
+            f"--bins {stripped}: date edges need a time axis, but x column {xy.x_name!r} "
+            f"holds numbers {NUMBERS_HINT}"
+        )
+    return _bin_edges(text)
+
+
+def bins_period(text: str, xy: XY) -> tuple[str, int] | None:
+    """``--bins`` as a period (None for a number of bins), which needs a time axis."""
+    stripped = text.strip()
+    period = parse_period(stripped, "--bins") if PERIOD.match(stripped) else None
+    if period is not None and not xy.x_time:
+        raise InputError(
+            f"--bins {stripped}: a time period needs a time axis, but x column {xy.x_name!r} "
+            f"holds numbers {NUMBERS_HINT}"
+        )
+    return period
+
+
+def check_bins_axis(text: str, xy: XY, x_format: str | None = None) -> None:
+    """``--bins`` against the axis of ``xy`` (its points are not read): the checks that
+    :func:`bin_edges` makes before it needs the data."""
+    if "," in text.strip():
+        listed_edges(text, xy, x_format)
+    else:
+        bins_period(text, xy)
+
+
 def bin_edges(text: str, xy: XY, x_format: str | None = None) -> tuple[np.ndarray, str]:
     """``--bins`` on this axis: the edges (int64 ns on a time axis) and a description."""
     stripped = text.strip()
     x = xy.x
     if "," in stripped:
-        cells = [c.strip() for c in stripped.split(",") if c.strip()]
-        dates = bool(cells) and all(is_iso_date(c) for c in cells)
-        if xy.x_time:
-            fmt = None if dates else x_format
-            if not dates and fmt is None:
-                raise InputError(
-                    f"--bins {stripped}: x column {xy.x_name!r} holds dates: give the edges as "
-                    "dates (e.g. --bins 2001-01-01,2002-01-01) or a period (--bins 1M, 7D)"
-                )
-            edges = parse_dates(cells, f"--bins {stripped}", lambda i: f"edge {i}", fmt)
-            if len(edges) < 2:
-                raise InputError(f"--bins needs at least two edges, got {stripped!r}")
-            if np.any(np.diff(edges) < 0):
-                raise InputError(f"--bins: the edges must increase, got {stripped!r}")
-            return edges, f"{len(edges) - 1} bins"
-        if dates:
-            raise InputError(
-                f"--bins {stripped}: date edges need a time axis, but x column {xy.x_name!r} "
-                f"holds numbers {NUMBERS_HINT}"
-            )
-        edges = _bin_edges(text)
+        edges = listed_edges(text, xy, x_format)
         return edges, f"{len(edges) - 1} bins"
-    period = parse_period(stripped, "--bins") if PERIOD.match(stripped) else None
+    period = bins_period(text, xy)
     if period is None:
         n = bin_count(text)
         edges = time_edges(x, n, text.strip()) if xy.x_time else np.histogram_bin_edges(x, n)
         return edges, f"{n} bins"
-    if not xy.x_time:
-        raise InputError(
-            f"--bins {stripped}: a time period needs a time axis, but x column {xy.x_name!r} "
-            f"holds numbers {NUMBERS_HINT}"
-        )
     edges = time_edges(x, stripped, stripped)
     if period[0] == "calendar":
         return edges, f"calendar bins of {stripped}"

@@ -2,6 +2,7 @@
 
 import argparse
 import os
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import numpy as np
@@ -11,10 +12,25 @@ import jaxsubset
 from ._bigfile import streamed_statistics, wants_stream
 from ._figures import DPI, PLOT_SUFFIXES, require_matplotlib, save_figure, stats_figure
 from ._files import OUTPUT_SUFFIXES, InputError, check_memory
-from ._options import COUNTS, build_ranges, check_bins, check_width, parse_stats, quantile_q
+from ._options import (
+    COUNTS,
+    build_ranges,
+    check_bins,
+    check_bins_axis,
+    check_width,
+    parse_stats,
+    quantile_q,
+    width_value,
+)
 from ._progress import Progress
 from ._reader import XY, read_xy
-from ._windows import check_windows, is_calendar, wants_windows, window_ranges
+from ._windows import (
+    check_windows,
+    check_windows_axis,
+    is_calendar,
+    wants_windows,
+    window_ranges,
+)
 from ._writer import atomic_output, check_output_path, format_table, write_table
 
 
@@ -177,6 +193,21 @@ def streams(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
     return not whole and wants_stream(args.input, stats, stream_above_mb=args.stream_above)
 
 
+def axis_check(args: argparse.Namespace) -> Callable[[XY], None]:
+    """The checks of the options against the x axis (a duration needs a time axis, a number
+    needs a numeric one, units, date edges), for the reader to run on the file's columns
+    before it reads the data: a bad option on a big file fails at once."""
+
+    def check(xy: XY) -> None:
+        if args.width is not None:
+            width_value(args.width, xy)
+        if args.bins is not None:
+            check_bins_axis(args.bins, xy, args.x_format)
+        check_windows_axis(args, xy)
+
+    return check
+
+
 def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     """Run ``jaxsubset stats`` with the parsed options; returns the exit status (0).
 
@@ -227,10 +258,18 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 windows=args if wants_windows(args) else None,
                 ddof=args.ddof,
                 nan_policy=args.nan_policy,
+                check=axis_check(args),
             )
         else:
             progress.stage(f"reading {args.input}")
-            xy = read_xy(args.input, args.x, args.y, sort=args.sort, x_format=args.x_format)
+            xy = read_xy(
+                args.input,
+                args.x,
+                args.y,
+                sort=args.sort,
+                x_format=args.x_format,
+                check=axis_check(args),
+            )
             progress.stage("finding the subsets")
             if wants_windows(args):
                 ranges, what, bounds = window_ranges(args, xy)

@@ -166,14 +166,11 @@ def rolling_request(args: argparse.Namespace, xy: XY) -> tuple[Any, Any, str, di
 MAX_WINDOWS = 10_000_000  # a short --every over a long axis must stay a sane table
 
 
-def dynamic_request(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], str, dict]:
-    """``--every``/``--period``/``--offset`` on this axis: the keyword arguments of
-    :func:`jaxsubset.ranges.dynamic` (``every`` first), a description and the bounds."""
-    x = xy.x
+def dynamic_args(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], str]:
+    """``--every``/``--period``/``--offset`` on this axis, without its points: the keyword
+    arguments of :func:`jaxsubset.ranges.dynamic` (``every`` first) and a description."""
     what = f"windows every {args.every}" + (f" of {args.period}" if args.period else "")
     what += f" from offset {args.offset}" if args.offset else ""
-    if x.shape[0] == 0:
-        raise InputError("--every: the data hold no points")
     if is_calendar(args):
         months = _months(args.every, "--every")
         per_months = months if args.period is None else _months(args.period, "--period")
@@ -186,14 +183,36 @@ def dynamic_request(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], s
         kw: dict[str, Any] = dict(
             every=f"{months}mo", period=f"{per_months}mo", offset=np.timedelta64(off, "ns")
         )
-        lo, hi = jaxsubset.dynamic_bounds(x.view("datetime64[ns]"), **kw)
-        return kw, "calendar " + what, {"lo": lo.view(np.int64), "hi": hi.view(np.int64)}
+        return kw, "calendar " + what
     every = axis_value(args.every, "--every", xy, integer=True)
     per = every if args.period is None else axis_value(args.period, "--period", xy, integer=True)
     off = 0 if args.offset is None else axis_value(args.offset, "--offset", xy, integer=True)
     if not all(isinstance(v, int) for v in (every, per, off)):  # one fraction: all floats
         every, per, off = float(every), float(per), float(off)
-    kw = dict(every=every, period=per, offset=off)
+    return dict(every=every, period=per, offset=off), what
+
+
+def check_windows_axis(args: argparse.Namespace, xy: XY) -> None:
+    """The window options against the axis of ``xy`` (its points are not read): units on a
+    time axis, numbers on a numeric one, a calendar offset's range."""
+    if getattr(args, "before", None) is not None:
+        axis_value(args.before, "--before", xy, integer=True)
+        if args.after is not None:
+            axis_value(args.after, "--after", xy, integer=True)
+    if getattr(args, "every", None) is not None:
+        dynamic_args(args, xy)
+
+
+def dynamic_request(args: argparse.Namespace, xy: XY) -> tuple[dict[str, Any], str, dict]:
+    """``--every``/``--period``/``--offset`` on this axis: the keyword arguments of
+    :func:`jaxsubset.ranges.dynamic` (``every`` first), a description and the bounds."""
+    x = xy.x
+    if x.shape[0] == 0:
+        raise InputError("--every: the data hold no points")
+    kw, what = dynamic_args(args, xy)
+    if is_calendar(args):
+        lo, hi = jaxsubset.dynamic_bounds(x.view("datetime64[ns]"), **kw)
+        return kw, what, {"lo": lo.view(np.int64), "hi": hi.view(np.int64)}
     try:  # the library's windows (only x's first and last point are read: x may be mapped)
         lo, hi = jaxsubset.dynamic_bounds(x, **kw, max_windows=MAX_WINDOWS)
     except ValueError as e:
