@@ -201,6 +201,30 @@ def test_a_quote_left_open_and_wrong_widths_name_their_line(tmp_path):
             read_xy(tmp_path / "d.csv")
 
 
+def test_several_y_columns_count_and_valid_per_column(tmp_path, run):
+    # --stat count with several y: count_<col> (and valid_<col>), like every other statistic
+    y = np.array([[1, 5], [np.nan, 6], [3, np.nan], [4, np.nan], [5, 9]], float)
+    rows = ["" if v != v else repr(v) for v in y.ravel().tolist()]
+    text = "x,a,b\n" + "".join(f"{i},{rows[2 * i]},{rows[2 * i + 1]}\n" for i in range(5))
+    (tmp_path / "d.csv").write_text(text)
+    rc, _, err = run("d.csv", "--y", "a", "--y", "b", "--chunks", 2, "--stat", "count,valid,sum",
+                     "--out", "o.csv", "--quiet")  # fmt: skip
+    assert rc == 0, err
+    got = pd.read_csv(tmp_path / "o.csv")
+    assert list(got.columns) == ["subset", "start", "count", "x_first", "x_last", "count_a",
+                                 "count_b", "valid_a", "valid_b", "sum_a", "sum_b"]  # fmt: skip
+    pieces = np.array_split(np.arange(5), 2)
+    for c, name in enumerate("ab"):
+        assert got[f"count_{name}"].tolist() == [len(p) for p in pieces]
+        assert got[f"valid_{name}"].tolist() == [int(np.sum(~np.isnan(y[p, c]))) for p in pieces]
+        assert got[f"sum_{name}"].tolist() == [float(np.nansum(y[p, c])) for p in pieces]
+    rc, _, err = run("d.csv", "--y", "a", "--chunks", 2, "--stat", "count", "--out", "p.csv")
+    assert rc == 0, err
+    assert list(pd.read_csv(tmp_path / "p.csv").columns) == [
+        "subset", "start", "count", "x_first", "x_last",
+    ]  # fmt: skip
+
+
 def test_without_pyarrow_text_is_refused_with_the_install_line(tmp_path):
     (tmp_path / "in.csv").write_text("x,y\n0,1\n1,2\n")
     np.save(tmp_path / "in.npy", np.stack([np.arange(4.0), np.ones(4)], 1))

@@ -76,8 +76,8 @@ def compute_statistics(
             caller's check (see :func:`run_stats`), here the same as ``"propagate"``.
 
     Returns:
-        statistic name -> ``(K, C)`` float64 (``count``: ``(K, 1)`` int64, ``valid``:
-        ``(K, C)`` int64).
+        statistic name -> ``(K, C)`` float64 (``count``, the points of every subset, and
+        ``valid``, the real readings of every y column: ``(K, C)`` int64).
     """
     progress = progress or Progress(None, "", enabled=False)
     start = np.asarray(ranges.start).reshape(-1)
@@ -103,8 +103,8 @@ def compute_statistics(
         res = jaxsubset.range_statistic(xy.y, flat, "quantile", q=quantile_q(st), nan_policy=policy)
         out[st] = np.asarray(res, dtype=np.float64)
         progress.advance()
-    if "count" in stats:
-        out["count"] = count.astype(np.int64)[:, None]
+    if "count" in stats:  # the same for every y column, named per column like the others
+        out["count"] = np.repeat(count.astype(np.int64)[:, None], xy.y.shape[1], axis=1)
     if "valid" in stats:
         out["valid"] = valid_counts(xy.y, start.astype(np.int64), count.astype(np.int64))
     return {st: out[st] for st in stats}
@@ -115,8 +115,9 @@ def result_columns(
 ) -> dict[str, np.ndarray]:
     """The output table: subset, start, count, x_first, x_last, [lo, hi], then the statistics.
 
-    With several y columns the statistics are named ``<stat>_<y column>``. On a time axis the
-    x columns are ``datetime64[ns]`` (NaT where a subset is empty).
+    With several y columns every statistic is named ``<stat>_<y column>``, ``count_<y column>``
+    and ``valid_<y column>`` too (the ``count`` column, the points of the subset, is always
+    there). On a time axis the x columns are ``datetime64[ns]`` (NaT where a subset is empty).
     """
     start = np.asarray(ranges.start).reshape(-1).astype(np.int64)
     count = np.asarray(ranges.count).reshape(-1).astype(np.int64)
@@ -141,7 +142,7 @@ def result_columns(
     cols.update(bounds)
     several = len(xy.y_names) > 1
     for st, v in values.items():
-        if st == "count":
+        if st == "count" and not several:
             continue  # the count column already is this
         for c, name in enumerate(xy.y_names):
             cols[f"{st}_{name}" if several else st] = v[:, c]
