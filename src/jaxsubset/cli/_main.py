@@ -122,16 +122,19 @@ missing values:
 
 input files:
   .csv .tsv .txt .dat    columns by header name or 0-based index; a header is detected;
-                         blank lines and lines starting with '#' are skipped
+                         blank lines and lines starting with '#' are skipped (read by
+                         pyarrow's CSV reader: pip install 'jaxsubset[cli]')
   .npy                   a 2-column array (x, y), a pair of rows (2, N), or a 1-D y
   .npz                   arrays by key
-  .parquet               columns by name (needs pyarrow: pip install 'jaxsubset[parquet]')
+  .parquet               columns by name (pyarrow, as text files)
+  Columns and options are checked against the file's header before its data is read.
   By default x and y are the columns named x and y, else the first and the second column;
   a file with a single column is y against its row index.
 
 output:
   an aligned table on stdout, or --out FILE (.csv, .tsv, .json or .parquet) with the columns
-  subset, start, count, x_first, x_last, [lo, hi], then one per statistic; numbers keep full
+  subset, start, count, x_first, x_last, [lo, hi], then one per statistic (with several --y,
+  one per statistic and column: mean_a, mean_b, count_a, valid_a...); numbers keep full
   precision. Outputs appear complete or not at all (also on Ctrl-C, SIGTERM, SIGHUP), and
   the input is never overwritten. Errors are one line on stderr with exit status 2; an
   unexpected error (a bug to report) exits with status 1, and --debug shows its traceback.

@@ -73,7 +73,7 @@ def check_output_path(
             import pyarrow  # noqa: F401
         except ImportError:
             raise InputError(
-                f"{path}: writing Parquet needs pyarrow: pip install 'jaxsubset[parquet]'"
+                f"{path}: writing Parquet needs pyarrow: pip install 'jaxsubset[cli]'"
             ) from None
     return path
 
