@@ -200,7 +200,7 @@ class Input:
         x_kind = "time" if time else "int" if head.integer_hint(ix) else "float"
         if head.direct and time is not None:
             kinds = {j: (x_kind if j == ix else "float") for j in keep}
-            got = read_direct(head, kinds, self.x_format)
+            got = read_direct(head, kinds, self.x_format, complete=ix)
         if got is None:
             return no_data_check(read_careful(self.path, head.delimiter, self.x_format, keep))
         read, rows = got

@@ -1,6 +1,6 @@
 """Reading delimited text (CSV, TSV, whitespace columns) with pyarrow's CSV reader.
 
-:func:`inspect_text` reads only the head of the file (its first MiB): the delimiter, the header
+:func:`inspect_text` reads only the head of the file (its first 64 KiB): the delimiter, the header
 and the first rows, so columns and options are checked before any data is read. Then one of
 two roads reads the columns:
 
@@ -33,7 +33,7 @@ from ._files import InputError, check_memory
 from ._table import MISSING_TEXT, Table, is_value
 
 
-HEAD_BYTES = 1 << 20  # the head read to find the header, the delimiter and the first rows
+HEAD_BYTES = 1 << 16  # the head read to find the header, the delimiter and the first rows
 HEAD_ROWS = 200  # data rows of the head kept to guess the columns' types
 BLOCK_BYTES = 4 << 20  # pyarrow's block: a row longer than this is read the careful way
 # Python's str.splitlines breaks lines at these too; pyarrow does not (the careful road reads
@@ -125,7 +125,7 @@ def is_skipped(line: str) -> bool:
 
 
 def inspect_text(path: str, delimiter: str | None, x_format: str | None) -> Head:
-    """The :class:`Head` of a text file, from its first MiB only.
+    """The :class:`Head` of a text file, from its first 64 KiB only.
 
     The direct road is ruled out (``direct=False``) where pyarrow would not split the file
     into the same rows as the careful road: a single column, blank lines of spaces or comments
@@ -179,20 +179,19 @@ def inspect_text(path: str, delimiter: str | None, x_format: str | None) -> Head
     else:
         head.rows.append(fields)
     head.direct = direct and len(fields) > 1 and (delimiter is not None or body == " ".join(fields))
-    for line in lines:
+    for line in lines:  # the first rows (the rest of the file is checked by read_direct)
+        if len(head.rows) >= HEAD_ROWS:
+            break
         if not line.rstrip("\r\n"):
             continue  # an empty line: pyarrow skips it too
         if is_skipped(line):
             head.direct = False  # spaces or a comment: only the careful road skips those
             continue
         row = line.rstrip("\r\n")
-        if delimiter is None and row != " ".join(row.split()):
-            head.direct = False
-        if len(head.rows) < HEAD_ROWS:
-            try:
-                head.rows.append(split_fields(row, delimiter, 0))
-            except csv.Error:
-                head.direct = False  # the careful road names the line
+        try:
+            head.rows.append(split_fields(row, delimiter, 0))
+        except csv.Error:
+            head.direct = False  # the careful road names the line
     if whole and header and not head.rows and head.direct:
         raise InputError(f"{path}: the file has a header but no data rows")
     head.end = len(raw)
@@ -201,11 +200,11 @@ def inspect_text(path: str, delimiter: str | None, x_format: str | None) -> Head
 
 # ---------------------------------------------------------------------------- the direct road
 def read_direct(
-    head: Head, types: dict[int, str], x_format: str | None = None
+    head: Head, types: dict[int, str], x_format: str | None = None, complete: int | None = None
 ) -> tuple[dict[int, np.ndarray], int] | None:
     """Columns of a text file read by pyarrow itself, typed; None where the careful road must
-    read the file (a cell pyarrow cannot convert, a row of the wrong width, a missing cell in a
-    column of kind ``"time"``/``"int"``, a ``#`` after the head).
+    read the file (a cell pyarrow cannot convert, a row of the wrong width, a missing cell in
+    column ``complete`` (x) or of kind ``"time"``/``"int"``, a ``#`` after the header).
 
     Args:
         head: the file's :class:`Head` (``head.direct`` must be True).
@@ -213,12 +212,14 @@ def read_direct(
             (int64), ``"time"`` (int64 nanoseconds since the epoch: ISO-8601 text, or dates of
             ``x_format``).
         x_format: a ``strptime`` format of the dates, for ``"time"``.
+        complete: a column that may hold no missing cell: the careful road names the line of
+            one, or skips it where the line is blank (a TSV line of tabs).
 
     Returns:
         ``(columns, rows)``: column position -> 1-D array, and the number of data rows.
     """
     pa, pcsv = arrow()
-    if has_comment(head.path, head.end):
+    if find_any(head.path, max(head.offset - 1, 0), FOREIGN_ROWS[head.delimiter is None]):
         return None
     arrow_type = {"float": pa.float64(), "int": pa.int64(), "time": pa.timestamp("ns")}
     names = [f"c{i}" for i in range(len(head.names))]
@@ -255,12 +256,10 @@ def read_direct(
             for batch in reader:
                 for k, (j, kind) in enumerate(types.items()):
                     col = batch.column(k)
-                    if kind != "float" and col.null_count:
+                    if (kind != "float" or j == complete) and col.null_count:
                         return None  # a missing date or x: the careful road names its line
                     nulls[j] += col.null_count
-                    if kind == "time":
-                        col = col.cast(pa.int64())
-                    parts[j].append(col.to_numpy(zero_copy_only=False))
+                    parts[j].append(values(col, np.float64 if kind == "float" else np.int64))
     except pa.ArrowException:
         return None
     cols = {j: np.concatenate(p) if p else np.empty(0) for j, p in parts.items()}
@@ -270,20 +269,42 @@ def read_direct(
     return cols, rows
 
 
+def values(col: Any, dtype: type) -> np.ndarray:
+    """A float64 or int64 (timestamp) pyarrow array as a NumPy view of its buffer, a null as
+    NaN (in a copy). pyarrow's own ``to_numpy`` imports pandas for arrays with nulls, which
+    costs a fresh process half a second."""
+    n, at = len(col), col.offset
+    validity, data = col.buffers()[:2]
+    out = np.frombuffer(data, dtype, count=n, offset=at * 8)
+    if col.null_count:
+        out = out.copy()
+        bits = np.unpackbits(np.frombuffer(validity, np.uint8), count=at + n, bitorder="little")
+        out[bits[at:] == 0] = np.nan
+    return out
+
+
 def estimate_rows(head: Head, size: int) -> int:
     """The number of data rows a file of ``size`` bytes holds, judged by its head."""
     per_row = max((head.end - head.offset) / max(len(head.rows), 1), 1.0)
     return int((size - head.offset) / per_row * 1.1) + 1024
 
 
-def has_comment(path: str, start: int) -> bool:
-    """Whether a ``#`` follows byte ``start`` (a memchr over the mapped file: a comment line
-    the head did not see would be read as data by pyarrow)."""
-    size = os.path.getsize(path)
-    if size <= start:
+# What pyarrow would split unlike the careful road, anywhere after the header: a comment
+# (a "#" anywhere: memchr is cheaper than finding line starts), and in columns separated by
+# spaces a run of spaces, a tab, or a space at either end of a line (pyarrow reads single
+# spaces only; a run would be an empty field where str.split() sees none).
+FOREIGN_ROWS = {
+    False: (b"#",),
+    True: (b"#", b"  ", b"\t", b" \n", b"\n ", b" \r", b"\r "),
+}
+
+
+def find_any(path: str, start: int, needles: Sequence[bytes]) -> bool:
+    """Whether any of ``needles`` occurs after byte ``start`` of the mapped file."""
+    if os.path.getsize(path) <= start:
         return False
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        return m.find(b"#", start) >= 0
+        return any(m.find(n, start) >= 0 for n in needles)
 
 
 def cell_texts(head: Head, index: int, rows: Sequence[int]) -> list[str]:
