@@ -275,7 +275,7 @@ def values(col: Any, dtype: type) -> np.ndarray:
     costs a fresh process half a second."""
     n, at = len(col), col.offset
     validity, data = col.buffers()[:2]
-    out = np.frombuffer(data, dtype, count=n, offset=at * 8)
+    out: np.ndarray = np.frombuffer(data, dtype, count=n, offset=at * 8)
     if col.null_count:
         out = out.copy()
         bits = np.unpackbits(np.frombuffer(validity, np.uint8), count=at + n, bitorder="little")

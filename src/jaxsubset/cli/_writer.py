@@ -179,9 +179,31 @@ def write_table(path: str | os.PathLike, columns: dict[str, np.ndarray]) -> None
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            pq.write_table(pa.table(dict(zip(names, arrays, strict=True))), tmp)
+            table = pa.Table.from_arrays([arrow_column(a) for a in arrays], names=names)
+            pq.write_table(table, tmp)
         else:  # pragma: no cover - check_output_path rejects these first
             raise InputError(f"{path}: unsupported output format {ext!r}")
+
+
+def arrow_column(a: np.ndarray) -> Any:
+    """A column as a pyarrow array on its NumPy buffer: numbers keep their dtype (NaN stays
+    NaN), dates are ``timestamp[ns]`` with NaT as null. Built from the buffers because
+    ``pyarrow.array`` imports pandas (half a second of a fresh process)."""
+    import pyarrow as pa
+
+    if a.dtype.kind not in "biufM":  # pragma: no cover - the command writes numbers and dates
+        return pa.array(a)
+    validity, nulls = None, 0
+    if a.dtype.kind == "M":
+        nat = np.isnat(a)
+        nulls = int(nat.sum())
+        validity = pa.py_buffer(np.packbits(~nat, bitorder="little")) if nulls else None
+        a, kind = a.astype("datetime64[ns]").view(np.int64), pa.timestamp("ns")
+    else:
+        a = a.astype(np.int64) if a.dtype.kind == "b" else a
+        kind = pa.from_numpy_dtype(a.dtype)
+    data = pa.py_buffer(np.ascontiguousarray(a))
+    return pa.Array.from_buffers(kind, len(a), [validity, data], null_count=nulls)
 
 
 def fmt(v: Any) -> str:
