@@ -180,7 +180,9 @@ def write_table(path: str | os.PathLike, columns: dict[str, np.ndarray]) -> None
             import pyarrow.parquet as pq
 
             table = pa.Table.from_arrays([arrow_column(a) for a in arrays], names=names)
-            pq.write_table(table, tmp)
+            # no dictionary pages: the table's columns are (nearly) all distinct values, for
+            # which pyarrow builds a dictionary and drops it (BENCHMARKS.md: half the time)
+            pq.write_table(table, tmp, use_dictionary=False)
         else:  # pragma: no cover - check_output_path rejects these first
             raise InputError(f"{path}: unsupported output format {ext!r}")
 
