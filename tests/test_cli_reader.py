@@ -113,6 +113,11 @@ def test_the_direct_road_reads_plain_files_typed(tmp_path, run, monkeypatch):
     (tmp_path / "n.csv").write_text("t,y\n1700000000000000001,1\n1700000000000000002,2\n")
     xy = read_xy(tmp_path / "n.csv")
     assert xy.x.dtype == np.int64 and xy.x[1] - xy.x[0] == 1
+    # integers in the head, a fraction further on: x is read again as floats, not line by line
+    x = np.arange(1000.0)
+    x[900] += 0.5
+    (tmp_path / "f.csv").write_text("x,y\n" + "".join(f"{v:g},1\n" for v in x))
+    np.testing.assert_array_equal(read_xy(tmp_path / "f.csv").x, x)
     rc, _, err = run("t.csv", "--y", "a", "--y", "b", "--bins", "1M", "--stat", "mean")
     assert rc == 0, err
 

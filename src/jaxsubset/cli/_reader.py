@@ -197,10 +197,12 @@ class Input:
         float64), else the careful one."""
         got = None
         time = head.time_hint(ix, self.x_format)
-        x_kind = "time" if time else "int" if head.integer_hint(ix) else "float"
-        if head.direct and time is not None:
+        tries = ["time"] if time else ["int", "float"] if head.integer_hint(ix) else ["float"]
+        for x_kind in tries if head.direct and time is not None else []:
             kinds = {j: (x_kind if j == ix else "float") for j in keep}
             got = read_direct(head, kinds, self.x_format, complete=ix)
+            if got is not None:  # an x of integers in the head and fractions later: floats
+                break
         if got is None:
             return no_data_check(read_careful(self.path, head.delimiter, self.x_format, keep))
         read, rows = got
