@@ -258,3 +258,36 @@ def test_without_pyarrow_text_is_refused_with_the_install_line(tmp_path):
     assert r.stderr.strip() == (
         "jaxsubset stats: error: reading text files needs pyarrow: pip install 'jaxsubset[cli]'"
     )
+
+
+@pytest.mark.parametrize(
+    "windows",
+    [
+        {"width": 2.0},
+        {"width": 3.0, "center": True},
+        {"before": 2.0, "after": 1.0},
+        {"width": 0.05},
+    ],
+)
+def test_rolling_windows_take_the_rolling_road_with_the_same_numbers(command_mode, windows):
+    # x-width windows: jaxsubset.rolling_statistic over the windows it resolves itself, against
+    # range_statistic over the windows of jaxsubset.ranges.rolling (the command's table), with
+    # tied x, runs of missing readings, both NaN policies and ddof
+    import jaxsubset
+    from jaxsubset.cli._options import STATS
+    from jaxsubset.cli._reader import XY
+    from jaxsubset.cli._stats import compute_statistics
+
+    rng = np.random.default_rng(0)
+    x = np.sort(np.round(rng.uniform(0, 40, 300), 1))
+    y = rng.normal(size=(300, 2)) + 100
+    y[rng.random((300, 2)) < 0.3] = np.nan
+    y[50:70, 0] = np.nan
+    xy = XY(x, y, "x", ["a", "b"])
+    r = jaxsubset.ranges.rolling(x, **windows)
+    stats = (*STATS, "valid", "q0.9", "q0.25")
+    for policy, ddof in (("omit", 0), ("omit", 1), ("propagate", 1)):
+        flat = compute_statistics(xy, r, stats, ddof=ddof, nan_policy=policy)
+        road = compute_statistics(xy, r, stats, ddof=ddof, nan_policy=policy, rolling=windows)
+        for s in stats:
+            np.testing.assert_allclose(road[s], flat[s], rtol=1e-11, atol=1e-12, err_msg=s)
