@@ -22,6 +22,7 @@ Targets: warm <= 2x pandas, cold <= 3x pandas, a bad column on ~1 GB reported in
     python benchmarks/bench_cli.py                  # 1e6 rows, 3 rounds, a 1 GB bad-column file
     python benchmarks/bench_cli.py --quick          # 1e5 rows, 1 round, 50 MB
     python benchmarks/bench_cli.py --profile --json cli.json
+    python benchmarks/bench_cli.py --baseline ../before/src   # also the command before a change
 """
 
 import argparse
@@ -85,17 +86,22 @@ def make_big(small: str, path: str, mb: float) -> int:
 class Runner:
     """Fresh processes in ``folder`` with a cache folder of our own."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, baseline: str | None = None) -> None:
         self.folder = folder
+        self.baseline = baseline
         self.env = dict(os.environ)
         for var in ("JAX_ENABLE_X64", "JAX_COMPILATION_CACHE_DIR", "JAXSUBSET_NO_CACHE"):
             self.env.pop(var, None)
         self.env.setdefault("JAX_PLATFORMS", "cpu")
         self.warm_cache = tempfile.mkdtemp(prefix="cache-warm-", dir=folder)
 
-    def wall(self, argv: list[str], cache: str | None = None, status: int = 0) -> float:
+    def wall(
+        self, argv: list[str], cache: str | None = None, status: int = 0, src: str | None = None
+    ) -> float:
         env = dict(self.env)
         env["JAXSUBSET_CACHE_DIR"] = cache or self.warm_cache
+        if src is not None:  # another jaxsubset: the baseline's source tree
+            env["PYTHONPATH"] = src
         t0 = time.perf_counter()
         p = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=self.folder)
         took = time.perf_counter() - t0
@@ -103,11 +109,12 @@ class Runner:
             raise RuntimeError(f"{argv[:6]} exited {p.returncode}:\n{p.stderr[-3000:]}")
         return took
 
-    def command(self, options: list[str], cold: bool) -> float:
+    def command(self, options: list[str], cold: bool, base: bool = False) -> float:
         cache = tempfile.mkdtemp(prefix="cache-cold-", dir=self.folder) if cold else None
         argv = [sys.executable, "-m", "jaxsubset", "stats", "data.csv", "--x", "date"]
+        argv += ["--y", "a", "--y", "b", *options, "--quiet"]
         try:
-            return self.wall([*argv, "--y", "a", "--y", "b", *options, "--quiet"], cache)
+            return self.wall(argv, cache, src=self.baseline if base else None)
         finally:
             if cache:
                 shutil.rmtree(cache, ignore_errors=True)
@@ -127,6 +134,11 @@ def run_jobs(runner: Runner, rounds: int) -> list[dict[str, Any]]:
         "bins pandas": lambda: runner.pandas("bins"),
         "both pandas": lambda: runner.pandas("rolling,bins"),
     }
+    if runner.baseline:
+        jobs["rolling baseline"] = lambda: runner.command(ROLLING, cold=False, base=True)
+        jobs["bins baseline"] = lambda: runner.command(BINS, cold=False, base=True)
+        runner.command(ROLLING, cold=False, base=True)
+        runner.command(BINS, cold=False, base=True)
     runner.command(ROLLING, cold=False)  # fill the warm cache (and the page cache)
     runner.command(BINS, cold=False)
     times: dict[str, list[float]] = {k: [] for k in jobs}
@@ -148,6 +160,8 @@ def run_jobs(runner: Runner, rounds: int) -> list[dict[str, Any]]:
                 "rounds": times[f"{job} warm"] + times[f"{job} cold"] + times[f"{job} pandas"],
             }
         )
+        if runner.baseline:
+            rows[-1]["baseline_warm_s"] = med[f"{job} baseline"]
     warm = med["rolling warm"] + med["bins warm"]
     cold = med["rolling cold"] + med["bins cold"]
     rows.append(
@@ -194,8 +208,13 @@ def run_bad(runner: Runner, big: str, rounds: int) -> list[dict[str, Any]]:
             if status != "2":
                 raise RuntimeError(f"{name}: exit status {status}, expected 2:\n{p.stderr}")
             mains.append(float(in_main))
+        base = None
+        if runner.baseline:  # once: the old reader reads the whole file first
+            argv = [sys.executable, "-m", "jaxsubset", "stats", big, *options, "--quiet"]
+            base = runner.wall(argv, status=2, src=runner.baseline)
         rows.append(
             {
+                "baseline_process_s": base,
                 "case": name,
                 "file_mb": os.path.getsize(big) / 1e6,
                 "process_s": statistics.median(walls),
@@ -249,6 +268,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--big-mb", type=float, default=None, help="bad-column file size (1000)")
     p.add_argument("--profile", action="store_true", help="also profile one run of each")
     p.add_argument("--json", help="also write the results to this JSON file")
+    p.add_argument(
+        "--baseline",
+        metavar="SRC",
+        help="also time (warm cache) the command of the jaxsubset in this source folder, e.g. "
+        "a checkout of the commit before a change: --baseline ../old/src",
+    )
     a = p.parse_args(argv)
     n = int(a.n or (1e5 if a.quick else 1e6))
     rounds = a.rounds or (1 if a.quick else 3)
@@ -260,12 +285,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     machine["load_avg_before"] = os.getloadavg()
     results: dict[str, Any] = {"n": n}
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as folder:
-        runner = Runner(folder)
+        runner = Runner(folder, a.baseline and os.path.abspath(a.baseline))
         make_csv(os.path.join(folder, "data.csv"), n)
         mb = os.path.getsize(os.path.join(folder, "data.csv")) / 1e6
         print(f"\n-- jobs on a CSV of {n} rows ({mb:.1f} MB), {rounds} interleaved rounds")
         results["jobs"] = run_jobs(runner, rounds)
-        print_table(results["jobs"], ["job", "warm_s", "cold_s", "pandas_s", "warm_x", "cold_x"])
+        columns = ["job", "warm_s", "cold_s", "pandas_s", "warm_x", "cold_x"]
+        print_table(results["jobs"], columns + (["baseline_warm_s"] if a.baseline else []))
         if a.profile:
             print("\n-- one warm run under cProfile: seconds by stage (cumulative)")
             results["profile"] = run_profile(runner)
@@ -274,7 +300,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         size = make_big(os.path.join(folder, "data.csv"), big, big_mb)
         print(f"\n-- a bad option on a {size / 1e6:.0f} MB CSV ({rounds} runs, median)")
         results["bad"] = run_bad(runner, big, rounds)
-        print_table(results["bad"], ["case", "process_s", "main_s", "import_jaxsubset_s"])
+        columns = ["case", "process_s", "main_s", "import_jaxsubset_s"]
+        print_table(results["bad"], columns + (["baseline_process_s"] if a.baseline else []))
     machine["load_avg_after"] = os.getloadavg()
     payload = {"machine": machine, "results": results, "targets": targets(results)}
     for t in payload["targets"]:
