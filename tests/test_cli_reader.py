@@ -291,3 +291,14 @@ def test_rolling_windows_take_the_rolling_road_with_the_same_numbers(command_mod
         road = compute_statistics(xy, r, stats, ddof=ddof, nan_policy=policy, rolling=windows)
         for s in stats:
             np.testing.assert_allclose(road[s], flat[s], rtol=1e-11, atol=1e-12, err_msg=s)
+
+
+def test_a_header_or_comments_longer_than_the_head(tmp_path):
+    # the head grows until it holds the header: 5000 columns, after 100 kB of comments
+    names = [f"column_{i}" for i in range(5000)]
+    text = "# note\n" * 15000 + ",".join(names) + "\n" + ",".join(map(str, range(5000))) + "\n"
+    (tmp_path / "w.csv").write_text(text)
+    head = inspect_text(str(tmp_path / "w.csv"), None, None)
+    assert head.names == names and head.line == 15002 and head.rows == [list(map(str, range(5000)))]
+    xy = read_xy(tmp_path / "w.csv", "column_3", ["column_4999"])
+    assert xy.x.tolist() == [3.0] and xy.y.tolist() == [[4999.0]]

@@ -142,8 +142,6 @@ class Input:
         self.table: Table | None = None
         if self.kind == "text":
             self.head = inspect_text(self.path, text_delimiter(self.path), x_format)
-            if not self.head.names:  # a comment longer than the head: read it all
-                self.table = read_careful(self.path, self.head.delimiter, x_format)
         elif self.kind == "npy":
             self.table = no_data_check(read_npy(self.path, mmap=True))
         elif self.kind == "npz":

@@ -124,8 +124,11 @@ def is_skipped(line: str) -> bool:
     return not body or body.startswith("#")
 
 
-def inspect_text(path: str, delimiter: str | None, x_format: str | None) -> Head:
-    """The :class:`Head` of a text file, from its first 64 KiB only.
+def inspect_text(
+    path: str, delimiter: str | None, x_format: str | None, size: int = HEAD_BYTES
+) -> Head:
+    """The :class:`Head` of a text file, from its first 64 KiB (more where the comments before
+    the header or the header itself are longer).
 
     The direct road is ruled out (``direct=False``) where pyarrow would not split the file
     into the same rows as the careful road: a single column, blank lines of spaces or comments
@@ -135,10 +138,9 @@ def inspect_text(path: str, delimiter: str | None, x_format: str | None) -> Head
     Raises:
         InputError: the head is not UTF-8 text, holds NUL bytes, no data, or a header only.
     """
-    size = os.path.getsize(path)
     with open(path, "rb") as f:
-        raw = f.read(HEAD_BYTES)
-    whole = len(raw) >= size
+        raw = f.read(size)
+    whole = len(raw) >= os.path.getsize(path)
     if not whole:  # complete lines only (a line break never sits inside a UTF-8 character)
         cut = max(raw.rfind(b"\n"), raw.rfind(b"\r"))
         raw = raw[: cut + 1] if cut >= 0 else raw
@@ -159,10 +161,10 @@ def inspect_text(path: str, delimiter: str | None, x_format: str | None) -> Head
             first = line
             break
         offset += len(line.encode())
-    if first is None:
-        if whole:
-            raise InputError(f"{path}: the file holds no data")
-        return Head(path, delimiter, [], False, direct=False)  # a long comment: read it all
+    if first is None and whole:
+        raise InputError(f"{path}: the file holds no data")
+    if first is None or (not whole and first == first.rstrip("\r\n")):
+        return inspect_text(path, delimiter, x_format, 4 * size)  # the header is further on
     body = first.rstrip("\r\n")
     if delimiter is None:
         delimiter = sniff_delimiter(body)
