@@ -114,6 +114,8 @@ def reference_x(kind: str, path: str) -> np.ndarray | None:
             return np.asarray(a, dtype=float)
         if kind == "npz":
             with np.load(path, allow_pickle=False) as z:
+                if len(z.files) == 1:  # one array: y against its row index, as for text
+                    return np.arange(len(z[z.files[0]]), dtype=float)
                 key = "x" if "x" in z.files else z.files[0]
                 return np.asarray(z[key], dtype=float)
         if kind == "parquet":

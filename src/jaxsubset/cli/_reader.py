@@ -148,20 +148,16 @@ class Input:
             self.table = read_npz(self.path, keep=[])
         else:
             self.table = read_parquet(self.path, keep=[])
-
-    @property
-    def names(self) -> list[str]:
-        return self.table.names if self.table is not None else self.head.names  # type: ignore[union-attr]
-
-    @property
-    def header(self) -> bool:
-        return self.table.header if self.table is not None else self.head.header  # type: ignore[union-attr]
+        known = self.head if self.head is not None else self.table
+        assert known is not None
+        self.names: list[str] = known.names
+        self.header: bool = known.header
 
     def axis(self, ix: int) -> tuple[bool, np.dtype] | None:
         """``(time, dtype)`` of the x column ``ix`` as it will be read, or None where only
         the data can tell (a text column with no filled cell in the head, text in a binary
         file)."""
-        if self.head is not None and self.table is None:
+        if self.head is not None:
             time = self.head.time_hint(ix, self.x_format)
             if time is None:
                 return None
@@ -181,7 +177,7 @@ class Input:
     def load(self, ix: int, iy: Sequence[int]) -> Table:
         """The x column ``ix`` and the y columns ``iy`` read (the others may stay None)."""
         keep = sorted({ix, *iy})
-        if self.head is not None and self.table is None:
+        if self.head is not None:
             return self._load_text(self.head, ix, keep)
         assert self.table is not None
         if self.kind == "npz" and any(self.table.columns[j] is None for j in keep):
