@@ -727,7 +727,7 @@ def binned_run(
     x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
     ch = tuple(values.shape[:-1])
     fill = None
-    if _bucket.enabled() and n_pts > 0 and not is_traced((x, values, edges, dec)):
+    if n_pts > 0 and _bucket.bucketed(x, values, edges, dec):
         fill = outside(x, edges)
     padded: tuple[Array, Array, Array | None] | None = None
     if fill is not None:

@@ -1729,8 +1729,8 @@ _padded_nearest = jax.jit(nearest_impl)
 
 
 def eager(length: Any, *args: Any) -> bool:
-    """Whether a constructor call is bucketed: bucketing on, no ``length``, all concrete."""
-    return _bucket.enabled() and length is None and not is_traced(args)
+    """Whether a constructor call is bucketed: no ``length`` and ``_bucket.bucketed(*args)``."""
+    return length is None and _bucket.bucketed(*args)
 
 
 def _padded_xy(x: Array, y: Array | None) -> tuple[Array, Any, Array]:

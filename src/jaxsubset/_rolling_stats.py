@@ -34,6 +34,7 @@ from ._statistics._registry import (
     with_quantile,
 )
 from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
+from ._trace import eager
 from ._typing import Array, ArrayLike
 from ._validate import (
     as_x,
@@ -249,11 +250,11 @@ def rolling_statistic(
         at = bound_array(at, "at", x, func, tk)
     # the one resolver: pandas' rule for one window per point (the window of row i ends at
     # row i, also with ties in x), the closed interval for explicit anchors
-    if _bucket.enabled() and not is_traced((x, y, widths, at)) and x.shape[0] > 0:
+    if x.shape[0] > 0 and _bucket.bucketed(x, y, widths, at):
         r = bucketed_ranges(x, widths, at, closed, center, func)
     else:
         r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
-    if at is None and not is_traced((y, r)):
+    if at is None and eager(y, r):  # reads the resolved ranges on the host
         fixed = fixed_count(r.start, r.count)
         if choose_windows(fixed is not None, method) == "sliding" and fixed is not None:
             window, lead = fixed
@@ -263,7 +264,7 @@ def rolling_statistic(
             )  # fmt: skip
     want = tuple(dict.fromkeys((*stats, "count")))
     fdt = float_dtype(y.dtype)
-    if _bucket.enabled() and not is_traced((y, r)):
+    if _bucket.bucketed(y, r):
         cap = None
         if needs_capacity(stats, method, func):
             cap = median_capacity(r.count, capacity, None, func)
@@ -361,7 +362,7 @@ def _rolling_window(
         method=method, capacity=cap, func=func, min_periods=min_periods,
         fdt=np.dtype(float_dtype(y.dtype)),
     )  # fmt: skip
-    if _bucket.enabled() and not is_traced(y):
+    if _bucket.bucketed(y):
         host = _bucket.on_host(y)
         y2 = np.asarray(y).reshape(n, c) if host else y.reshape(n, c)
         # host data known finite: the program without the NaN/inf branch (the same results)

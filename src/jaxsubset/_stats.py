@@ -156,7 +156,7 @@ def range_statistic(
     cap = None
     if needs_capacity(stats, method, func):
         cap = median_capacity(ranges.count, capacity, ranges.max_count, func)
-    if _bucket.enabled() and not is_traced((y, ranges)):
+    if _bucket.bucketed(y, ranges):
         if cap is not None and capacity is None:  # few distinct capacities: few programs
             cap = 1 << (cap - 1).bit_length()
         res = bucketed(y, ranges, stats, single, ddof, nan_policy == "omit", method, cap, func)

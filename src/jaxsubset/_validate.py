@@ -95,11 +95,13 @@ def device_array(value: Any, host: np.ndarray) -> jax.Array:
 
     A JAX array stays as it is; anything else is ``jax.device_put`` of its NumPy form ``host``
     (the same dtype as ``jnp.asarray``, which compiles a small program per new shape and dtype:
-    a new data length would cost a compilation before any work).
+    a new data length would cost a compilation before any work). Inside ``jit`` too the result
+    is concrete (as a closed-over JAX array is), so NumPy and JAX constants take one path.
     """
     if isinstance(value, jax.Array) and value.dtype == host.dtype:
         return value
-    return jax.device_put(host)
+    with jax.ensure_compile_time_eval():
+        return jax.device_put(host)
 
 
 def check_int_fits(values: np.ndarray, name: str, func: str) -> None:
