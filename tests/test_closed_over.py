@@ -286,3 +286,19 @@ def test_in_trace_rule():
     assert seen["vmap"] is False
     jax.lax.scan(lambda c, v: (seen.__setitem__("scan", in_trace()) or c, v), 0.0, x)
     assert seen["scan"] is True
+
+
+@pytest.mark.parametrize("driver", ["stream", "shard"])
+def test_host_drivers_refuse_traces(driver):
+    """``stream``/``shard`` run outside jit; inside one they say so (no NumPy conversion error)."""
+    x = jnp.asarray(XN)
+
+    def call(v):
+        if driver == "shard":
+            return js.shard(x, v, "chunks", statistic="mean", n=5, devices=1)["mean"]
+        return js.stream((x, v), "chunks", statistic="mean", n=5)["mean"]
+
+    eager_out = call(jnp.asarray(YN, FLOAT))
+    np.testing.assert_allclose(eager_out, [c.mean() for c in np.array_split(YN, 5)], **tol())
+    with pytest.raises(TypeError, match=rf"{driver}\('chunks'\): runs outside `jax.jit`"):
+        jax.jit(call)(jnp.asarray(YN, FLOAT))

@@ -51,6 +51,21 @@ def in_trace() -> bool:
     return isinstance(lax.full((), 0), jax.core.Tracer)
 
 
+def require_eager(func: str, *values: Any) -> None:
+    """Raise a clear error when a host driver (``stream``, ``shard``) is called in a trace.
+
+    They place data on the devices themselves and return NumPy results, so they run outside
+    ``jit``; inside a jitted function the constructors and statistics do the same work.
+    """
+    if not eager(*values):
+        raise TypeError(
+            f"{func}: runs outside `jax.jit`/`vmap`/`grad` (it places the data on the devices "
+            "itself and returns NumPy arrays), got traced arguments or a call inside a trace; "
+            "inside a jitted function use the constructors (jaxsubset.chunks, rolling, ...) "
+            "and range_statistic / rolling_statistic / binned_statistic"
+        )
+
+
 def eager(*values: Any) -> bool:
     """Whether a call with these inputs takes the eager path: concrete, outside every trace.
 
