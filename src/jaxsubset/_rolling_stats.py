@@ -10,7 +10,6 @@ import numpy as np
 
 from . import _bucket
 from ._axis import bound_array, time_kind, window_width
-from ._ranges import bucketed_ranges, rolling_ranges
 from ._statistics._dispatch import (
     finish,
     median_capacity,
@@ -44,6 +43,7 @@ from ._validate import (
     is_traced,
     static_int,
 )
+from .resolve import bucketed_ranges, rolling_ranges
 
 
 def rolling_statistic(

@@ -10,7 +10,6 @@ import numpy as np
 
 from . import _bucket
 from ._checks import nan_guard
-from ._ranges import Ranges
 from ._statistics._dispatch import clip_ranges, median_capacity, range_bound, reduce_ranges
 from ._statistics._registry import (
     CAPACITY_ROADS,
@@ -33,6 +32,7 @@ from ._validate import (
     is_traced,
     static_int,
 )
+from .resolve import Ranges
 
 
 def check_statistic(statistic: Any, func: str) -> str:
