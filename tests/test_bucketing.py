@@ -235,7 +235,7 @@ def test_few_long_ranges_take_the_padded_road(monkeypatch):
     """Chunks (a static bound, few slots per point) reduce on the padded road: the same bits
     eagerly bucketed (N and K padded: 7 and 6 chunks share one program) or not and under jit
     (its sums in a fixed order), on the tree to rounding."""
-    from jaxsubset._statistics._registry import choose, padded_fits
+    from jaxsubset.reduce import padded_fits, road as choose
 
     # the rule: K * bound <= 8 N (the order statistics: K * capacity <= 2 N), fewer ranges
     # than points (windows keep their roads)

@@ -39,6 +39,7 @@ from ._rolling_stats import rolling_statistic as rolling_statistic
 from ._statistics._registry import STATISTICS as STATISTICS
 from ._stats import range_statistic as range_statistic
 from ._subsets import Subsets as Subsets
+from .reduce import explain as explain
 from .resolve import (
     Ranges as Ranges,
     bins as bins,
@@ -97,6 +98,7 @@ __all__ = [
     "dynamic_bounds",
     "enable_compilation_cache",
     "ewm_statistic",
+    "explain",
     "from_ranges",
     "gather",
     "grow_capacity",
