@@ -39,6 +39,7 @@ from ._rolling_stats import rolling_statistic as rolling_statistic
 from ._statistics._registry import STATISTICS as STATISTICS
 from ._stats import range_statistic as range_statistic
 from ._subsets import Subsets as Subsets
+from ._window_stats import window_statistic as window_statistic
 from .reduce import explain as explain
 from .resolve import (
     Ranges as Ranges,
@@ -118,4 +119,5 @@ __all__ = [
     "stream",
     "to_datetime64",
     "to_ns",
+    "window_statistic",
 ]

@@ -89,17 +89,12 @@ def rolling_statistic(
     ``x[i] - b < x <= x[i] + f`` with ``closed`` deciding each end, its tied rows ruled as in
     :func:`jaxsubset.rolling` (``after=0`` is the trailing window ``width=b``).
 
-    Fixed-count windows: ``window=w`` (instead of ``width``/``before``/``after``/``at``) is
-    pandas' ``Series(y).rolling(w)``: the window of row ``i`` is the last ``w`` points up to
-    it, ``[i - w + 1, i]`` (fewer at the start; ``w > N`` allowed), ``center=True`` pandas'
-    centred int window (ending ``(w - 1) // 2`` rows later). ``x`` is unused there (pass
-    ``None``, or an x of ``y``'s length). ``min_periods`` keeps this library's default 1:
-    pandas' ``rolling(w).mean()`` (default ``min_periods=w``) is ``rolling_statistic(None, y,
-    statistic="mean", window=w, min_periods=w)``. count/sum/mean/var/std/sem/min/max and
-    cov/corr run on the O(N) block road (``method="blocks"``: van Herk / Gil-Werman prefix
-    and suffix folds, each window combined from partials of its own points); the median and
-    quantiles on the wavelet road (``O(log w)`` per window, see :func:`range_statistic`), the
-    others on the tree over the same windows.
+    Fixed-count windows: use :func:`jaxsubset.window_statistic` (``window_statistic(y, w,
+    statistic)``: the same windows, roads and results), as polars' ``rolling_mean`` beside
+    ``rolling_mean_by``. ``window=w`` here (instead of ``width``/``before``/``after``/``at``)
+    keeps working: pandas' ``Series(y).rolling(w)``, the last ``w`` points up to each row,
+    ``x`` unused (pass ``None``, or an x of ``y``'s length); see
+    :func:`jaxsubset.window_statistic` for its conventions and roads.
 
     Args:
         x: ``(N,)`` sorted sample positions (``None`` with ``window=``): numbers, or a time
@@ -189,31 +184,15 @@ def rolling_statistic(
                 f"{func}: `window` windows are the last `window` points up to each row; "
                 f"`closed` must be 'right' with them, got {closed!r}"
             )
-        window = static_int(window, "window", func)
-        method = check_method(method, func, SLIDING_ROADS)
-        y = as_y(y, func)
-        check_pairs(stats, y.shape, func)
-        if x is not None and np.shape(x)[:1] != y.shape[:1]:
+        if x is not None and np.shape(x)[:1] != np.shape(y)[:1]:
             raise ValueError(
                 f"{func}: `x` and `y` must have the same length along the first axis, "
-                f"got len(x)={np.shape(x)[:1]} and y.shape={tuple(y.shape)}"
+                f"got len(x)={np.shape(x)[:1]} and y.shape={tuple(np.shape(y))}"
             )
-        if nan_policy == "raise":
-            y = raise_on_nan(y, func, "y")
-        return _rolling_window(
-            y,
-            window,
-            stats,
-            names,
-            single,
-            center,
-            min_periods,
-            ddof,
-            nan_policy,
-            method,
-            capacity,
-            func,
-        )
+        return fixed_windows(
+            y, window, stats, names, single, center, min_periods, ddof, nan_policy, method,
+            capacity, func,
+        )  # fmt: skip
     method = check_method(method, func, RANGE_ROADS)
     if x is None:
         raise TypeError(f"{func}: `x` is needed for x-width windows (only `window=` takes None)")
@@ -304,6 +283,34 @@ def rolling_statistic(
         for s, v in finish(out, count, stats, min_periods, fdt).items()
     }
     return public_names(res[stats[0]] if single else res, names, stats, single)
+
+
+def fixed_windows(
+    y: ArrayLike,
+    window: Any,
+    stats: tuple[str, ...],
+    names: tuple[str, ...],
+    single: bool,
+    center: Any,
+    min_periods: int,
+    ddof: int,
+    nan_policy: str,
+    method: Any,
+    capacity: Any,
+    func: str,
+) -> Array | dict[str, Array]:
+    """Fixed-count windows (:func:`jaxsubset.window_statistic`, ``rolling_statistic(...,
+    window=w)``): ``window`` and ``method`` checked, ``y`` converted, then the block road."""
+    window = static_int(window, "window", func)
+    method = check_method(method, func, SLIDING_ROADS)
+    y = as_y(y, func)
+    check_pairs(stats, y.shape, func)
+    if nan_policy == "raise":
+        y = raise_on_nan(y, func, "y")
+    return _rolling_window(
+        y, window, stats, names, single, center, min_periods, ddof, nan_policy, method,
+        capacity, func,
+    )  # fmt: skip
 
 
 def _rolling_window(
