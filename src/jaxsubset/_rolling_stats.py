@@ -42,7 +42,7 @@ from ._validate import (
 )
 from .reduce import Choice, Request, choose
 from .reduce._choose import road
-from .resolve import bucketed_ranges, rolling_ranges
+from .resolve import bucketed_ranges, resolve_rolling
 
 
 def rolling_statistic(
@@ -231,7 +231,7 @@ def rolling_statistic(
     if x.shape[0] > 0 and _bucket.bucketed(x, y, widths, at):
         r = bucketed_ranges(x, widths, at, closed, center, func)
     else:
-        r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
+        r = resolve_rolling(x, **widths, at=at, closed=closed, center=center, func=func)
     omit = nan_policy == "omit"
     request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
     if at is None and eager(y, r):  # the chooser reads the resolved ranges on the host

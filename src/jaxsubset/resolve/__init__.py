@@ -58,8 +58,8 @@ from ._keys import (
     sides,
 )
 from ._type import Ranges, to_subsets
-from ._windows import bucketed_ranges, rolling, rolling_ranges, window_widths
-from ._xranges import nearest, select, select_ranges
+from ._windows import bucketed_ranges, resolve_rolling, rolling, rolling_ranges, window_widths
+from ._xranges import nearest, resolve_select, select, select_ranges
 
 
 __all__ = [
@@ -83,6 +83,8 @@ __all__ = [
     "isolate_ranges",
     "keys",
     "nearest",
+    "resolve_rolling",
+    "resolve_select",
     "rolling",
     "rolling_ranges",
     "select",

@@ -95,8 +95,6 @@ def bin_ranges(
     edges: ArrayLike,
     *,
     length: ArrayLike | None = None,
-    _func: str = "ranges.bins",
-    _time: str | None = None,
 ) -> Ranges:
     """Index ranges of ``numpy.histogram`` bins (see :func:`jaxsubset.bins`).
 
@@ -106,27 +104,39 @@ def bin_ranges(
         >>> jaxsubset.ranges.bins(x, jnp.array([0.0, 1.0, 3.0])).count.tolist()
         [1, 4]
     """
-    tk = _time or time_kind(x)
+    return resolve_bins(x, edges, length=length, func="ranges.bins")
+
+
+def resolve_bins(
+    x: ArrayLike,
+    edges: ArrayLike,
+    *,
+    length: ArrayLike | None = None,
+    func: str = "ranges.bins",
+    time: str | None = None,
+) -> Ranges:
+    """:func:`bin_ranges` with the caller's name (``func``) for messages."""
+    tk = time or time_kind(x)
     if isinstance(edges, str):
-        edges = period_bin_edges(x, edges, length, tk, _func)
-    x = as_x(x, _func)
-    check_sorted_x(x, _func)
+        edges = period_bin_edges(x, edges, length, tk, func)
+    x = as_x(x, func)
+    check_sorted_x(x, func)
     e: np.ndarray | Array  # the concrete edges (exact, on the host) or the traced ones
     if not is_traced(edges):
-        e = _concrete_bound(edges, "edges", x, _func, tk)
-        check_edges(e, _func)
+        e = _concrete_bound(edges, "edges", x, func, tk)
+        check_edges(e, func)
     else:
         e = traced_array(edges)
-        check_edges(e, _func)
+        check_edges(e, func)
     if eager(length, x, e) and x.shape[0] > 0:
-        lk, lst, nb = padded_edges(np.asarray(e), x, _func)
+        lk, lst, nb = padded_edges(np.asarray(e), x, func)
         xp, _, m = padded_xy(x, None)
         return cut_ranges(_padded_bin_ranges(xp, lk, lst, nb, m), (int(e.shape[0]) - 1,))
-    n_real = real_length(length, x.shape[0], _func)
+    n_real = real_length(length, x.shape[0], func)
     # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
     # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic
-    below_edge = count_keys(x, resolve_bound(e, "edges", x, _func, None, "left"), "left", n_real)
-    last = count_keys(x, resolve_bound(e[-1:], "edges", x, _func, None, "right"), "right", n_real)
+    below_edge = count_keys(x, resolve_bound(e, "edges", x, func, None, "left"), "left", n_real)
+    last = count_keys(x, resolve_bound(e[-1:], "edges", x, func, None, "right"), "right", n_real)
     left = below_edge[:-1]
     right = jnp.concatenate([below_edge[1:-1], last])
     return Ranges(left, jnp.maximum(right - left, 0))
@@ -169,7 +179,7 @@ def bins(
     x, y = as_xy(x, y, "bins")
     if eager(length, x, y, edges) and x.shape[0] > 0:
         return bucketed_bins(x, y, edges, capacity, tk)
-    r = bin_ranges(x, edges, length=length, _func="bins", _time=tk)
+    r = resolve_bins(x, edges, length=length, func="bins", time=tk)
     return to_subsets(x, y, r, capacity)
 
 

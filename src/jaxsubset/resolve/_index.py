@@ -172,7 +172,6 @@ def isolate_ranges(
     stop: ArrayLike | None,
     *,
     length: ArrayLike | None = None,
-    _func: str = "ranges.isolate",
 ) -> Ranges:
     """Index ranges ``[start:stop]`` with Python slice semantics (see :func:`jaxsubset.isolate`).
 
@@ -182,17 +181,29 @@ def isolate_ranges(
         >>> r.start.tolist(), r.count.tolist()
         (7, 3)
     """
-    x = as_x(x, _func)
+    return resolve_isolate(x, start, stop, length=length, func="ranges.isolate")
+
+
+def resolve_isolate(
+    x: ArrayLike,
+    start: ArrayLike | None,
+    stop: ArrayLike | None,
+    *,
+    length: ArrayLike | None = None,
+    func: str = "ranges.isolate",
+) -> Ranges:
+    """:func:`isolate_ranges` with the caller's name (``func``) for messages."""
+    x = as_x(x, func)
     n = x.shape[0]
     if eager(length, x, start, stop):
-        return host_isolate(start, stop, n, _func)
-    n_real = real_length(length, x.shape[0], _func)
+        return host_isolate(start, stop, n, func)
+    n_real = real_length(length, x.shape[0], func)
 
     def norm(bound: Any, name: str, default: Array) -> Array:
         if bound is None:
             return default
         # [-N, N] holds every distinct slice bound: beyond it Python clips to the ends anyway
-        b = host_index(bound, name, _func, -n, n)
+        b = host_index(bound, name, func, -n, n)
         return jnp.clip(jnp.where(b < 0, b + n_real, b), 0, n_real)
 
     i0 = norm(start, "start", jnp.zeros((), index_dtype()))
@@ -254,7 +265,7 @@ def isolate(
     """
     capacity = static_int(capacity, "capacity", "isolate")
     x, y = as_xy(x, y, "isolate")
-    r = isolate_ranges(x, start, stop, length=length, _func="isolate")
+    r = resolve_isolate(x, start, stop, length=length, func="isolate")
     if eager(length, x, y, r) and x.shape[0] > 0:  # the ranges: scalar work, no N-sized op
         return bucketed_gather(x, y, r.start, r.count, capacity)
     return to_subsets(x, y, r, capacity)
@@ -266,7 +277,6 @@ def chunk_ranges(
     *,
     size: int | None = None,
     length: ArrayLike | None = None,
-    _func: str = "ranges.chunks",
 ) -> Ranges:
     """Index ranges of ``n`` ``array_split`` pieces or pieces of ``size`` (see :func:`chunks`).
 
@@ -275,8 +285,20 @@ def chunk_ranges(
         >>> jaxsubset.ranges.chunks(jnp.arange(7.0), size=3).count.tolist()
         [3, 3, 1]
     """
-    n, size = chunk_args(n, size, _func)
-    x = as_x(x, _func)
+    return resolve_chunks(x, n, size=size, length=length, func="ranges.chunks")
+
+
+def resolve_chunks(
+    x: ArrayLike,
+    n: int | None = None,
+    *,
+    size: int | None = None,
+    length: ArrayLike | None = None,
+    func: str = "ranges.chunks",
+) -> Ranges:
+    """:func:`chunk_ranges` with the caller's name (``func``) for messages."""
+    n, size = chunk_args(n, size, func)
+    x = as_x(x, func)
     big_n = x.shape[0]
     idt = index_dtype()
     if n is not None:
@@ -290,13 +312,13 @@ def chunk_ranges(
                     jax.device_put(start_h.astype(idt)), jax.device_put(count_h.astype(idt)), bound
                 )
             return Ranges(jnp.asarray(start_h, idt), jnp.asarray(count_h, idt), bound)
-        m = real_length(length, big_n, _func)
+        m = real_length(length, big_n, func)
         qj, rj = m // n, m % n
         ij = jnp.arange(n, dtype=idt)
         return Ranges(ij * qj + jnp.minimum(ij, rj), qj + (ij < rj).astype(idt), bound)
     assert size is not None  # for mypy: `chunk_args` gives exactly one
     k = -(-big_n // size)
-    m = real_length(length, big_n, _func)
+    m = real_length(length, big_n, func)
     start = jnp.arange(k, dtype=idt) * size
     return Ranges(start, jnp.clip(m - start, 0, size), size)
 
@@ -366,7 +388,7 @@ def chunks(
     x, y = as_xy(x, y, "chunks")
     if eager(length, x, y) and x.shape[0] > 0:
         return bucketed_chunks(x, y, n, size)
-    r = chunk_ranges(x, n, size=size, length=length, _func="chunks")
+    r = resolve_chunks(x, n, size=size, length=length, func="chunks")
     big_n = x.shape[0]
     if length is None and big_n > 0:
         # Without a traced `length` the pieces are consecutive with static sizes: n1 pieces
@@ -413,7 +435,6 @@ def sliding_ranges(
     *,
     step: int = 1,
     length: ArrayLike | None = None,
-    _func: str = "ranges.sliding",
 ) -> Ranges:
     """Index ranges of fixed-size sliding windows (see :func:`jaxsubset.sliding`).
 
@@ -422,12 +443,24 @@ def sliding_ranges(
         >>> jaxsubset.ranges.sliding(jnp.arange(6.0), 4).start.tolist()
         [0, 1, 2]
     """
-    x = as_x(x, _func)
-    size = static_int(size, "size", _func)
-    step = static_int(step, "step", _func)
+    return resolve_sliding(x, size, step=step, length=length, func="ranges.sliding")
+
+
+def resolve_sliding(
+    x: ArrayLike,
+    size: int,
+    *,
+    step: int = 1,
+    length: ArrayLike | None = None,
+    func: str = "ranges.sliding",
+) -> Ranges:
+    """:func:`sliding_ranges` with the caller's name (``func``) for messages."""
+    x = as_x(x, func)
+    size = static_int(size, "size", func)
+    step = static_int(step, "step", func)
     big_n = x.shape[0]
     if size > big_n:
-        raise ValueError(f"{_func}: `size` must be <= len(x)={big_n}, got {size}")
+        raise ValueError(f"{func}: `size` must be <= len(x)={big_n}, got {size}")
     k = (big_n - size) // step + 1
     idt = index_dtype()
     if eager(length, x):  # on the host: no program per number of windows
@@ -437,7 +470,7 @@ def sliding_ranges(
     if length is None:
         count = jnp.full((k,), size, idt)
     else:
-        m = real_length(length, big_n, _func)
+        m = real_length(length, big_n, func)
         count = jnp.where(start + size <= m, size, 0).astype(idt)
     return Ranges(start, count, size)
 
@@ -482,7 +515,7 @@ def sliding(
         start = np.arange((_bucket.bucket(big_n) - size) // step + 1) * step
         count = np.where(start + size <= big_n, size, 0)
         return bucketed_gather(x, y, start, count, size, k=(big_n - size) // step + 1)
-    r = sliding_ranges(x, size, step=step, length=length, _func="sliding")
+    r = resolve_sliding(x, size, step=step, length=length, func="sliding")
     assert r.max_count is not None  # for mypy: sliding ranges carry their size
     if length is None:
         return full_windows(x, y, r.start, r.count, r.max_count)

@@ -57,17 +57,8 @@ def rolling_ranges(
     before: ArrayLike | None = None,
     after: ArrayLike | None = None,
     length: ArrayLike | None = None,
-    _func: str = "ranges.rolling",
-    _time: str | None = None,
-    _guided: bool = True,
-    _checked: bool = False,
 ) -> Ranges:
     """Index ranges of x-width windows at each anchor (see :func:`jaxsubset.rolling`).
-
-    ``_guided``: one window per row may use the guided search of sorted bounds
-    (:func:`sorted_search`); False: the plain one (a smaller program, the same answers).
-    ``_checked``: the widths were checked on the host before they were traced (the eager
-    programs per bucket), so no run-time check is compiled in.
 
     Example:
         >>> import jax.numpy as jnp, jaxsubset
@@ -78,40 +69,76 @@ def rolling_ranges(
         >>> r.start.tolist(), r.count.tolist()
         ([0, 1, 1, 3], [2, 2, 2, 1])
     """
-    closed = check_closed(closed, _func)
-    tk = _time or time_kind(x)
-    x = as_x(x, _func)
-    check_sorted_x(x, _func)
-    if not _checked:
+    return resolve_rolling(
+        x,
+        width,
+        at=at,
+        closed=closed,
+        center=center,
+        before=before,
+        after=after,
+        length=length,
+        func="ranges.rolling",
+    )
+
+
+def resolve_rolling(
+    x: ArrayLike,
+    width: ArrayLike | None = None,
+    *,
+    at: ArrayLike | None = None,
+    closed: str = "right",
+    center: bool = False,
+    before: ArrayLike | None = None,
+    after: ArrayLike | None = None,
+    length: ArrayLike | None = None,
+    func: str = "ranges.rolling",
+    time: str | None = None,
+    guided: bool = True,
+    checked: bool = False,
+) -> Ranges:
+    """:func:`rolling_ranges` with the caller's name (``func``) for messages.
+
+    ``time``: the time kind of the caller's x (before it was converted to nanoseconds).
+    ``guided``: one window per row may use the guided search of sorted bounds
+    (:func:`sorted_search`); False: the plain one (a smaller program, the same answers).
+    ``checked``: the widths were checked on the host before they were traced (the eager
+    programs per bucket), so no run-time check is compiled in.
+    """
+    closed = check_closed(closed, func)
+    tk = time or time_kind(x)
+    x = as_x(x, func)
+    check_sorted_x(x, func)
+    if not checked:
         width, before, after = (
-            guard_width(w, name, _func) if is_traced(w) else w
+            guard_width(w, name, func) if is_traced(w) else w
             for w, name in ((width, "width"), (before, "before"), (after, "after"))
         )
     if eager(length, x, width, at, before, after) and x.shape[0] > 0:
-        args = rolling_args(x, width, at, center, before, after, _func, tk)
+        args = rolling_args(x, width, at, center, before, after, func, tk)
         if args is not None:
             widths, at_p, batch = args
             xp, _, m = padded_xy(x, None)
-            r = _padded_ranges(xp, widths, at_p, m, closed=closed, center=bool(center), func=_func)
+            r = _padded_ranges(xp, widths, at_p, m, closed=closed, center=bool(center), func=func)
             return cut_ranges(r, batch)
-    n_real = real_length(length, x.shape[0], _func)
+    n_real = real_length(length, x.shape[0], func)
     lo_side, hi_side = sides(closed)
-    before, after, mode = window_widths(width, before, after, center, closed, x, _func, tk)
+    before, after, mode = window_widths(width, before, after, center, closed, x, func, tk)
     if mode != "trailing":  # before/after already exact (durations as ns)
         if at is None:
             return rolling_rows(
-                x, before, closed, n_real, _func, None, after=after, mode=mode, guided=_guided
+                x, before, closed, n_real, func, None, after=after, mode=mode, guided=guided
             )
         if not is_traced(at):
-            at = _concrete_bound(at, "at", x, _func, tk)
-        hi = anchored_upper(x, at, after, hi_side, _func, None)
-        lo = anchored_lower(x, at, before, lo_side, _func, None)
+            at = _concrete_bound(at, "at", x, func, tk)
+        hi = anchored_upper(x, at, after, hi_side, func, None)
+        lo = anchored_lower(x, at, before, lo_side, func, None)
         return xrange(x, lo, hi, closed, n_real)
     width = before
     if at is None:
-        return rolling_rows(x, width, closed, n_real, _func, tk, guided=_guided)
-    hi = resolve_bound(at, "at", x, _func, tk, hi_side)
-    lo = anchored_lower(x, at, width, lo_side, _func, tk)
+        return rolling_rows(x, width, closed, n_real, func, tk, guided=guided)
+    hi = resolve_bound(at, "at", x, func, tk, hi_side)
+    lo = anchored_lower(x, at, width, lo_side, func, tk)
     return xrange(x, lo, hi, closed, n_real)
 
 
@@ -298,7 +325,7 @@ def rolling(
         s = bucketed_rolling(x, y, width, at, closed, center, before, after, capacity, tk)
         if s is not None:
             return s
-    r = rolling_ranges(
+    r = resolve_rolling(
         x,
         width,
         at=at,
@@ -307,8 +334,8 @@ def rolling(
         before=before,
         after=after,
         length=length,
-        _func="rolling",
-        _time=tk,
+        func="rolling",
+        time=tk,
     )
     return to_subsets(x, y, r, capacity)
 
@@ -325,8 +352,8 @@ def _padded_rolling(
     center: bool,
     capacity: int,
 ) -> Subsets:
-    r = rolling_ranges(
-        x, **widths, at=at, closed=closed, center=center, length=n, _func="rolling", _checked=True
+    r = resolve_rolling(
+        x, **widths, at=at, closed=closed, center=center, length=n, func="rolling", checked=True
     )
     start, count = jnp.broadcast_arrays(r.start, r.count)
     return _gather(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
@@ -455,7 +482,7 @@ def bucketed_ranges(
         batch = tuple(np.shape(at))
         flat = np.asarray(at).reshape(-1) if _bucket.on_host(at) else at.reshape(-1)
         if flat.shape[0] == 0:
-            return rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
+            return resolve_rolling(x, **widths, at=at, closed=closed, center=center, func=func)
         at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
     xp, _, m = padded_xy(x, None)
     r = _padded_ranges(xp, widths, at, m, closed=closed, center=center, func=func)
@@ -468,9 +495,9 @@ def _padded_ranges(
 ) -> tuple[Array, Array]:
     # the guided search of sorted bounds only where its run time pays for its compile time
     # in an eager call (the plain search gives the same answers)
-    r = rolling_ranges(
-        x, **widths, at=at, closed=closed, center=center, length=n, _func=func,
-        _guided=x.shape[0] >= GUIDED_EAGER, _checked=True,
+    r = resolve_rolling(
+        x, **widths, at=at, closed=closed, center=center, length=n, func=func,
+        guided=x.shape[0] >= GUIDED_EAGER, checked=True,
     )  # fmt: skip
     start, count = jnp.broadcast_arrays(r.start, r.count)
     return start.reshape(-1), count.reshape(-1)

@@ -52,8 +52,6 @@ def select_ranges(
     *,
     closed: str = "left",
     length: ArrayLike | None = None,
-    _func: str = "ranges.select",
-    _time: str | None = None,
 ) -> Ranges:
     """Index ranges of the points with ``lo <= x < hi`` (by default; see :func:`select`).
 
@@ -63,19 +61,33 @@ def select_ranges(
         >>> r.start.tolist(), r.count.tolist()
         (2, 4)
     """
-    closed = check_closed(closed, _func)
-    tk = _time or time_kind(x)
-    x = as_x(x, _func)
-    check_sorted_x(x, _func)
+    return resolve_select(x, lo, hi, closed=closed, length=length, func="ranges.select")
+
+
+def resolve_select(
+    x: ArrayLike,
+    lo: ArrayLike,
+    hi: ArrayLike,
+    *,
+    closed: str = "left",
+    length: ArrayLike | None = None,
+    func: str = "ranges.select",
+    time: str | None = None,
+) -> Ranges:
+    """:func:`select_ranges` with the caller's name (``func``) for messages."""
+    closed = check_closed(closed, func)
+    tk = time or time_kind(x)
+    x = as_x(x, func)
+    check_sorted_x(x, func)
     lo_side, hi_side = sides(closed)
-    lo_key = resolve_bound(lo, "lo", x, _func, tk, lo_side)
-    hi_key = resolve_bound(hi, "hi", x, _func, tk, hi_side)
-    check_broadcast(lo_key, hi_key, _func)
+    lo_key = resolve_bound(lo, "lo", x, func, tk, lo_side)
+    hi_key = resolve_bound(hi, "hi", x, func, tk, hi_side)
+    check_broadcast(lo_key, hi_key, func)
     if eager(length, x, lo, hi) and x.shape[0] > 0:
         batch, lo_key, hi_key = padded_bounds(lo_key, hi_key)
         xp, _, m = padded_xy(x, None)
         return cut_ranges(_padded_xrange(xp, lo_key, hi_key, m, closed=closed), batch)
-    return xrange(x, lo_key, hi_key, closed, real_length(length, x.shape[0], _func))
+    return xrange(x, lo_key, hi_key, closed, real_length(length, x.shape[0], func))
 
 
 def select(
@@ -133,7 +145,7 @@ def select(
         if not batch:
             return out
         return cut_subsets(out, int(np.prod(batch)), batch, capacity)
-    r = select_ranges(x, lo, hi, closed=closed, length=length, _func="select", _time=tk)
+    r = resolve_select(x, lo, hi, closed=closed, length=length, func="select", time=tk)
     return to_subsets(x, y, r, capacity)
 
 
