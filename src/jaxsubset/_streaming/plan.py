@@ -19,7 +19,7 @@ import numpy as np
 from .._axis import concrete_bound as _concrete_bound
 from .._capacity import next_power_of_two
 from .._dynamic import host_windows
-from .._validate import check_closed, check_int_fits, static_int
+from .._validate import check_closed, check_int_fits, nan_in_x, static_int, unsorted_x
 from ..resolve import (
     check_edges,
     host_anchored_lower,
@@ -75,20 +75,14 @@ def checked_x(pieces: Iterator[np.ndarray], func: str) -> Iterator[np.ndarray]:
         if xp.dtype.kind == "f":
             nan = np.isnan(xp)
             if nan.any():
-                raise ValueError(f"{func}: `x` holds NaN at index {g + int(np.argmax(nan))}")
+                raise nan_in_x(func, g + int(np.argmax(nan)))
         if xp.size:
             if prev is not None and xp[0] < prev:
-                raise ValueError(
-                    f"{func}: `x` must be sorted ascending, but x[{g - 1}]={prev!r} > "
-                    f"x[{g}]={xp[0].item()!r}"
-                )
+                raise unsorted_x(func, g - 1, prev, xp[0].item())
             bad = xp[1:] < xp[:-1]
             if bad.any():
                 i = int(np.argmax(bad))
-                raise ValueError(
-                    f"{func}: `x` must be sorted ascending, but x[{g + i}]={xp[i].item()!r} > "
-                    f"x[{g + i + 1}]={xp[i + 1].item()!r}"
-                )
+                raise unsorted_x(func, g + i, xp[i].item(), xp[i + 1].item())
             prev = xp[-1].item()
         g += xp.size
         yield xp
