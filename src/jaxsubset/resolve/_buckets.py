@@ -21,7 +21,7 @@ from .._typing import Array
 from .._validate import (
     index_dtype,
 )
-from ._keys import Key, map_key
+from ._keys import Key
 from ._type import Ranges
 
 
@@ -118,29 +118,6 @@ def check_broadcast(lo: Key, hi: Key, func: str) -> None:
             f"{func}: `lo` and `hi` must broadcast to one batch shape, got shapes "
             f"{np.shape(lo[0])} and {np.shape(hi[0])}"
         ) from None
-
-
-def padded_bounds(lo: Key, hi: Key) -> tuple[tuple[int, ...], Key, Key]:
-    """Concrete bound keys broadcast to their batch shape, flattened and padded to a bucket.
-
-    Returns ``(batch, lo, hi)``; scalar bounds (batch ``()``) stay as they are (one
-    program serves every scalar). The padding bounds repeat the first one; their ranges are
-    cut off.
-    """
-    parts = [a for key in (lo, hi) for a in key if a is not None]
-    batch = np.broadcast_shapes(*(np.shape(a) for a in parts))
-    if not batch:
-        return (), lo, hi
-    k = int(np.prod(batch))
-    size = _bucket.bucket(k, _bucket.MIN_K)
-
-    def flat(a: Any) -> Array:
-        h = np.broadcast_to(np.asarray(a), batch).reshape(-1)
-        if k == 0:
-            return jax.device_put(np.zeros((size,), h.dtype))
-        return _bucket.pad(h, size, fill=h[0])
-
-    return batch, map_key(lo, flat), map_key(hi, flat)
 
 
 def cut_ranges(r: Any, batch: tuple[int, ...]) -> Ranges:

@@ -1,17 +1,15 @@
 """x-value ranges: ``select`` (``lo <= x < hi`` by ``closed``) and ``nearest``."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _bucket
 from .._axis import (
     concrete_bound as _concrete_bound,
     int_limits as _int_limits,
     time_kind,
 )
+from .._eager import bucketed
 from .._subsets import Subsets, _gather
 from .._typing import Array, ArrayLike, Int
 from .._validate import (
@@ -25,11 +23,7 @@ from .._validate import (
 )
 from ._buckets import (
     check_broadcast,
-    cut_ranges,
-    cut_subsets,
     eager,
-    padded_bounds,
-    padded_xy,
 )
 from ._keys import Key, keys, resolve_bound, sides
 from ._search import count_keys
@@ -84,9 +78,7 @@ def resolve_select(
     hi_key = resolve_bound(hi, "hi", x, func, tk, hi_side)
     check_broadcast(lo_key, hi_key, func)
     if eager(length, x, lo, hi) and x.shape[0] > 0:
-        batch, lo_key, hi_key = padded_bounds(lo_key, hi_key)
-        xp, _, m = padded_xy(x, None)
-        return cut_ranges(_padded_xrange(xp, lo_key, hi_key, m, closed=closed), batch)
+        return _padded_xrange(x, None, (lo_key, hi_key), closed=closed)
     return xrange(x, lo_key, hi_key, closed, real_length(length, x.shape[0], func))
 
 
@@ -139,27 +131,26 @@ def select(
         lo_key = resolve_bound(lo, "lo", x, "select", tk, lo_side)
         hi_key = resolve_bound(hi, "hi", x, "select", tk, hi_side)
         check_broadcast(lo_key, hi_key, "select")
-        batch, lo_key, hi_key = padded_bounds(lo_key, hi_key)
-        xp, yp, m = padded_xy(x, y)
-        out = _padded_select(xp, yp, lo_key, hi_key, m, closed=closed, capacity=capacity)
-        if not batch:
-            return out
-        return cut_subsets(out, int(np.prod(batch)), batch, capacity)
+        return _padded_select(x, y, (lo_key, hi_key), closed=closed, capacity=capacity)
     r = resolve_select(x, lo, hi, closed=closed, length=length, func="select", time=tk)
     return to_subsets(x, y, r, capacity)
 
 
-@functools.partial(jax.jit, static_argnames=("closed", "capacity"))
+@bucketed(static_argnames=("closed", "capacity"))
 def _padded_select(
-    x: Array, y: Array, lo: Key, hi: Key, n: Array, *, closed: str, capacity: int
+    x: Array, y: Array, bounds: tuple[Key, Key], n: Array, *, closed: str, capacity: int
 ) -> Subsets:
-    r = xrange(x, lo, hi, closed, n)
+    """Eager :func:`select`: the ranges and their gather, one program per bucket."""
+    r = xrange(x, *bounds, closed, n)
     return _gather(x, y, r.start, r.count, capacity, length=n)
 
 
-@functools.partial(jax.jit, static_argnames=("closed",))
-def _padded_xrange(x: Array, lo: Key, hi: Key, n: Array, *, closed: str) -> tuple[Array, Array]:
-    r = xrange(x, lo, hi, closed, n)
+@bucketed(static_argnames=("closed",))
+def _padded_xrange(
+    x: Array, y: None, bounds: tuple[Key, Key], n: Array, *, closed: str
+) -> tuple[Array, Array]:
+    """Eager :func:`select_ranges`, one program per bucket."""
+    r = xrange(x, *bounds, closed, n)
     return r.start, r.count
 
 
@@ -228,13 +219,11 @@ def nearest(
             v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
         vals = jax.device_put(v.astype(np.result_type(v.dtype, x.dtype)))  # no program
         if eager(length, x):  # one program per bucket of N and of the number of values
-            batch, _, key = padded_bounds(key, key)
-            if batch:
-                vals = _bucket.pad(np.asarray(vals).reshape(-1), key[0].shape[0], fill=0)
-            xp, _, m = padded_xy(x, None)
-            i = np.asarray(_padded_nearest(xp, vals, key, m))
-            return jax.device_put(i.reshape(-1)[: int(np.prod(batch))].reshape(batch))
+            return _padded_nearest(x, None, (vals, key))
     return nearest_impl(x, vals, key, n_real)
 
 
-_padded_nearest = jax.jit(nearest_impl)
+@bucketed()
+def _padded_nearest(x: Array, y: None, batch: tuple[Array, Key], n: Array) -> Array:
+    """Eager :func:`nearest`, one program per bucket."""
+    return nearest_impl(x, *batch, n)
