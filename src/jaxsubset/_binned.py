@@ -41,6 +41,7 @@ from ._validate import (
     device_array,
     index_dtype,
     is_traced,
+    nan_in_x,
     static_int,
     traced_array,
 )
@@ -543,11 +544,9 @@ def binned_statistic(
         values = zeros((n_pts,), jnp.result_type(float))
     if not is_traced(x) and jnp.issubdtype(x.dtype, jnp.inexact):
         np_x = np.asarray(x)
-        if np.isnan(np_x).any():
-            raise ValueError(
-                f"{func}: `x` holds NaN at index {int(np.argmax(np.isnan(np_x)))}; a point with "
-                "no position cannot be binned"
-            )
+        nan = np.isnan(np_x)
+        if nan.any():
+            raise nan_in_x(func, int(np.argmax(nan)), int(nan.sum()))
     if isinstance(values, list | tuple) and not is_traced(values):
         values = np.asarray(values)
     if is_traced(values):
