@@ -42,7 +42,7 @@ from ._validate import (
 )
 from .reduce import Choice, Request, choose
 from .reduce._choose import road
-from .resolve import bucketed_ranges, resolve_rolling
+from .resolve import Ranges, bucketed_ranges, resolve_rolling
 
 
 def rolling_statistic(
@@ -172,28 +172,55 @@ def rolling_statistic(
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)
     if window is not None:
-        given = {"width": width, "before": before, "after": after, "at": at}
-        clash = [k for k, v in given.items() if v is not None]
-        if clash:
-            raise ValueError(
-                f"{func}: `window` (a number of points) cannot be combined with "
-                f"{', '.join(f'`{k}`' for k in clash)} (x-width windows); pass one or the other"
-            )
-        if closed != "right":
-            raise ValueError(
-                f"{func}: `window` windows are the last `window` points up to each row; "
-                f"`closed` must be 'right' with them, got {closed!r}"
-            )
-        if x is not None and np.shape(x)[:1] != np.shape(y)[:1]:
-            raise ValueError(
-                f"{func}: `x` and `y` must have the same length along the first axis, "
-                f"got len(x)={np.shape(x)[:1]} and y.shape={tuple(np.shape(y))}"
-            )
+        check_count_windows(x, y, width, before, after, at, closed, func)
         return fixed_windows(
             y, window, stats, names, single, center, min_periods, ddof, nan_policy, method,
             capacity, func,
         )  # fmt: skip
     method = check_method(method, func, RANGE_ROADS)
+    x, y, widths, at = x_width_args(x, y, width, before, after, at, stats, nan_policy, func)
+    r = resolve_windows(x, y, widths, at, closed, center, func)
+    omit = nan_policy == "omit"
+    request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
+    return reduce_windows(y, r, request, names, single, one_per_row=at is None)
+
+
+def check_count_windows(
+    x: Any, y: Any, width: Any, before: Any, after: Any, at: Any, closed: str, func: str
+) -> None:
+    """``window=`` excludes the x-width arguments and ``closed``; ``x``, if given, fits ``y``."""
+    given = {"width": width, "before": before, "after": after, "at": at}
+    clash = [k for k, v in given.items() if v is not None]
+    if clash:
+        raise ValueError(
+            f"{func}: `window` (a number of points) cannot be combined with "
+            f"{', '.join(f'`{k}`' for k in clash)} (x-width windows); pass one or the other"
+        )
+    if closed != "right":
+        raise ValueError(
+            f"{func}: `window` windows are the last `window` points up to each row; "
+            f"`closed` must be 'right' with them, got {closed!r}"
+        )
+    if x is not None and np.shape(x)[:1] != np.shape(y)[:1]:
+        raise ValueError(
+            f"{func}: `x` and `y` must have the same length along the first axis, "
+            f"got len(x)={np.shape(x)[:1]} and y.shape={tuple(np.shape(y))}"
+        )
+
+
+def x_width_args(
+    x: Any,
+    y: Any,
+    width: Any,
+    before: Any,
+    after: Any,
+    at: Any,
+    stats: tuple[str, ...],
+    nan_policy: str,
+    func: str,
+) -> tuple[Array, Array, dict[str, Any], Any]:
+    """Validated x-width window arguments: ``(x, y, widths, at)``, durations and dates on a
+    time axis as exact int64 nanoseconds."""
     if x is None:
         raise TypeError(f"{func}: `x` is needed for x-width windows (only `window=` takes None)")
     tk = time_kind(x)
@@ -226,16 +253,36 @@ def rolling_statistic(
         widths[name] = bound_array(w, name, x, func, tk, width=True)
     if at is not None:
         at = bound_array(at, "at", x, func, tk)
-    # the one resolver: pandas' rule for one window per point (the window of row i ends at
-    # row i, also with ties in x), the closed interval for explicit anchors
+    return x, y, widths, at
+
+
+def resolve_windows(
+    x: Array, y: Array, widths: dict[str, Any], at: Any, closed: str, center: Any, func: str
+) -> Ranges:
+    """The one resolver: pandas' rule for one window per point (the window of row i ends at
+    row i, also with ties in x), the closed interval for explicit anchors."""
     if x.shape[0] > 0 and _bucket.bucketed(x, y, widths, at):
-        r = bucketed_ranges(x, widths, at, closed, center, func)
-    else:
-        r = resolve_rolling(x, **widths, at=at, closed=closed, center=center, func=func)
-    omit = nan_policy == "omit"
-    request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
-    if at is None and eager(y, r):  # the chooser reads the resolved ranges on the host
-        n = x.shape[0]
+        return bucketed_ranges(x, widths, at, closed, center, func)
+    return resolve_rolling(x, **widths, at=at, closed=closed, center=center, func=func)
+
+
+def reduce_windows(
+    y: Array,
+    r: Ranges,
+    request: Request,
+    names: tuple[str, ...],
+    single: bool,
+    one_per_row: bool,
+) -> Array | dict[str, Array]:
+    """The statistics of x-width windows: as fixed-count windows where the chooser finds
+    them so (eager, one window per row), else over their ranges."""
+    func, stats, method = request.func, request.statistics, request.method
+    ddof, omit, capacity, min_periods = (
+        request.ddof, request.omit, request.capacity, request.min_periods or 0,
+    )  # fmt: skip
+    nan_policy = "omit" if omit else "propagate"  # "raise" was checked on y already
+    if one_per_row and eager(y, r):  # the chooser reads the resolved ranges on the host
+        n = y.shape[0]
         choice = choose(request, k=n, n=n, windows=(r.start, r.count))
         if choice.fixed is not None:
             window, lead = choice.fixed
@@ -262,21 +309,13 @@ def rolling_statistic(
     if needs_capacity(stats, method, func):
         cap = median_capacity(count, capacity, None, func)
     bound = range_bound(r.max_count, y.shape[0])
+    padded = choose(
+        request.replace(capacity=cap), k=count.size, n=y.shape[0], bound=bound, capacity=cap
+    ).padded
     out = reduce_ranges(
-        y2,
-        start,
-        count,
-        want,
-        ddof=ddof,
-        omit=nan_policy == "omit",
-        method=method,
-        capacity=cap,
-        bound=bound,
-        padded=choose(
-            request.replace(capacity=cap), k=count.size, n=y.shape[0], bound=bound, capacity=cap
-        ).padded,
-        func=func,
-    )
+        y2, start, count, want, ddof=ddof, omit=omit, method=method, capacity=cap,
+        bound=bound, padded=padded, func=func,
+    )  # fmt: skip
     ch = tuple(y.shape[1:])
     res = {
         s: v.reshape(result_shape(s, batch, ch))
