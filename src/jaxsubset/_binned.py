@@ -509,6 +509,35 @@ def binned_statistic(
         [0.5, 2.5]
     """
     func = "binned_statistic"
+    fn, statistic, nan_policy, method = binned_args(statistic, q, nan_policy, method, func)
+    tk = time_kind(x)
+    if isinstance(bins, str):  # a period: its edges from the concrete dates, as dates
+        bins = period_bins(x, tk, bins, range, func)
+    x, vals = binned_values(x, values, statistic, nan_policy, func)
+    if tk is not None:
+        return host(
+            binned_time(
+                x, vals, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy, method
+            )
+        )
+    if time_kind(bins) is not None or time_kind(range) is not None:
+        raise TypeError(
+            f"{func}: `bins`/`range` hold dates or durations but `x` is not a time axis"
+        )
+    if isinstance(range, str):
+        raise TypeError(f"{func}: `range` must be (lo, hi) numbers, got {range!r}")
+    edges, dec, uniform = binned_edges(x, bins, range, func)
+    return host(
+        binned_run(
+            x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
+        )
+    )
+
+
+def binned_args(
+    statistic: Any, q: Any, nan_policy: Any, method: Any, func: str
+) -> tuple[Callable | None, str, str, str]:
+    """``(fn, statistic, nan_policy, method)`` checked: a callable statistic as ``fn``."""
     fn = None
     if callable(statistic):
         fn, statistic = statistic, "callable"
@@ -528,9 +557,13 @@ def binned_statistic(
             f"{func}: a callable `statistic` is applied to padded bins (the reference road); "
             f"method must be 'auto' or 'reference', got {method!r}"
         )
-    tk = time_kind(x)
-    if isinstance(bins, str):  # a period: its edges from the concrete dates, as dates
-        bins = period_bins(x, tk, bins, range, func)
+    return fn, statistic, nan_policy, method
+
+
+def binned_values(
+    x: Any, values: Any, statistic: str, nan_policy: str, func: str
+) -> tuple[Array, Array]:
+    """``(x, values)`` checked and converted (``values`` None: zeros, for ``"count"``)."""
     x = as_x(x, func)
     n_pts = x.shape[0]
     if values is None:
@@ -565,18 +598,13 @@ def binned_statistic(
     check_pairs((statistic,), vals.shape, func, "values")
     if nan_policy == "raise":
         raise_on_nan(vals, func, "values")
-    if tk is not None:
-        return host(
-            binned_time(
-                x, vals, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy, method
-            )
-        )
-    if time_kind(bins) is not None or time_kind(range) is not None:
-        raise TypeError(
-            f"{func}: `bins`/`range` hold dates or durations but `x` is not a time axis"
-        )
-    if isinstance(range, str):
-        raise TypeError(f"{func}: `range` must be (lo, hi) numbers, got {range!r}")
+    return x, vals
+
+
+def binned_edges(x: Array, bins: Any, range: Any, func: str) -> tuple[Array, Array, bool]:
+    """``(edges, dec, uniform)``: SciPy's edges of ``bins`` (a number of equal bins over
+    ``range`` or the extremes of ``x``, or the edges themselves), checked (a run-time guard
+    for traced ones), and the decimals SciPy rounds ``x`` to near an edge."""
     edt = edges_dtype(x)
     nbins = bin_count(bins, func)
     uniform = nbins is not None
@@ -591,7 +619,7 @@ def binned_statistic(
                     raise ValueError(f"{func}: `range` must be (lo, hi), got shape {rg.shape}")
             lo, hi = rg[0], rg[1]
         else:
-            if n_pts == 0:
+            if x.shape[0] == 0:
                 raise ValueError(f"{func}: `x` is empty; pass `range` to define the bins")
             lo, hi = extremes(x)
         if not is_traced((lo, hi)):
@@ -639,11 +667,7 @@ def binned_statistic(
                 f"is {float(gap)!r}"
             )
         dec = jnp.asarray(int(-np.log10(gap)) + 6, jnp.int32)
-    return host(
-        binned_run(
-            x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
-        )
-    )
+    return edges, dec, uniform
 
 
 def guard_edges(edges: Array, func: str, *, traced_range: bool) -> Array:
