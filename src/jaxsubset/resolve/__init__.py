@@ -19,11 +19,21 @@ Modules, each one idea (imports go down this list, never up):
   for concrete values, which ``stream``'s planner calls too.
 - :mod:`._search`: ``searchsorted`` in key space, its algorithms named (``"probe"``,
   ``"keys"``, ``"guided"``) and documented as ``jnp.searchsorted(method=)`` documents its own.
-- :mod:`._buckets`: the eager buckets (pad, run one program per bucket, cut).
+- :mod:`._buckets`: the eager buckets' helpers (pad, cut); :mod:`jaxsubset._eager`'s
+  ONE decorator, ``bucketed``, runs a traced resolver as one program per bucket of shapes
+  (``select``, ``select_ranges`` and ``nearest`` so far; the other families still call
+  their hand-written ``_padded_*`` programs).
 - one module per family: :mod:`._index` (explicit ranges, slices, chunks, sliding windows),
   :mod:`._xranges` (``select``, ``nearest``), :mod:`._windows` (x-width ``rolling`` windows),
   :mod:`._bins` (histogram bins and calendar periods). Hopping/dynamic windows live in
   :mod:`jaxsubset._dynamic` on top of :func:`select_ranges`.
+
+Each public ``jaxsubset.ranges`` function is a thin wrapper of a private ``resolve_*``
+function that also takes the caller's name for its messages (``func``) and, for windows, the
+switches the eager programs need (``time``, ``guided``, ``checked``): no private keyword is
+in a public signature. A walk of ``x`` from :func:`select` goes down: validate
+(:mod:`jaxsubset._validate`), keys (:mod:`._keys`), search (:mod:`._search`), gather
+(:mod:`jaxsubset._subsets`).
 
 The rules, in one place (``stream`` resolves with the same functions):
 
