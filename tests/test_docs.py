@@ -180,6 +180,14 @@ def test_readme_is_short_and_answers_first():
         assert (ROOT / target).exists(), target
 
 
+def test_statistics_page_names_every_statistic():
+    text = (DOCS / "guide" / "statistics.md").read_text()
+    for name in (*jaxsubset.STATISTICS, "cov", "corr"):
+        assert re.search(rf"\b{name}\b", text), name
+    for convention in ("ddof=0", "nan_policy", "min_periods", "an empty subset gives NaN"):
+        assert convention in text, convention
+
+
 def test_quick_answer_names_the_errors_people_search_for():
     text = (DOCS / "quick-answer.md").read_text()
     for error in (
