@@ -63,7 +63,13 @@ from ._ewm import ewm_statistic as ewm_statistic
 from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
 from ._pack import pack as pack
 from ._plot import plot_subsets as plot_subsets
-from ._ranges import (
+from ._rolling_stats import rolling_statistic as rolling_statistic
+from ._statistics._registry import STATISTICS as STATISTICS
+from ._stats import range_statistic as range_statistic
+from ._subsets import Subsets as Subsets
+from ._window_stats import window_statistic as window_statistic
+from .reduce import explain as explain
+from .resolve import (
     Ranges as Ranges,
     bins as bins,
     chunks as chunks,
@@ -75,10 +81,6 @@ from ._ranges import (
     select as select,
     sliding as sliding,
 )
-from ._rolling_stats import rolling_statistic as rolling_statistic
-from ._statistics._registry import STATISTICS as STATISTICS
-from ._stats import range_statistic as range_statistic
-from ._subsets import Subsets as Subsets
 
 
 if _TYPE_CHECKING:  # imported on first use (module __getattr__): a first statistic needs neither
@@ -125,6 +127,7 @@ __all__ = [
     "dynamic_bounds",
     "enable_compilation_cache",
     "ewm_statistic",
+    "explain",
     "from_ranges",
     "gather",
     "grow_capacity",
@@ -144,4 +147,5 @@ __all__ = [
     "stream",
     "to_datetime64",
     "to_ns",
+    "window_statistic",
 ]

@@ -28,7 +28,6 @@ from ._statistics._registry import (
     RANGE_ROADS,
     check_method,
     check_pairs,
-    choose_bins,
     float_dtype,
     with_quantile,
 )
@@ -45,6 +44,8 @@ from ._validate import (
     static_int,
     traced_array,
 )
+from .reduce import Request, choose
+from .reduce._choose import bins_layout
 
 
 # ---------------------------------------------------------------------------- binned_statistic
@@ -248,13 +249,13 @@ def reduce(
 ) -> dict[str, Array]:
     """The dispatcher's statistics of ``v`` ``(N, C)`` in the bins (bin number ``d``).
 
-    ``_registry.choose_bins`` decides: by labels (``reduce_labels``), or as index ranges
-    (``reduce_ranges``: sorted ``x`` makes every bin one; with ``method="tree"`` on unsorted
-    ``x`` one sort by bin first).
+    ``reduce.bins_layout`` (the chooser's rule for bins) decides: by labels
+    (``reduce_labels``), or as index ranges (``reduce_ranges``: sorted ``x`` makes every
+    bin one; with ``method="tree"`` on unsorted ``x`` one sort by bin first).
     """
     func = "binned_statistic"
     label = d - 1  # 0..nbins-1 inside; -1 and nbins (the outlier bins) in no bin
-    if choose_bins(x_sorted, stats, method) == "labels":
+    if bins_layout(x_sorted, stats, method)[0] == "labels":
         return reduce_labels(
             v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func
         )
@@ -725,6 +726,9 @@ def binned_run(
                 f"x[{i + 1}]={b!r}; pass x_sorted=None (detected) or False"
             )
     x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
+    if fn is None:  # the road choice, asked here at the boundary (recorded by explain)
+        request = Request(func, "bins", (statistic,), method, 0, nan_policy == "omit", capacity)
+        choose(request, x_sorted=x_sorted)
     ch = tuple(values.shape[:-1])
     fill = None
     if n_pts > 0 and _bucket.bucketed(x, values, edges, dec):

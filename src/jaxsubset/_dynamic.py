@@ -10,10 +10,10 @@ import numpy as np
 
 from ._axis import concrete_bound, datetime_to_ns, time_kind, timedelta_to_ns
 from ._checks import argument_guard
-from ._ranges import Ranges, bucketed_gather, eager, select_ranges, to_subsets
 from ._subsets import Subsets
 from ._typing import ArrayLike
 from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
+from .resolve import Ranges, bucketed_gather, eager, select_ranges, to_subsets
 
 
 CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")

@@ -4,9 +4,9 @@ from typing import Any
 
 import numpy as np
 
-from ._ranges import Ranges
 from ._subsets import Subsets
 from ._typing import ArrayLike
+from .resolve import Ranges
 
 
 def starts_counts(subsets_or_ranges: Any, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ sweep over sorted bounds: :class:`Sweep`). Rolling
 windows anchored at every point use x cursors instead (:class:`Counter`: lagging ones for the
 starts, a leading one for the ends of windows reaching past their anchor), so no bound array
 of length N is built. Bounds are checked and turned into order-preserving keys by
-:mod:`jaxsubset._ranges`' host functions, so the streamed ranges equal the in-memory ones.
+:mod:`jaxsubset.resolve`' host functions, so the streamed ranges equal the in-memory ones.
 """
 
 import math
@@ -19,7 +19,8 @@ import numpy as np
 from .._axis import concrete_bound as _concrete_bound
 from .._capacity import next_power_of_two
 from .._dynamic import host_windows
-from .._ranges import (
+from .._validate import check_closed, check_int_fits, static_int
+from ..resolve import (
     check_edges,
     host_anchored_lower,
     host_anchored_upper,
@@ -30,7 +31,6 @@ from .._ranges import (
     sides,
     window_widths,
 )
-from .._validate import check_closed, check_int_fits, static_int
 from .sources import ArraySource, Source, canon
 
 
@@ -269,7 +269,7 @@ def rolling_sorted(source: Source, *args: Any, **kwargs: Any) -> Sorted:
 def x_keys(xp: np.ndarray, func: str) -> np.ndarray:
     """An x piece in the dtype JAX holds it in, as the resolver's order-preserving keys.
 
-    Bounds are resolved with ``jaxsubset._ranges``' rules (``host_key``), so the streamed
+    Bounds are resolved with ``jaxsubset.resolve``' rules (``host_key``), so the streamed
     ranges equal the in-memory ones: exact integer comparisons, directed rounding of bounds x's
     dtype cannot hold, -0.0 equal to 0.0.
     """
