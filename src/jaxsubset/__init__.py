@@ -1,12 +1,41 @@
 """jaxsubset: jit-, vmap- and grad-safe subsets of large 1-D ``(x, y)`` datasets in JAX.
 
-Every subset (index range, x-range, chunk, sliding or x-width window, bin, segment) is a
-contiguous index range ``(start, count)`` of sorted ``x``; one gather turns the ranges and a static
-capacity into a padded :class:`Subsets` pytree with a validity mask and overflow flags.
+Every subset (index range, x-range, chunk, sliding, x-width or hopping window, bin, segment) is
+a contiguous index range ``(start, count)`` of sorted ``x``; one gather turns the ranges and a
+static capacity into a padded ``Subsets`` pytree with a validity mask and overflow flags.
 
-``STATISTICS`` names every statistic the functions over many subsets compute
-(``range_statistic``, ``rolling_statistic``, ``binned_statistic``, ``stream``, the command),
-with the conventions of the README's "Statistics" section; ``"quantile"`` takes ``q=``.
+Subsets (padded, with ``mask``, ``count``, ``overflow`` and reductions):
+    isolate        ``y[start:stop]`` with traced bounds (Python slicing, never shifted)
+    select         the points with ``lo <= x < hi`` (``closed=`` for the other sides)
+    nearest        index of the sample nearest to a value (the ``isclose`` idiom, exact)
+    chunks         equal pieces, as ``numpy.array_split``
+    sliding        windows of a fixed number of points, every ``step`` points
+    rolling        x-width windows at every point, as pandas' offset windows
+    dynamic        hopping/tumbling windows, as polars' ``group_by_dynamic``
+    bins           ``numpy.histogram`` bins (edges, or calendar periods on dates)
+    from_ranges    explicit ``[start, start + count)`` segments
+    gather         ``Ranges`` into ``Subsets``
+    Subsets        the pytree: ``mean``, ``std``, ``median``, ``argmax``, ``apply``, ...
+    Ranges         index ranges ``(start, count)``; ``jaxsubset.ranges`` computes them
+
+Statistics over many subsets, without padded copies:
+    range_statistic, rolling_statistic (x-width windows), window_statistic (fixed-count
+    windows), binned_statistic (BinnedStatisticResult), ewm_statistic; ``explain`` reports
+    which road computes each statistic and why; ``STATISTICS`` names every statistic they compute (with the same
+    conventions in ``stream``, ``shard`` and the command; ``"quantile"`` takes ``q=``).
+
+Capacity and checks:
+    required_capacity, grow_capacity, auto_capacity, check_overflow, check_sorted, checked
+
+Time axes:
+    to_ns, to_datetime64, bin_edges, parse_period, dynamic_bounds
+
+Larger than memory, devices, batches, figures, compiling once:
+    stream, shard, pack, plot_subsets, enable_compilation_cache
+
+Everything else in this package is private. The documentation (``docs/`` in the source tree:
+a quick answer, a user guide and an API reference generated from these docstrings) has the
+details; the statistics' conventions are in its page "Statistics and their conventions".
 """
 
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version

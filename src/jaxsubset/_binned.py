@@ -425,7 +425,7 @@ def binned_statistic(
             (with ``q=``: ``numpy.quantile``'s linear interpolation per bin, NaN for a bin
             holding a NaN unless omitted), ``"cov"``/``"corr"`` (between the channels of
             ``(C, N)`` values: ``statistic`` is ``(C, C, nbins)``, each bin's
-            ``numpy.cov(ddof=0)``/``numpy.corrcoef`` matrix; see the README's "Covariance
+            ``numpy.cov(ddof=0)``/``numpy.corrcoef`` matrix; see the docs' "Covariance
             and correlation"), or a callable ``fn(values, mask) -> scalar`` applied to every
             bin's values padded to ``capacity`` (``mask`` marks the real ones).
         bins: static int, the number of equal-width bins, or ``(nbins + 1,)`` increasing edges
@@ -474,7 +474,7 @@ def binned_statistic(
 
     Eager calls pad ``N`` to a bucket size with points outside every bin, and (named
     statistics) the number of bins with empty bins past the last edge, so data of
-    similar lengths and bin counts reuse one compiled program (README, "Compile once").
+    similar lengths and bin counts reuse one compiled program (docs: "Compile once").
     Results, ``binnumber`` included, are those of the unpadded call.
 
     Gradients: with respect to ``values``, for every statistic: sum/mean/std as their

@@ -76,7 +76,7 @@ def rolling_statistic(
     reading infinities as missing everywhere but ``count``; for its numbers replace them first,
     ``numpy.where(numpy.isinf(y), numpy.nan, y)``. With ``at``, one window ends at each anchor
     instead (every point at the anchor included). Eager calls pad ``N`` (and the anchors) to a
-    bucket size, so data of similar lengths reuse one compiled program (README, "Compile once");
+    bucket size, so data of similar lengths reuse one compiled program (docs: "Compile once");
     results are those of the unpadded call. An eager call whose windows all hold the same number of
     points, cut only at the ends (evenly spaced x and a width a multiple of its step, with any
     ``closed``/``center``/``before``/``after`` giving such windows; checked on the resolved windows

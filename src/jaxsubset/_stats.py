@@ -86,7 +86,7 @@ def range_statistic(
     a range holding an infinite value has NaN ``"var"``/``"std"`` (``inf - inf``, as NumPy).
 
     Eager calls reuse compiled programs: ``N`` and the number of ranges are padded to a bucket
-    size (padding never enters a statistic; README, "Compile once"); under ``jit`` the
+    size (padding never enters a statistic; docs: "Compile once"); under ``jit`` the
     shapes are yours.
 
     Args:

@@ -74,7 +74,9 @@ def eager(*values: Any) -> bool:
         >>> x = jnp.arange(3.0)
         >>> eager(x)
         True
-        >>> jax.jit(lambda y: eager(x))(1.0)  # x is a constant, but the call is traced
-        Array(False, dtype=bool, weak_type=True)
+        >>> seen = []
+        >>> _ = jax.jit(lambda y: seen.append(eager(x)) or y)(1.0)  # x constant, call traced
+        >>> seen
+        [False]
     """
     return not is_traced(values) and not in_trace()

@@ -242,7 +242,7 @@ def stream(
         ([0, 4, 8], [6.0, 22.0, 17.0])
     """
     func = f"stream({kind!r})"
-    require_eager(func, source)
+    require_eager(func, *(source if isinstance(source, tuple | list) else ()))
     stats, fn, batch_size = check_compute(statistic, fn, batch_size, func)
     block = static_int(block_size, "block_size", func)
     prefetch = static_int(prefetch, "prefetch", func)
