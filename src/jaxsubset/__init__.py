@@ -21,8 +21,9 @@ Subsets (padded, with ``mask``, ``count``, ``overflow`` and reductions):
 Statistics over many subsets, without padded copies:
     range_statistic, rolling_statistic (x-width windows), window_statistic (fixed-count
     windows), binned_statistic (BinnedStatisticResult), ewm_statistic; ``explain`` reports
-    which road computes each statistic and why; ``STATISTICS`` names every statistic they compute (with the same
-    conventions in ``stream``, ``shard`` and the command; ``"quantile"`` takes ``q=``).
+    which road computes each statistic and why; ``STATISTICS`` names every statistic they
+    compute (with the same conventions in ``stream``, ``shard`` and the command;
+    ``"quantile"`` takes ``q=``).
 
 Capacity and checks:
     required_capacity, grow_capacity, auto_capacity, check_overflow, check_sorted, checked
