@@ -5,8 +5,12 @@ index bounds (snapped to the grid with ``nearest``, the exact form of the ``iscl
 computes statistics; the bounds are traced, so all five subsets share one compilation. The
 results equal NumPy slicing exactly.
 
-Run:  python examples/motivating_example.py
+Run:  python examples/motivating_example.py [OUT_DIR]
+(with OUT_DIR, it also draws its figure there: OUT_DIR/motivating_example.png)
 """
+
+import os
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -48,7 +52,32 @@ def run(n_points=N_POINTS, n_subsets=N_SUBSETS):
     return x, y, bounds, results
 
 
-def main():
+def figure(x, y, bounds, results, path):
+    """The data, the subsets in colour and their means (``plot_subsets``)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    ranges = jaxsubset.Ranges(
+        jnp.array([idx[0] for idx in bounds]), jnp.array([len(idx) for idx in bounds])
+    )
+    means = [r["mean"] for _, r in results]
+    jaxsubset.plot_subsets(
+        x,
+        y,
+        ranges,
+        ax=fig.add_subplot(),
+        values=means,
+        value_label="mean",
+        ylabel="y = sin(2 pi x)",
+        title="one jitted function, five subsets",
+    )
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main(out_dir=None):
     x, y, bounds, results = run()
     print(
         f"{'subset':>6} {'x range':>17} {'count':>5} {'mean':>10} {'std':>8} {'min':>8} {'max':>8}"
@@ -59,7 +88,10 @@ def main():
             f"{r['mean']:>10.3g} {r['std']:>8.4f} {r['min']:>8.4f} {r['max']:>8.4f}"
         )
     print(f"compilations of the master function: {len(TRACES)}")
+    if out_dir is not None:
+        os.makedirs(out_dir, exist_ok=True)
+        figure(x, y, bounds, results, os.path.join(out_dir, "motivating_example.png"))
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

@@ -235,7 +235,7 @@ def test_few_long_ranges_take_the_padded_road(monkeypatch):
     """Chunks (a static bound, few slots per point) reduce on the padded road: the same bits
     eagerly bucketed (N and K padded: 7 and 6 chunks share one program) or not and under jit
     (its sums in a fixed order), on the tree to rounding."""
-    from jaxsubset._statistics._registry import choose, padded_fits
+    from jaxsubset.reduce import padded_fits, road as choose
 
     # the rule: K * bound <= 8 N (the order statistics: K * capacity <= 2 N), fewer ranges
     # than points (windows keep their roads)
@@ -738,7 +738,7 @@ def test_eager_windows_search_as_the_guided_search_does(monkeypatch):
     bounds with the plain search (a smaller program), jitted ones with the guided search of
     sorted bounds: the same windows, on ties, irregular steps, every ``closed`` and centred or
     asymmetric windows, against NumPy's searchsorted too."""
-    from jaxsubset import _ranges
+    from jaxsubset.resolve import _search
 
     rng = np.random.default_rng(11)
     n = 3000  # more than 2 * ANCHOR bounds: the guided search runs under jit
@@ -750,8 +750,8 @@ def test_eager_windows_search_as_the_guided_search_does(monkeypatch):
         return [jaxsubset.ranges.rolling(x, **kw) for kw in cases]
 
     searched = []
-    real = _ranges.sorted_search
-    monkeypatch.setattr(_ranges, "sorted_search", lambda *a: searched.append(1) or real(*a))
+    real = _search.sorted_search
+    monkeypatch.setattr(_search, "sorted_search", lambda *a: searched.append(1) or real(*a))
     got = every(x)
     assert not searched  # eager, below GUIDED_EAGER: the plain search
     want = jax.jit(every)(x)

@@ -94,7 +94,7 @@ def _jax_names(root: pathlib.Path) -> dict[str, str]:
 
 def test_installed_versions_meet_the_declared_floors():
     floors = _floors()
-    assert set(floors) == {"jax", "numpy"}  # the only runtime dependencies (README)
+    assert set(floors) == {"jax", "numpy"}  # the only runtime dependencies (README, docs/index.md)
     for name, floor in floors.items():
         installed = Version(importlib.metadata.version(name))
         assert installed >= floor, f"{name} {installed} is below the declared floor {floor}"

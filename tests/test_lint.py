@@ -15,7 +15,15 @@ pytestmark = pytest.mark.one_mode
 
 
 ROOT = pathlib.Path(__file__).parents[1]
-PATHS = ["src", "tests", "benchmarks", "examples"]
+# the docs' build code (hooks, griffe extension); not the pages, whose code blocks keep their
+# aligned comments (tests/test_docs.py runs them)
+PATHS = [
+    "src",
+    "tests",
+    "benchmarks",
+    "examples",
+    *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.py")),
+]
 
 
 def _ruff() -> list[str]:

@@ -51,6 +51,8 @@ def test_public_names_are_documented_with_examples():
     for name in PUBLIC:
         obj = getattr(jaxsubset, name)
         if inspect.ismodule(obj):
+            if name not in jaxsubset.__all__:  # a layer (resolve, reduce) or cli: not the API
+                continue
             assert obj.__doc__, name
             for sub in obj.__all__:
                 assert "Example" in (getattr(obj, sub).__doc__ or ""), f"{name}.{sub}"
@@ -193,3 +195,19 @@ def test_streaming_is_imported_on_first_use():
 def test_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         jaxsubset.no_such_name  # noqa: B018
+
+
+def test_public_signatures_show_no_private_keyword():
+    """Private switches (``_func``, ``_time``, ...) live on private functions that the public
+    ones wrap: ``help()`` and the docs show only the contract."""
+    for module, names in (
+        (jaxsubset, jaxsubset.__all__),
+        (jaxsubset.ranges, jaxsubset.ranges.__all__),
+    ):
+        for name in names:
+            obj = getattr(module, name)
+            if not inspect.isfunction(obj):
+                continue
+            private = [p for p in inspect.signature(obj).parameters if p.startswith("_")]
+            assert not private, f"{module.__name__}.{name}{private}"
+    assert "_func" not in str(inspect.signature(jaxsubset.ranges.rolling))

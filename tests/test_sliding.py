@@ -14,7 +14,7 @@ import pytest
 import jaxsubset
 from checks import compile_and_check, vmap_and_check
 from jaxsubset._statistics import _sliding
-from jaxsubset._statistics._registry import choose
+from jaxsubset.reduce import road as choose
 
 
 BLOCKS = ("count", "sum", "mean", "var", "std", "sem", "min", "max")
@@ -252,10 +252,16 @@ def test_evenly_spaced_x_width_windows_take_the_block_road(monkeypatch):
     windows (closed=, centred and asymmetric ones, shorter at the ends, min_periods) and the
     same results as the x-width road; irregular x, ties and forced roads keep the ranges."""
     from jaxsubset import _rolling_stats
-    from jaxsubset._statistics._registry import choose_windows
+    from jaxsubset.reduce import Request, choose as choose_call
 
-    assert choose_windows(True, "auto") == "sliding"
-    assert choose_windows(True, "tree") == choose_windows(False, "auto") == "ranges"
+    def layout(method, fixed):
+        start = np.maximum(np.arange(20) - 3, 0) if fixed else np.arange(20) % 3
+        count = np.arange(20) + 1 - start
+        req = Request("f", "windows", ("mean",), method)
+        return choose_call(req, k=20, n=20, windows=(start, count)).layout
+
+    assert layout("auto", True) == "sliding"
+    assert layout("tree", True) == layout("auto", False) == "ranges"
     seen = []
     real = _rolling_stats._rolling_window
 
@@ -286,7 +292,8 @@ def test_evenly_spaced_x_width_windows_take_the_block_road(monkeypatch):
                                        err_msg=f"{kw} {closed} {s}")  # fmt: skip
     # windows that are not fixed-count ones keep the ranges: ending a row early (closed="left"
     # on this x), a tie (the window of row 10 ends at row 10, pandas' rule), empty windows
-    fixed_count = _rolling_stats.fixed_count
+    from jaxsubset.reduce import fixed_count
+
     pos = np.arange(n)
     assert fixed_count(np.maximum(pos - 10, 0), np.minimum(pos, 10)) is None
     start, count = np.maximum(pos - 9, 0), np.minimum(pos + 1, 10)

@@ -23,7 +23,8 @@ def test_statistics_is_the_registry_list():
     for roads in (_registry.RANGE_ROADS, _registry.LABEL_ROADS, _registry.SLIDING_ROADS):
         for names in roads.values():
             assert set(names) <= set(_registry.ALL_STATISTICS)
-    # the module docstring documents the public constant, and the README lists every name
+    # the module docstring documents the public constant (the docs' statistics page lists
+    # every name: tests/test_docs.py)
     assert "STATISTICS" in jaxsubset.__doc__
     from jaxsubset.cli._options import STATS
 

@@ -1,12 +1,42 @@
 """jaxsubset: jit-, vmap- and grad-safe subsets of large 1-D ``(x, y)`` datasets in JAX.
 
-Every subset (index range, x-range, chunk, sliding or x-width window, bin, segment) is a
-contiguous index range ``(start, count)`` of sorted ``x``; one gather turns the ranges and a static
-capacity into a padded :class:`Subsets` pytree with a validity mask and overflow flags.
+Every subset (index range, x-range, chunk, sliding, x-width or hopping window, bin, segment) is
+a contiguous index range ``(start, count)`` of sorted ``x``; one gather turns the ranges and a
+static capacity into a padded ``Subsets`` pytree with a validity mask and overflow flags.
 
-``STATISTICS`` names every statistic the functions over many subsets compute
-(``range_statistic``, ``rolling_statistic``, ``binned_statistic``, ``stream``, the command),
-with the conventions of the README's "Statistics" section; ``"quantile"`` takes ``q=``.
+Subsets (padded, with ``mask``, ``count``, ``overflow`` and reductions):
+    isolate        ``y[start:stop]`` with traced bounds (Python slicing, never shifted)
+    select         the points with ``lo <= x < hi`` (``closed=`` for the other sides)
+    nearest        index of the sample nearest to a value (the ``isclose`` idiom, exact)
+    chunks         equal pieces, as ``numpy.array_split``
+    sliding        windows of a fixed number of points, every ``step`` points
+    rolling        x-width windows at every point, as pandas' offset windows
+    dynamic        hopping/tumbling windows, as polars' ``group_by_dynamic``
+    bins           ``numpy.histogram`` bins (edges, or calendar periods on dates)
+    from_ranges    explicit ``[start, start + count)`` segments
+    gather         ``Ranges`` into ``Subsets``
+    Subsets        the pytree: ``mean``, ``std``, ``median``, ``argmax``, ``apply``, ...
+    Ranges         index ranges ``(start, count)``; ``jaxsubset.ranges`` computes them
+
+Statistics over many subsets, without padded copies:
+    range_statistic, rolling_statistic (x-width windows), window_statistic (fixed-count
+    windows), binned_statistic (BinnedStatisticResult), ewm_statistic; ``explain`` reports
+    which road computes each statistic and why; ``STATISTICS`` names every statistic they
+    compute (with the same conventions in ``stream``, ``shard`` and the command;
+    ``"quantile"`` takes ``q=``).
+
+Capacity and checks:
+    required_capacity, grow_capacity, auto_capacity, check_overflow, check_sorted, checked
+
+Time axes:
+    to_ns, to_datetime64, bin_edges, parse_period, dynamic_bounds
+
+Larger than memory, devices, batches, figures, compiling once:
+    stream, shard, pack, plot_subsets, enable_compilation_cache
+
+Everything else in this package is private. The documentation (``docs/`` in the source tree:
+a quick answer, a user guide and an API reference generated from these docstrings) has the
+details; the statistics' conventions are in its page "Statistics and their conventions".
 """
 
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version
@@ -35,7 +65,13 @@ from ._ewm import ewm_statistic as ewm_statistic
 from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
 from ._pack import pack as pack
 from ._plot import plot_subsets as plot_subsets
-from ._ranges import (
+from ._rolling_stats import rolling_statistic as rolling_statistic
+from ._statistics._registry import STATISTICS as STATISTICS
+from ._stats import range_statistic as range_statistic
+from ._subsets import Subsets as Subsets
+from ._window_stats import window_statistic as window_statistic
+from .reduce import explain as explain
+from .resolve import (
     Ranges as Ranges,
     bins as bins,
     chunks as chunks,
@@ -47,10 +83,6 @@ from ._ranges import (
     select as select,
     sliding as sliding,
 )
-from ._rolling_stats import rolling_statistic as rolling_statistic
-from ._statistics._registry import STATISTICS as STATISTICS
-from ._stats import range_statistic as range_statistic
-from ._subsets import Subsets as Subsets
 
 
 if _TYPE_CHECKING:  # imported on first use (module __getattr__): a first statistic needs neither
@@ -97,6 +129,7 @@ __all__ = [
     "dynamic_bounds",
     "enable_compilation_cache",
     "ewm_statistic",
+    "explain",
     "from_ranges",
     "gather",
     "grow_capacity",
@@ -116,4 +149,5 @@ __all__ = [
     "stream",
     "to_datetime64",
     "to_ns",
+    "window_statistic",
 ]

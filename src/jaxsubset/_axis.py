@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._trace import is_traced as is_traced
 from ._typing import Array, ArrayLike
 
 
@@ -39,11 +40,6 @@ DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]+)\s*$")
 # datetime64[ns] holds 1677-09-21 .. 2262-04-11; outside that nanoseconds overflow int64.
 NS_MIN = np.datetime64("1677-09-22", "s")
 NS_MAX = np.datetime64("2262-04-10", "s")
-
-
-def is_traced(value: Any) -> bool:
-    """True when ``value`` is (or contains) a JAX tracer, i.e. not known at trace time."""
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
 
 
 def traced_array(value: Any) -> jax.Array:

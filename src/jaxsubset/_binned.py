@@ -28,7 +28,6 @@ from ._statistics._registry import (
     RANGE_ROADS,
     check_method,
     check_pairs,
-    choose_bins,
     float_dtype,
     with_quantile,
 )
@@ -42,9 +41,12 @@ from ._validate import (
     device_array,
     index_dtype,
     is_traced,
+    nan_in_x,
     static_int,
     traced_array,
 )
+from .reduce import Request, choose
+from .reduce._choose import bins_layout
 
 
 # ---------------------------------------------------------------------------- binned_statistic
@@ -248,13 +250,13 @@ def reduce(
 ) -> dict[str, Array]:
     """The dispatcher's statistics of ``v`` ``(N, C)`` in the bins (bin number ``d``).
 
-    ``_registry.choose_bins`` decides: by labels (``reduce_labels``), or as index ranges
-    (``reduce_ranges``: sorted ``x`` makes every bin one; with ``method="tree"`` on unsorted
-    ``x`` one sort by bin first).
+    ``reduce.bins_layout`` (the chooser's rule for bins) decides: by labels
+    (``reduce_labels``), or as index ranges (``reduce_ranges``: sorted ``x`` makes every
+    bin one; with ``method="tree"`` on unsorted ``x`` one sort by bin first).
     """
     func = "binned_statistic"
     label = d - 1  # 0..nbins-1 inside; -1 and nbins (the outlier bins) in no bin
-    if choose_bins(x_sorted, stats, method) == "labels":
+    if bins_layout(x_sorted, stats, method)[0] == "labels":
         return reduce_labels(
             v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func
         )
@@ -423,7 +425,7 @@ def binned_statistic(
             (with ``q=``: ``numpy.quantile``'s linear interpolation per bin, NaN for a bin
             holding a NaN unless omitted), ``"cov"``/``"corr"`` (between the channels of
             ``(C, N)`` values: ``statistic`` is ``(C, C, nbins)``, each bin's
-            ``numpy.cov(ddof=0)``/``numpy.corrcoef`` matrix; see the README's "Covariance
+            ``numpy.cov(ddof=0)``/``numpy.corrcoef`` matrix; see the docs' "Covariance
             and correlation"), or a callable ``fn(values, mask) -> scalar`` applied to every
             bin's values padded to ``capacity`` (``mask`` marks the real ones).
         bins: static int, the number of equal-width bins, or ``(nbins + 1,)`` increasing edges
@@ -472,7 +474,7 @@ def binned_statistic(
 
     Eager calls pad ``N`` to a bucket size with points outside every bin, and (named
     statistics) the number of bins with empty bins past the last edge, so data of
-    similar lengths and bin counts reuse one compiled program (README, "Compile once").
+    similar lengths and bin counts reuse one compiled program (docs: "Compile once").
     Results, ``binnumber`` included, are those of the unpadded call.
 
     Gradients: with respect to ``values``, for every statistic: sum/mean/std as their
@@ -507,6 +509,35 @@ def binned_statistic(
         [0.5, 2.5]
     """
     func = "binned_statistic"
+    fn, statistic, nan_policy, method = binned_args(statistic, q, nan_policy, method, func)
+    tk = time_kind(x)
+    if isinstance(bins, str):  # a period: its edges from the concrete dates, as dates
+        bins = period_bins(x, tk, bins, range, func)
+    x, vals = binned_values(x, values, statistic, nan_policy, func)
+    if tk is not None:
+        return host(
+            binned_time(
+                x, vals, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy, method
+            )
+        )
+    if time_kind(bins) is not None or time_kind(range) is not None:
+        raise TypeError(
+            f"{func}: `bins`/`range` hold dates or durations but `x` is not a time axis"
+        )
+    if isinstance(range, str):
+        raise TypeError(f"{func}: `range` must be (lo, hi) numbers, got {range!r}")
+    edges, dec, uniform = binned_edges(x, bins, range, func)
+    return host(
+        binned_run(
+            x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
+        )
+    )
+
+
+def binned_args(
+    statistic: Any, q: Any, nan_policy: Any, method: Any, func: str
+) -> tuple[Callable | None, str, str, str]:
+    """``(fn, statistic, nan_policy, method)`` checked: a callable statistic as ``fn``."""
     fn = None
     if callable(statistic):
         fn, statistic = statistic, "callable"
@@ -526,9 +557,13 @@ def binned_statistic(
             f"{func}: a callable `statistic` is applied to padded bins (the reference road); "
             f"method must be 'auto' or 'reference', got {method!r}"
         )
-    tk = time_kind(x)
-    if isinstance(bins, str):  # a period: its edges from the concrete dates, as dates
-        bins = period_bins(x, tk, bins, range, func)
+    return fn, statistic, nan_policy, method
+
+
+def binned_values(
+    x: Any, values: Any, statistic: str, nan_policy: str, func: str
+) -> tuple[Array, Array]:
+    """``(x, values)`` checked and converted (``values`` None: zeros, for ``"count"``)."""
     x = as_x(x, func)
     n_pts = x.shape[0]
     if values is None:
@@ -542,11 +577,9 @@ def binned_statistic(
         values = zeros((n_pts,), jnp.result_type(float))
     if not is_traced(x) and jnp.issubdtype(x.dtype, jnp.inexact):
         np_x = np.asarray(x)
-        if np.isnan(np_x).any():
-            raise ValueError(
-                f"{func}: `x` holds NaN at index {int(np.argmax(np.isnan(np_x)))}; a point with "
-                "no position cannot be binned"
-            )
+        nan = np.isnan(np_x)
+        if nan.any():
+            raise nan_in_x(func, int(np.argmax(nan)), int(nan.sum()))
     if isinstance(values, list | tuple) and not is_traced(values):
         values = np.asarray(values)
     if is_traced(values):
@@ -565,18 +598,13 @@ def binned_statistic(
     check_pairs((statistic,), vals.shape, func, "values")
     if nan_policy == "raise":
         raise_on_nan(vals, func, "values")
-    if tk is not None:
-        return host(
-            binned_time(
-                x, vals, statistic, fn, bins, range, tk, capacity, x_sorted, nan_policy, method
-            )
-        )
-    if time_kind(bins) is not None or time_kind(range) is not None:
-        raise TypeError(
-            f"{func}: `bins`/`range` hold dates or durations but `x` is not a time axis"
-        )
-    if isinstance(range, str):
-        raise TypeError(f"{func}: `range` must be (lo, hi) numbers, got {range!r}")
+    return x, vals
+
+
+def binned_edges(x: Array, bins: Any, range: Any, func: str) -> tuple[Array, Array, bool]:
+    """``(edges, dec, uniform)``: SciPy's edges of ``bins`` (a number of equal bins over
+    ``range`` or the extremes of ``x``, or the edges themselves), checked (a run-time guard
+    for traced ones), and the decimals SciPy rounds ``x`` to near an edge."""
     edt = edges_dtype(x)
     nbins = bin_count(bins, func)
     uniform = nbins is not None
@@ -591,7 +619,7 @@ def binned_statistic(
                     raise ValueError(f"{func}: `range` must be (lo, hi), got shape {rg.shape}")
             lo, hi = rg[0], rg[1]
         else:
-            if n_pts == 0:
+            if x.shape[0] == 0:
                 raise ValueError(f"{func}: `x` is empty; pass `range` to define the bins")
             lo, hi = extremes(x)
         if not is_traced((lo, hi)):
@@ -639,11 +667,7 @@ def binned_statistic(
                 f"is {float(gap)!r}"
             )
         dec = jnp.asarray(int(-np.log10(gap)) + 6, jnp.int32)
-    return host(
-        binned_run(
-            x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
-        )
-    )
+    return edges, dec, uniform
 
 
 def guard_edges(edges: Array, func: str, *, traced_range: bool) -> Array:
@@ -725,9 +749,12 @@ def binned_run(
                 f"x[{i + 1}]={b!r}; pass x_sorted=None (detected) or False"
             )
     x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
+    if fn is None:  # the road choice, asked here at the boundary (recorded by explain)
+        request = Request(func, "bins", (statistic,), method, 0, nan_policy == "omit", capacity)
+        choose(request, x_sorted=x_sorted)
     ch = tuple(values.shape[:-1])
     fill = None
-    if _bucket.enabled() and n_pts > 0 and not is_traced((x, values, edges, dec)):
+    if n_pts > 0 and _bucket.bucketed(x, values, edges, dec):
         fill = outside(x, edges)
     padded: tuple[Array, Array, Array | None] | None = None
     if fill is not None:

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._trace import eager
 from ._typing import Array
 
 
@@ -28,6 +29,16 @@ MIN_K = 64
 def enabled() -> bool:
     """Whether eager calls are bucketed (``JAXSUBSET_BUCKETS=off`` turns it off)."""
     return os.environ.get("JAXSUBSET_BUCKETS", "on").strip().lower() not in ("off", "0", "no")
+
+
+def bucketed(*values: Any) -> bool:
+    """Whether a call with these inputs is bucketed: bucketing on and the call eager.
+
+    :func:`jaxsubset._trace.eager` decides "eager" (concrete inputs outside every trace: inside
+    ``jit`` even closed-over constants give staged results, which the bucketed path cannot
+    read back).
+    """
+    return enabled() and eager(*values)
 
 
 def bucket(n: int, minimum: int = MIN_N) -> int:

@@ -10,10 +10,10 @@ import numpy as np
 
 from ._axis import concrete_bound, datetime_to_ns, time_kind, timedelta_to_ns
 from ._checks import argument_guard
-from ._ranges import Ranges, bucketed_gather, eager, select_ranges, to_subsets
 from ._subsets import Subsets
 from ._typing import ArrayLike
 from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
+from .resolve import Ranges, bucketed_gather, eager, resolve_select, to_subsets
 
 
 CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")
@@ -79,9 +79,9 @@ def calendar_ranges(
     if xc.size == 0:
         if period < 1 or every < 1:
             raise ValueError(f"{func}: calendar `every`/`period` must be >= 1 month")
-        return select_ranges(x, np.zeros(0, np.int64), np.zeros(0, np.int64), closed=closed)
+        return resolve_select(x, np.zeros(0, np.int64), np.zeros(0, np.int64), closed=closed)
     lo, hi = calendar_bounds(xc[[0, -1]], every, period, offset, closed, func)
-    return select_ranges(x, lo, hi, closed=closed, length=length, _func=func)
+    return resolve_select(x, lo, hi, closed=closed, length=length, func=func)
 
 
 class TooManyWindows(ValueError):
@@ -237,8 +237,6 @@ def dynamic_ranges(
     closed: str = "left",
     num_windows: int | None = None,
     length: ArrayLike | None = None,
-    _func: str = "ranges.dynamic",
-    _time: str | None = None,
 ) -> Ranges:
     """Index ranges of hopping/tumbling windows (see :func:`jaxsubset.dynamic`).
 
@@ -249,25 +247,50 @@ def dynamic_ranges(
         >>> r.start.tolist(), r.count.tolist()
         ([0, 3, 5], [3, 2, 2])
     """
-    closed = check_closed(closed, _func)
-    tk = _time or time_kind(x)
+    return resolve_dynamic(
+        x,
+        every,
+        period=period,
+        offset=offset,
+        closed=closed,
+        num_windows=num_windows,
+        length=length,
+        func="ranges.dynamic",
+    )
+
+
+def resolve_dynamic(
+    x: ArrayLike,
+    every: ArrayLike,
+    *,
+    period: ArrayLike | None = None,
+    offset: ArrayLike = 0,
+    closed: str = "left",
+    num_windows: int | None = None,
+    length: ArrayLike | None = None,
+    func: str = "ranges.dynamic",
+    time: str | None = None,
+) -> Ranges:
+    """:func:`dynamic_ranges` with the caller's name (``func``) for messages."""
+    closed = check_closed(closed, func)
+    tk = time or time_kind(x)
     if num_windows is not None:
-        num_windows = static_int(num_windows, "num_windows", _func, minimum=0)
-    x = as_x(x, _func)
-    check_sorted_x(x, _func)
-    calendar, ev, per, off = steps(every, period, offset, x, _func, tk)
+        num_windows = static_int(num_windows, "num_windows", func, minimum=0)
+    x = as_x(x, func)
+    check_sorted_x(x, func)
+    calendar, ev, per, off = steps(every, period, offset, x, func, tk)
     if calendar:
-        return calendar_ranges(x, ev, per, off, closed, length, _func)
+        return calendar_ranges(x, ev, per, off, closed, length, func)
     concrete = not is_traced((x, ev, off, length))
     if concrete:
         xc = np.asarray(x)
         if length is not None:
             xc = xc[: int(np.asarray(length))]
-        lo, hi = window_bounds(xc, ev, per, off, closed, num_windows, _func)
-        return select_ranges(x, lo, hi, closed=closed, length=length, _func=_func)
+        lo, hi = window_bounds(xc, ev, per, off, closed, num_windows, func)
+        return resolve_select(x, lo, hi, closed=closed, length=length, func=func)
     if num_windows is None:
         raise TypeError(
-            f"{_func}: the number of windows sets an array shape: pass `num_windows` (a static "
+            f"{func}: the number of windows sets an array shape: pass `num_windows` (a static "
             "Python int) when `x`, `every`, `offset` or `length` is traced"
         )
     open_lo = closed in ("right", "neither")
@@ -291,7 +314,7 @@ def dynamic_ranges(
         s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - ej, s0)  # q rounded down
     lo = s0 + jnp.arange(num_windows, dtype=dt) * ej
     hi = lo + jnp.asarray(per).astype(dt)
-    return select_ranges(x, lo, hi, closed=closed, length=length, _func=_func)
+    return resolve_select(x, lo, hi, closed=closed, length=length, func=func)
 
 
 def dynamic(
@@ -362,7 +385,7 @@ def dynamic(
     capacity = static_int(capacity, "capacity", "dynamic")
     tk = time_kind(x)
     x, y = as_xy(x, y, "dynamic")
-    r = dynamic_ranges(
+    r = resolve_dynamic(
         x,
         every,
         period=period,
@@ -370,8 +393,8 @@ def dynamic(
         closed=closed,
         num_windows=num_windows,
         length=length,
-        _func="dynamic",
-        _time=tk,
+        func="dynamic",
+        time=tk,
     )
     if eager(length, x, y, r) and x.shape[0] > 0:  # one program per bucket of shapes
         return bucketed_gather(x, y, r.start, r.count, capacity)

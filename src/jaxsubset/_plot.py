@@ -4,9 +4,9 @@ from typing import Any
 
 import numpy as np
 
-from ._ranges import Ranges
 from ._subsets import Subsets
 from ._typing import ArrayLike
+from .resolve import Ranges
 
 
 def starts_counts(subsets_or_ranges: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -83,8 +83,10 @@ def plot_subsets(
     windows, one per point) the shading would hide the data, so ``values`` are drawn as a line
     through the subsets' centres instead. Gaps show as gaps: the lines break at missing
     readings (NaN in ``y``) and across steps in ``x`` wider than ``gap_factor`` times the
-    median spacing. ``x`` may be ``datetime64`` (a time axis, drawn with date ticks). Needs
-    matplotlib (``pip install 'jaxsubset[plot]'``), imported only here.
+    median spacing. ``x`` may be ``datetime64`` (a time axis, drawn with date ticks). The
+    legend sits to the right of the axes, outside the data (``fig.tight_layout()`` or a
+    constrained layout makes room for it; a new figure has one). Needs matplotlib
+    (``pip install 'jaxsubset[plot]'``), imported only here.
 
     Args:
         x: ``(N,)`` sorted sample positions.
@@ -134,7 +136,8 @@ def plot_subsets(
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(8, 4.5))
+        # constrained layout makes room for the legend outside the axes
+        _, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
     else:
         import matplotlib  # noqa: F401  (a clear ImportError here if it is missing)
 
@@ -142,7 +145,9 @@ def plot_subsets(
     gap = gap_threshold(x_np, gap_factor)
     for c in range(y2.shape[1]):
         xb, yb = break_gaps(x_np, y2[:, c], gap)
-        ax.plot(xb, yb, "--", color="black", lw=1.0, label="data" if c == 0 else None)
+        # on top of the subsets' coloured lines (zorder 2), so the data stays visible where
+        # the subsets cover all of it
+        ax.plot(xb, yb, "--", color="black", lw=1.0, zorder=2.5, label="data" if c == 0 else None)
 
     nonempty = count > 0
     # first/last are only read where the subset is not empty (no NaN: x may be datetime64)
@@ -159,11 +164,11 @@ def plot_subsets(
                         *break_gaps(x_np[sl], y2[sl, c], gap),
                         "-",
                         color=colour,
-                        lw=2.0,
+                        lw=3.0,  # wider than the dashed data drawn over it
                         label=f"subset {i}" if c == 0 and k <= 10 else None,
                     )
         if k > 10:  # one legend entry for all of them
-            ax.plot([], [], "-", color="C0", lw=2.0, label=f"{k} subsets")
+            ax.plot([], [], "-", color="C0", lw=3.0, label=f"{k} subsets")
         if vals is not None:
             ok = nonempty & np.isfinite(vals)
             colours = [f"C{i % 10}" for i in np.flatnonzero(ok)]
@@ -187,5 +192,13 @@ def plot_subsets(
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
-    ax.legend(loc="upper right", fontsize="small")
+    legend_outside(ax)
     return ax
+
+
+def legend_outside(ax: Any) -> Any:
+    """The legend to the right of the axes, top-aligned, so that it never hides data; a
+    figure's ``tight_layout`` or constrained layout makes room for it."""
+    return ax.legend(
+        loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small"
+    )

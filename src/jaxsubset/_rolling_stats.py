@@ -10,7 +10,6 @@ import numpy as np
 
 from . import _bucket
 from ._axis import bound_array, time_kind, window_width
-from ._ranges import bucketed_ranges, rolling_ranges
 from ._statistics._dispatch import (
     finish,
     median_capacity,
@@ -26,14 +25,12 @@ from ._statistics._registry import (
     check_method,
     check_pairs,
     check_statistics,
-    choose,
-    choose_windows,
     float_dtype,
-    padded_fits,
     result_shape,
     with_quantile,
 )
 from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
+from ._trace import eager
 from ._typing import Array, ArrayLike
 from ._validate import (
     as_x,
@@ -43,6 +40,9 @@ from ._validate import (
     is_traced,
     static_int,
 )
+from .reduce import Choice, Request, choose
+from .reduce._choose import road
+from .resolve import Ranges, bucketed_ranges, resolve_rolling
 
 
 def rolling_statistic(
@@ -76,7 +76,7 @@ def rolling_statistic(
     reading infinities as missing everywhere but ``count``; for its numbers replace them first,
     ``numpy.where(numpy.isinf(y), numpy.nan, y)``. With ``at``, one window ends at each anchor
     instead (every point at the anchor included). Eager calls pad ``N`` (and the anchors) to a
-    bucket size, so data of similar lengths reuse one compiled program (README, "Compile once");
+    bucket size, so data of similar lengths reuse one compiled program (docs: "Compile once");
     results are those of the unpadded call. An eager call whose windows all hold the same number of
     points, cut only at the ends (evenly spaced x and a width a multiple of its step, with any
     ``closed``/``center``/``before``/``after`` giving such windows; checked on the resolved windows
@@ -89,17 +89,12 @@ def rolling_statistic(
     ``x[i] - b < x <= x[i] + f`` with ``closed`` deciding each end, its tied rows ruled as in
     :func:`jaxsubset.rolling` (``after=0`` is the trailing window ``width=b``).
 
-    Fixed-count windows: ``window=w`` (instead of ``width``/``before``/``after``/``at``) is
-    pandas' ``Series(y).rolling(w)``: the window of row ``i`` is the last ``w`` points up to
-    it, ``[i - w + 1, i]`` (fewer at the start; ``w > N`` allowed), ``center=True`` pandas'
-    centred int window (ending ``(w - 1) // 2`` rows later). ``x`` is unused there (pass
-    ``None``, or an x of ``y``'s length). ``min_periods`` keeps this library's default 1:
-    pandas' ``rolling(w).mean()`` (default ``min_periods=w``) is ``rolling_statistic(None, y,
-    statistic="mean", window=w, min_periods=w)``. count/sum/mean/var/std/sem/min/max and
-    cov/corr run on the O(N) block road (``method="blocks"``: van Herk / Gil-Werman prefix
-    and suffix folds, each window combined from partials of its own points); the median and
-    quantiles on the wavelet road (``O(log w)`` per window, see :func:`range_statistic`), the
-    others on the tree over the same windows.
+    Fixed-count windows: use :func:`jaxsubset.window_statistic` (``window_statistic(y, w,
+    statistic)``: the same windows, roads and results), as polars' ``rolling_mean`` beside
+    ``rolling_mean_by``. ``window=w`` here (instead of ``width``/``before``/``after``/``at``)
+    keeps working: pandas' ``Series(y).rolling(w)``, the last ``w`` points up to each row,
+    ``x`` unused (pass ``None``, or an x of ``y``'s length); see
+    :func:`jaxsubset.window_statistic` for its conventions and roads.
 
     Args:
         x: ``(N,)`` sorted sample positions (``None`` with ``window=``): numbers, or a time
@@ -177,44 +172,55 @@ def rolling_statistic(
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)
     if window is not None:
-        given = {"width": width, "before": before, "after": after, "at": at}
-        clash = [k for k, v in given.items() if v is not None]
-        if clash:
-            raise ValueError(
-                f"{func}: `window` (a number of points) cannot be combined with "
-                f"{', '.join(f'`{k}`' for k in clash)} (x-width windows); pass one or the other"
-            )
-        if closed != "right":
-            raise ValueError(
-                f"{func}: `window` windows are the last `window` points up to each row; "
-                f"`closed` must be 'right' with them, got {closed!r}"
-            )
-        window = static_int(window, "window", func)
-        method = check_method(method, func, SLIDING_ROADS)
-        y = as_y(y, func)
-        check_pairs(stats, y.shape, func)
-        if x is not None and np.shape(x)[:1] != y.shape[:1]:
-            raise ValueError(
-                f"{func}: `x` and `y` must have the same length along the first axis, "
-                f"got len(x)={np.shape(x)[:1]} and y.shape={tuple(y.shape)}"
-            )
-        if nan_policy == "raise":
-            y = raise_on_nan(y, func, "y")
-        return _rolling_window(
-            y,
-            window,
-            stats,
-            names,
-            single,
-            center,
-            min_periods,
-            ddof,
-            nan_policy,
-            method,
-            capacity,
-            func,
-        )
+        check_count_windows(x, y, width, before, after, at, closed, func)
+        return fixed_windows(
+            y, window, stats, names, single, center, min_periods, ddof, nan_policy, method,
+            capacity, func,
+        )  # fmt: skip
     method = check_method(method, func, RANGE_ROADS)
+    x, y, widths, at = x_width_args(x, y, width, before, after, at, stats, nan_policy, func)
+    r = resolve_windows(x, y, widths, at, closed, center, func)
+    omit = nan_policy == "omit"
+    request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
+    return reduce_windows(y, r, request, names, single, one_per_row=at is None)
+
+
+def check_count_windows(
+    x: Any, y: Any, width: Any, before: Any, after: Any, at: Any, closed: str, func: str
+) -> None:
+    """``window=`` excludes the x-width arguments and ``closed``; ``x``, if given, fits ``y``."""
+    given = {"width": width, "before": before, "after": after, "at": at}
+    clash = [k for k, v in given.items() if v is not None]
+    if clash:
+        raise ValueError(
+            f"{func}: `window` (a number of points) cannot be combined with "
+            f"{', '.join(f'`{k}`' for k in clash)} (x-width windows); pass one or the other"
+        )
+    if closed != "right":
+        raise ValueError(
+            f"{func}: `window` windows are the last `window` points up to each row; "
+            f"`closed` must be 'right' with them, got {closed!r}"
+        )
+    if x is not None and np.shape(x)[:1] != np.shape(y)[:1]:
+        raise ValueError(
+            f"{func}: `x` and `y` must have the same length along the first axis, "
+            f"got len(x)={np.shape(x)[:1]} and y.shape={tuple(np.shape(y))}"
+        )
+
+
+def x_width_args(
+    x: Any,
+    y: Any,
+    width: Any,
+    before: Any,
+    after: Any,
+    at: Any,
+    stats: tuple[str, ...],
+    nan_policy: str,
+    func: str,
+) -> tuple[Array, Array, dict[str, Any], Any]:
+    """Validated x-width window arguments: ``(x, y, widths, at)``, durations and dates on a
+    time axis as exact int64 nanoseconds."""
     if x is None:
         raise TypeError(f"{func}: `x` is needed for x-width windows (only `window=` takes None)")
     tk = time_kind(x)
@@ -247,29 +253,53 @@ def rolling_statistic(
         widths[name] = bound_array(w, name, x, func, tk, width=True)
     if at is not None:
         at = bound_array(at, "at", x, func, tk)
-    # the one resolver: pandas' rule for one window per point (the window of row i ends at
-    # row i, also with ties in x), the closed interval for explicit anchors
-    if _bucket.enabled() and not is_traced((x, y, widths, at)) and x.shape[0] > 0:
-        r = bucketed_ranges(x, widths, at, closed, center, func)
-    else:
-        r = rolling_ranges(x, **widths, at=at, closed=closed, center=center, _func=func)
-    if at is None and not is_traced((y, r)):
-        fixed = fixed_count(r.start, r.count)
-        if choose_windows(fixed is not None, method) == "sliding" and fixed is not None:
-            window, lead = fixed
+    return x, y, widths, at
+
+
+def resolve_windows(
+    x: Array, y: Array, widths: dict[str, Any], at: Any, closed: str, center: Any, func: str
+) -> Ranges:
+    """The one resolver: pandas' rule for one window per point (the window of row i ends at
+    row i, also with ties in x), the closed interval for explicit anchors."""
+    if x.shape[0] > 0 and _bucket.bucketed(x, y, widths, at):
+        return bucketed_ranges(x, widths, at, closed, center, func)
+    return resolve_rolling(x, **widths, at=at, closed=closed, center=center, func=func)
+
+
+def reduce_windows(
+    y: Array,
+    r: Ranges,
+    request: Request,
+    names: tuple[str, ...],
+    single: bool,
+    one_per_row: bool,
+) -> Array | dict[str, Array]:
+    """The statistics of x-width windows: as fixed-count windows where the chooser finds
+    them so (eager, one window per row), else over their ranges."""
+    func, stats, method = request.func, request.statistics, request.method
+    ddof, omit, capacity, min_periods = (
+        request.ddof, request.omit, request.capacity, request.min_periods or 0,
+    )  # fmt: skip
+    nan_policy = "omit" if omit else "propagate"  # "raise" was checked on y already
+    if one_per_row and eager(y, r):  # the chooser reads the resolved ranges on the host
+        n = y.shape[0]
+        choice = choose(request, k=n, n=n, windows=(r.start, r.count))
+        if choice.fixed is not None:
+            window, lead = choice.fixed
             return _rolling_window(
                 y, window, stats, names, single, False, min_periods, ddof, nan_policy,
-                "auto", capacity, func, lead=lead,
+                "auto", capacity, func, lead=lead, choice=choice,
             )  # fmt: skip
     want = tuple(dict.fromkeys((*stats, "count")))
     fdt = float_dtype(y.dtype)
-    if _bucket.enabled() and not is_traced((y, r)):
+    if _bucket.bucketed(y, r):
         cap = None
         if needs_capacity(stats, method, func):
             cap = median_capacity(r.count, capacity, None, func)
-        omit = nan_policy == "omit"
         args = (stats, min_periods, np.dtype(fdt))
-        res = bucketed(y, r, stats, single, ddof, omit, method, cap, func, want, finish, args)
+        res = bucketed(
+            y, r, stats, single, ddof, omit, method, cap, func, want, finish, args, "windows"
+        )
         return public_names(res, names, stats, single)
     start, count = jnp.broadcast_arrays(r.start, r.count)
     batch = tuple(count.shape)
@@ -279,19 +309,13 @@ def rolling_statistic(
     if needs_capacity(stats, method, func):
         cap = median_capacity(count, capacity, None, func)
     bound = range_bound(r.max_count, y.shape[0])
+    padded = choose(
+        request.replace(capacity=cap), k=count.size, n=y.shape[0], bound=bound, capacity=cap
+    ).padded
     out = reduce_ranges(
-        y2,
-        start,
-        count,
-        want,
-        ddof=ddof,
-        omit=nan_policy == "omit",
-        method=method,
-        capacity=cap,
-        bound=bound,
-        padded=padded_fits(count.size, y.shape[0], bound, cap),
-        func=func,
-    )
+        y2, start, count, want, ddof=ddof, omit=omit, method=method, capacity=cap,
+        bound=bound, padded=padded, func=func,
+    )  # fmt: skip
     ch = tuple(y.shape[1:])
     res = {
         s: v.reshape(result_shape(s, batch, ch))
@@ -300,27 +324,32 @@ def rolling_statistic(
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
-def fixed_count(start: Any, count: Any) -> tuple[int, int] | None:
-    """``(w, lead)`` when concrete windows (one per row) are fixed-count ones, else None.
-
-    Row ``i``'s window must be ``[i + lead + 1 - w, i + lead]`` cut to the data, for one
-    ``w >= 1`` and one ``lead >= 0``: the trailing windows of ``w`` points ``lead`` rows
-    later, which :func:`_rolling_window` computes. Read from the resolved ranges, so the
-    windows are exactly the same whatever the rounding of ``x``.
-    """
-    st, ct = np.asarray(start).reshape(-1), np.asarray(count).reshape(-1)
-    n = ct.shape[0]
-    if n == 0 or st.shape[0] != n:
-        return None
-    w = int(ct.max())
-    lead = int(st[0] + ct[0]) - 1
-    if w < 1 or lead < 0 or lead >= n:
-        return None
-    end = np.minimum(np.arange(n) + lead + 1, n)
-    first = np.maximum(np.arange(n) + lead + 1 - w, 0)
-    if not (np.array_equal(st, first) and np.array_equal(st + ct, end)):
-        return None
-    return w, lead
+def fixed_windows(
+    y: ArrayLike,
+    window: Any,
+    stats: tuple[str, ...],
+    names: tuple[str, ...],
+    single: bool,
+    center: Any,
+    min_periods: int,
+    ddof: int,
+    nan_policy: str,
+    method: Any,
+    capacity: Any,
+    func: str,
+) -> Array | dict[str, Array]:
+    """Fixed-count windows (:func:`jaxsubset.window_statistic`, ``rolling_statistic(...,
+    window=w)``): ``window`` and ``method`` checked, ``y`` converted, then the block road."""
+    window = static_int(window, "window", func)
+    method = check_method(method, func, SLIDING_ROADS)
+    y = as_y(y, func)
+    check_pairs(stats, y.shape, func)
+    if nan_policy == "raise":
+        y = raise_on_nan(y, func, "y")
+    return _rolling_window(
+        y, window, stats, names, single, center, min_periods, ddof, nan_policy, method,
+        capacity, func,
+    )  # fmt: skip
 
 
 def _rolling_window(
@@ -337,6 +366,7 @@ def _rolling_window(
     capacity: int | None,
     func: str,
     lead: int | None = None,
+    choice: Choice | None = None,
 ) -> Array | dict[str, Array]:
     """``rolling_statistic(..., window=w)``: the last ``w`` points up to each row (pandas).
 
@@ -345,12 +375,18 @@ def _rolling_window(
     appended). Eager calls pad ``y``
     with absent rows to a bucket size (one compiled program per bucket); a trailing window
     never reaches rows after its own, so the results are those of the unpadded call.
+    ``choice``: the chooser's answer when the caller asked it (x-width windows found
+    fixed-count), else it is asked here.
     """
     if not isinstance(center, bool | np.bool_):
         raise TypeError(f"{func}: `center` must be a bool, got {center!r}")
     if lead is None:  # x-width windows found fixed-count give their own lead
         lead = (window - 1) // 2 if center else 0
     n, ch = y.shape[0], tuple(y.shape[1:])
+    if choice is None:
+        omit = nan_policy == "omit"
+        request = Request(func, "sliding", stats, method, ddof, omit, capacity, min_periods)
+        choose(request, k=n, n=n)
     c = int(np.prod(ch))
     cap = None
     if needs_window_capacity(stats, method, func):
@@ -361,7 +397,7 @@ def _rolling_window(
         method=method, capacity=cap, func=func, min_periods=min_periods,
         fdt=np.dtype(float_dtype(y.dtype)),
     )  # fmt: skip
-    if _bucket.enabled() and not is_traced(y):
+    if _bucket.bucketed(y):
         host = _bucket.on_host(y)
         y2 = np.asarray(y).reshape(n, c) if host else y.reshape(n, c)
         # host data known finite: the program without the NaN/inf branch (the same results)
@@ -390,7 +426,7 @@ def _finite(y: np.ndarray) -> bool:
 
 def needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
     """Whether any statistic of a ``window=`` call runs on a road that needs a capacity."""
-    return any(choose("sliding", s, method, func) in CAPACITY_ROADS for s in stats)
+    return any(road("sliding", s, method, func) in CAPACITY_ROADS for s in stats)
 
 
 @functools.partial(

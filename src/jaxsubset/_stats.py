@@ -10,7 +10,6 @@ import numpy as np
 
 from . import _bucket
 from ._checks import nan_guard
-from ._ranges import Ranges
 from ._statistics._dispatch import clip_ranges, median_capacity, range_bound, reduce_ranges
 from ._statistics._registry import (
     CAPACITY_ROADS,
@@ -19,8 +18,6 @@ from ._statistics._registry import (
     check_method,
     check_pairs,
     check_statistics,
-    choose,
-    padded_fits,
     result_shape,
     with_quantile,
 )
@@ -33,6 +30,9 @@ from ._validate import (
     is_traced,
     static_int,
 )
+from .reduce import Request, choose
+from .reduce._choose import road
+from .resolve import Ranges
 
 
 def check_statistic(statistic: Any, func: str) -> str:
@@ -41,7 +41,7 @@ def check_statistic(statistic: Any, func: str) -> str:
 
 def needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
     """Whether any statistic runs on a road that needs a static capacity (a bound on counts)."""
-    return any(choose("ranges", s, method, func) in CAPACITY_ROADS for s in stats)
+    return any(road("ranges", s, method, func) in CAPACITY_ROADS for s in stats)
 
 
 def as_y(y: Any, func: str) -> Array:
@@ -86,7 +86,7 @@ def range_statistic(
     a range holding an infinite value has NaN ``"var"``/``"std"`` (``inf - inf``, as NumPy).
 
     Eager calls reuse compiled programs: ``N`` and the number of ranges are padded to a bucket
-    size (padding never enters a statistic; README, "Compile once"); under ``jit`` the
+    size (padding never enters a statistic; docs: "Compile once"); under ``jit`` the
     shapes are yours.
 
     Args:
@@ -156,7 +156,7 @@ def range_statistic(
     cap = None
     if needs_capacity(stats, method, func):
         cap = median_capacity(ranges.count, capacity, ranges.max_count, func)
-    if _bucket.enabled() and not is_traced((y, ranges)):
+    if _bucket.bucketed(y, ranges):
         if cap is not None and capacity is None:  # few distinct capacities: few programs
             cap = 1 << (cap - 1).bit_length()
         res = bucketed(y, ranges, stats, single, ddof, nan_policy == "omit", method, cap, func)
@@ -177,7 +177,13 @@ def range_statistic(
         method=method,
         capacity=cap,
         bound=bound,
-        padded=padded_fits(count.size, y.shape[0], bound, cap),
+        padded=choose(
+            Request(func, "ranges", stats, method, ddof, nan_policy == "omit", cap),
+            k=count.size,
+            n=y.shape[0],
+            bound=bound,
+            capacity=cap,
+        ).padded,
         func=func,
     )
     res = {s: out[s].reshape(result_shape(s, batch, ch)) for s in stats}
@@ -216,6 +222,7 @@ def bucketed(
     want: tuple[str, ...] | None = None,
     finish: Callable | None = None,
     finish_args: tuple = (),
+    kind: str = "ranges",
 ) -> Array | dict[str, Array]:
     """An eager :func:`range_statistic` as one jitted program per bucket of shapes.
 
@@ -224,7 +231,8 @@ def bucketed(
     the results are sliced back. The default capacity is rounded up to a power of two.
     ``want`` (default ``stats``) are reduced, then ``finish(out, count, *finish_args)`` (a
     module-level function: it is a static argument) turns them into ``stats`` in the same
-    program (:func:`jaxsubset.rolling_statistic`'s ``min_periods``).
+    program (:func:`jaxsubset.rolling_statistic`'s ``min_periods``). ``kind``: the
+    request's kind for the road choice (``"windows"`` from ``rolling_statistic``).
     """
     n, ch = y.shape[0], tuple(y.shape[1:])
     start, count = np.broadcast_arrays(np.asarray(ranges.start), np.asarray(ranges.count))
@@ -234,7 +242,8 @@ def bucketed(
     c = int(np.prod(ch))
     y2 = np.asarray(y).reshape(n, c) if _bucket.on_host(y) else y.reshape(n, c)
     bound = range_bound(ranges.max_count, n)  # the unbucketed call's bound and road
-    padded = padded_fits(k, n, bound, cap)
+    request = Request(func, kind, stats, method, ddof, omit, cap)
+    padded = choose(request, k=k, n=n, bound=bound, capacity=cap).padded
     # the number of ranges is bucketed too (K = N, a window per point: N's buckets); the road
     # is chosen from the real K and N (``padded``), and every road's result for a range
     # depends only on its own points (the padded road's sums in a fixed order), so the

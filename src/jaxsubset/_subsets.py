@@ -12,8 +12,9 @@ from jax import lax
 
 from ._reduce import ordered_sum, reduce_extreme
 from ._statistics._median import lerp
+from ._trace import eager
 from ._typing import Array, Bool, Int, Shaped
-from ._validate import check_nan_policy, index_dtype, is_traced, static_int
+from ._validate import check_nan_policy, index_dtype, static_int
 
 
 # Eager calls of a reduction run as ONE jitted program per reduction, static arguments and
@@ -29,7 +30,7 @@ def one_program(method: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(method)
     def reduction(self: "Subsets", *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("nan_policy") == "raise" or is_traced(self):
+        if kwargs.get("nan_policy") == "raise" or not eager(self):
             return method(self, *args, **kwargs)
         key = (args, tuple(sorted(kwargs.items())))
         try:

@@ -95,11 +95,13 @@ def device_array(value: Any, host: np.ndarray) -> jax.Array:
 
     A JAX array stays as it is; anything else is ``jax.device_put`` of its NumPy form ``host``
     (the same dtype as ``jnp.asarray``, which compiles a small program per new shape and dtype:
-    a new data length would cost a compilation before any work).
+    a new data length would cost a compilation before any work). Inside ``jit`` too the result
+    is concrete (as a closed-over JAX array is), so NumPy and JAX constants take one path.
     """
     if isinstance(value, jax.Array) and value.dtype == host.dtype:
         return value
-    return jax.device_put(host)
+    with jax.ensure_compile_time_eval():
+        return jax.device_put(host)
 
 
 def check_int_fits(values: np.ndarray, name: str, func: str) -> None:
@@ -144,6 +146,24 @@ def as_xy(x: Any, y: Any, func: str) -> tuple[jax.Array, jax.Array]:
     return x, y
 
 
+def unsorted_x(func: str, i: int, a: Any, b: Any) -> ValueError:
+    """THE error for concrete ``x`` that is not sorted, ``x[i] = a > x[i + 1] = b``: every host
+    check of the rule (here, ``stream``'s blocks) raises this one message."""
+    return ValueError(
+        f"{func}: `x` must be sorted ascending, but x[{i}]={a!r} > x[{i + 1}]={b!r}; "
+        "sort (x, y) by x first (e.g. with np.argsort(x))"
+    )
+
+
+def nan_in_x(func: str, i: int, total: int | None = None) -> ValueError:
+    """THE error for concrete ``x`` holding NaN, the first at index ``i`` (``total``: how
+    many, where the whole of ``x`` is known)."""
+    many = "" if total is None else f" ({total} NaN in total)"
+    return ValueError(
+        f"{func}: `x` holds NaN at index {i}{many}; a point with no position cannot be placed"
+    )
+
+
 def check_sorted_x(x: jax.Array, func: str) -> None:
     """Raise ``ValueError`` if concrete ``x`` holds NaN or is not sorted ascending.
 
@@ -156,19 +176,12 @@ def check_sorted_x(x: jax.Array, func: str) -> None:
     if np_x.dtype.kind == "f":
         nan = np.isnan(np_x)
         if nan.any():
-            raise ValueError(
-                f"{func}: `x` holds NaN at index {int(np.argmax(nan))} "
-                f"({int(nan.sum())} NaN in total); a point with no position cannot be placed"
-            )
+            raise nan_in_x(func, int(np.argmax(nan)), int(nan.sum()))
     if np_x.size > 1:
         bad = np_x[1:] < np_x[:-1]
         if bad.any():
             i = int(np.argmax(bad))
-            raise ValueError(
-                f"{func}: `x` must be sorted ascending, but x[{i}]={np_x[i].item()!r} > "
-                f"x[{i + 1}]={np_x[i + 1].item()!r}; sort (x, y) by x first "
-                "(e.g. with np.argsort(x))"
-            )
+            raise unsorted_x(func, i, np_x[i].item(), np_x[i + 1].item())
 
 
 def as_int_bounds(value: Any, name: str, func: str) -> jax.Array:

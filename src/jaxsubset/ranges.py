@@ -6,7 +6,7 @@ and returns a :class:`jaxsubset.Ranges`: the O(N) statistics consume ranges dire
 """
 
 from ._dynamic import dynamic_ranges as dynamic
-from ._ranges import (
+from .resolve import (
     bin_ranges as bins,
     chunk_ranges as chunks,
     isolate_ranges as isolate,

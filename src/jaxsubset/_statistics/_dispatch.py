@@ -7,13 +7,13 @@ import numpy as np
 
 from .._typing import Array
 from .._validate import index_dtype, is_traced
+from ..reduce._choose import road as choose_road
 from ._reference import reference_ranges
 from ._registry import (
     ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
     base_name,
-    choose,
     float_dtype,
     is_count,
 )
@@ -79,7 +79,7 @@ def reduce_ranges(
     padded: tuple[bool, bool] = (False, False),
     func: str = "range_statistic",
 ) -> dict[str, Array]:
-    """Statistics of ``y`` over index ranges, each on the road :func:`choose` picks.
+    """Statistics of ``y`` over index ranges, each on the road ``reduce.road`` picks.
 
     Args:
         y: ``(N, C)`` values.
@@ -110,7 +110,7 @@ def reduce_ranges(
         y = y.astype(jnp.float32)
     roads: dict[tuple[str, int | None], list[str]] = {}
     for s in dict.fromkeys(stats):
-        road = choose("ranges", s, method, func, padded)
+        road = choose_road("ranges", s, method, func, padded)
         # a forced padded road and the order statistics pad to ``capacity`` (a longer range
         # is NaN); the folded statistics sent there by "auto" to ``bound`` (never truncated)
         folded = method == "auto" and base_name(s) not in ORDER
@@ -163,7 +163,7 @@ def reduce_sliding(
 ) -> dict[str, Array]:
     """Statistics of ``y`` over every trailing window of ``window`` points, by road.
 
-    The statistics :func:`choose` sends to the block road (``"sliding"``) are computed there
+    The statistics ``reduce.road`` sends to the block road (``"sliding"``) are computed there
     in O(N); the others (or all, with ``method="tree"``/``"reference"``) over the equivalent
     index ranges by :func:`reduce_ranges`. Rows from ``length`` on are absent (``None``:
     every row is present). ``finite``: every present value is known to be finite (the block
@@ -180,7 +180,7 @@ def reduce_sliding(
         y = y.astype(jnp.float32)
     roads: dict[str, list[str]] = {}
     for s in dict.fromkeys((*stats, "count")):
-        roads.setdefault(choose("sliding", s, method, func), []).append(s)
+        roads.setdefault(choose_road("sliding", s, method, func), []).append(s)
     out: dict[str, Array] = {}
     blocks = tuple(roads.pop("blocks", ()))
     rest = tuple(s for names in roads.values() for s in names)

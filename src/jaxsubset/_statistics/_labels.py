@@ -1,6 +1,6 @@
 """Statistics over subsets given by LABELS: a bin per point, points in any order.
 
-Roads (``_registry.LABEL_ROADS``, chosen only by ``_registry.choose("labels", ...)``):
+Roads (``_registry.LABEL_ROADS``, chosen only by ``reduce.road("labels", ...)``):
 
 - ``"scatter"`` (the CPU's fast road): scatters into the bins. count/sum by scatter-add, mean
   = sum / n, var/std in TWO passes about a per-bin shift that is one of the bin's own values
@@ -27,6 +27,7 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype, is_traced
+from ..reduce._choose import road as choose_road
 from ._median import key_dtype, segment_median, sorted_median, sorted_quantile
 from ._reference import reference_ranges
 from ._registry import (
@@ -34,7 +35,6 @@ from ._registry import (
     ORDER,
     base_name,
     check_method,
-    choose,
     float_dtype,
     is_count,
     quantile_q,
@@ -266,7 +266,7 @@ def reduce_labels(
     capacity: int | None = None,
     func: str = "reduce_labels",
 ) -> dict[str, Array]:
-    """Statistics of ``y`` per bin label, each on the road ``choose("labels", ...)`` picks.
+    """Statistics of ``y`` per bin label, each on the road ``reduce.road("labels", ...)`` picks.
 
     Args:
         y: ``(N, C)`` values.
@@ -293,7 +293,7 @@ def reduce_labels(
     lab = clean_labels(label, nbins)
     roads: dict[str, list[str]] = {}
     for s in dict.fromkeys(stats):
-        roads.setdefault(choose("labels", s, method, func), []).append(s)
+        roads.setdefault(choose_road("labels", s, method, func), []).append(s)
     out: dict[str, Array] = {}
     for road, names in roads.items():
         names_t = tuple(names)

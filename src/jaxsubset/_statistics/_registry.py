@@ -1,10 +1,10 @@
-"""The statistics registry: names, conventions, roads, and the ONE function choosing a road.
+"""The statistics registry: names, conventions, roads, and the road tables.
 
 Every statistic the library computes over many subsets (``range_statistic``,
 ``rolling_statistic``, ``binned_statistic``, the command) is computed by a *road*. Each
 statistic has a **reference** road (the padded, masked reduction of :class:`jaxsubset.Subsets`:
-the ground truth) and at most one fast road per backend family. :func:`choose` is the only
-place a road is chosen; ``method=`` on the public functions forces one.
+the ground truth) and at most one fast road per backend family. ``jaxsubset.reduce.choose``
+is the only place a road is chosen; ``method=`` on the public functions forces one.
 
 Conventions every road follows (the reference defines them; tests check every road against
 it and against NumPy/SciPy/pandas):
@@ -66,6 +66,11 @@ STATISTICS = (
     "median",
     "quantile",
 )
+"""The name of every per-channel statistic of ``range_statistic``, ``rolling_statistic``,
+``binned_statistic``, ``stream``, ``shard`` and the command (``--stat``), with one set of
+conventions (``ddof=0``; an empty subset gives NaN, 0 for ``sum`` and ``count``; see the
+docs' "Statistics and their conventions"). ``"quantile"`` takes ``q=``; the statistics
+between channels, ``"cov"`` and ``"corr"``, are not in it."""
 # statistics between channels: a (C, C) matrix per subset (not in STATISTICS: the stream,
 # shard and the command compute per-channel statistics only, and name these in their errors)
 PAIR_STATISTICS = ("cov", "corr")
@@ -194,119 +199,3 @@ def check_method(method: Any, func: str, roads: dict[str, tuple[str, ...]]) -> s
 def backend() -> str:
     """The backend family the computation is traced for (``"cpu"``, ``"gpu"``, ``"tpu"``)."""
     return jax.default_backend()
-
-
-# The padded road gathers ``K * capacity`` slots and reduces them in one masked pass (in
-# batches of bounded memory); the tree builds tables over all ``N`` points whatever ``K``.
-# Where a static bound on the ranges' lengths is known and the slots are at most these many
-# per point (a few long ranges: chunks, bins, selections, windows of a few points), "auto"
-# takes the padded road: the smaller program to compile, the cheaper one to run on every
-# backend, and the reference itself. The order statistics sort their slots (``K * capacity *
-# log capacity``), so they take it at a lower ratio.
-PADDED_SLOTS_PER_POINT = 8
-PADDED_ORDER_SLOTS_PER_POINT = 2
-
-
-def padded_fits(k: int, n: int, bound: int | None, capacity: int | None) -> tuple[bool, bool]:
-    """Whether the padded road is the cheaper one for ``k`` ranges over ``n`` points.
-
-    Part of THE road choice (``choose``'s ``padded``). The caller passes the real ``k`` and
-    ``n`` (an eager call's buckets pad them), so a bucketed call takes the road an unbucketed
-    one takes.
-
-    Returns:
-        ``(folded, order)``: for the folded statistics (fewer ranges than points, every one
-        at most ``bound`` points long; None: unknown); for the order statistics, padded to
-        their ``capacity`` (selections: the same bits for any number of ranges).
-    """
-    # windows (a range per point) keep their roads: an eager call pads their number with N,
-    # and the padded road's sums, unlike the tree's folds, are not bit for bit the same for
-    # another number of ranges (XLA's reduction order follows the shapes)
-    folded = bound is not None and k < n and k * bound <= PADDED_SLOTS_PER_POINT * n
-    n = max(n, 1)
-    order = capacity is not None and k * capacity <= PADDED_ORDER_SLOTS_PER_POINT * n
-    return folded, order
-
-
-def choose(
-    kind: str,
-    statistic: str,
-    method: str,
-    func: str,
-    padded: tuple[bool, bool] = (False, False),
-) -> str:
-    """THE road choice: which road computes ``statistic`` over subsets of ``kind``.
-
-    Args:
-        kind: ``"ranges"`` (contiguous index ranges of sorted x), ``"sliding"`` (trailing
-            windows of a fixed number of points) or ``"labels"`` (a bin label per point, any
-            order).
-        statistic: a name of :data:`STATISTICS`.
-        method: ``"auto"`` or a road name (validated by :func:`check_method`).
-        func: the public function, for error messages.
-        padded: for ``"ranges"``, :func:`padded_fits`' answer: whether the padded road is
-            the cheaper one for the folded and for the order statistics.
-
-    Returns:
-        The road's name. ``"auto"`` picks the fast road of the backend family, or the padded
-        road where its slots are few (:func:`padded_fits`); a forced road that
-        cannot compute ``statistic`` is an error naming both.
-    """
-    roads = {"ranges": RANGE_ROADS, "sliding": SLIDING_ROADS}.get(kind, LABEL_ROADS)
-    statistic = base_name(statistic)
-    if method == "auto":
-        if kind == "sliding":
-            # fixed-count windows are static: the O(N) block road on every backend (sums as a
-            # matmul on the CPU, cumulative sums elsewhere); the rest as ranges
-            if statistic in SLIDING_ROADS["blocks"]:
-                return "blocks"
-            return choose("ranges", statistic, method, func)
-        if kind == "ranges":
-            if padded[statistic in ORDER]:
-                return "reference"
-            # the order statistics: the wavelet road on every backend (sorts, scatters of
-            # unique indices, gathers), O(log capacity) per range instead of a padded sort
-            return "tree" if statistic in RANGE_ROADS["tree"] else "wavelet"
-        # scatters are fast on the CPU; on GPUs/TPUs scatter-adds serialise on collisions, so
-        # there one sort groups the points and the range road finishes (as it does for the
-        # statistics the scatter road has no formula for)
-        fast = backend() == "cpu" and statistic in LABEL_ROADS["scatter"]
-        return "scatter" if fast else "sort"
-    if statistic not in roads[method]:
-        raise ValueError(
-            f"{func}: method={method!r} cannot compute {statistic!r}; it computes "
-            f"{', '.join(map(repr, roads[method]))}"
-        )
-    return method
-
-
-def choose_windows(fixed_count: bool, method: str) -> str:
-    """How x-width windows are reduced: ``"sliding"`` (fixed-count windows) or ``"ranges"``.
-
-    Part of THE road choice (with :func:`choose`): where every window of an eager call holds
-    the same number of points, trailing (or leading by a fixed number of rows) and cut only
-    at the ends of the data (evenly spaced x, a width a multiple of its step; checked on the
-    resolved ranges themselves, so the windows are exactly the x-width ones), ``"auto"``
-    reduces them as fixed-count windows, whose statistics then take the O(N) block road
-    where it has them. A forced road (``"tree"``, ``"reference"``) keeps the ranges.
-    """
-    return "sliding" if fixed_count and method == "auto" else "ranges"
-
-
-def choose_bins(x_sorted: bool, stats: tuple[str, ...], method: str) -> str:
-    """How disjoint bins are reduced: ``"labels"`` (a bin label per point) or ``"ranges"``.
-
-    Part of THE road choice (with :func:`choose`): bins of sorted x are also index ranges.
-    On the CPU, ``"auto"`` reduces bins by labels (scatters are O(N) and cache-friendly there,
-    whatever the order); elsewhere sorted bins are ranges on the tree, except the median
-    (the range median is the padded one), and unsorted bins are labels (one sort).
-    """
-    if method in ("scatter", "sort"):
-        return "labels"
-    if method in ("tree", "wavelet"):
-        return "ranges"
-    if method == "reference":
-        return "ranges" if x_sorted else "labels"
-    if backend() == "cpu" or not x_sorted or any(base_name(s) in ORDER for s in stats):
-        return "labels"
-    return "ranges"

@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import reraise
+from .._trace import require_eager
 from .._validate import check_nan_policy, index_dtype, static_int
 from .assembly import assemble, bring_home
 from .buffers import Buffers, piece_windows, read_ahead
@@ -241,6 +242,7 @@ def stream(
         ([0, 4, 8], [6.0, 22.0, 17.0])
     """
     func = f"stream({kind!r})"
+    require_eager(func, *(source if isinstance(source, tuple | list) else ()))
     stats, fn, batch_size = check_compute(statistic, fn, batch_size, func)
     block = static_int(block_size, "block_size", func)
     prefetch = static_int(prefetch, "prefetch", func)

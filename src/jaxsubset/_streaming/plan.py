@@ -7,7 +7,7 @@ sweep over sorted bounds: :class:`Sweep`). Rolling
 windows anchored at every point use x cursors instead (:class:`Counter`: lagging ones for the
 starts, a leading one for the ends of windows reaching past their anchor), so no bound array
 of length N is built. Bounds are checked and turned into order-preserving keys by
-:mod:`jaxsubset._ranges`' host functions, so the streamed ranges equal the in-memory ones.
+:mod:`jaxsubset.resolve`' host functions, so the streamed ranges equal the in-memory ones.
 """
 
 import math
@@ -19,7 +19,8 @@ import numpy as np
 from .._axis import concrete_bound as _concrete_bound
 from .._capacity import next_power_of_two
 from .._dynamic import host_windows
-from .._ranges import (
+from .._validate import check_closed, check_int_fits, nan_in_x, static_int, unsorted_x
+from ..resolve import (
     check_edges,
     host_anchored_lower,
     host_anchored_upper,
@@ -30,7 +31,6 @@ from .._ranges import (
     sides,
     window_widths,
 )
-from .._validate import check_closed, check_int_fits, static_int
 from .sources import ArraySource, Source, canon
 
 
@@ -75,20 +75,14 @@ def checked_x(pieces: Iterator[np.ndarray], func: str) -> Iterator[np.ndarray]:
         if xp.dtype.kind == "f":
             nan = np.isnan(xp)
             if nan.any():
-                raise ValueError(f"{func}: `x` holds NaN at index {g + int(np.argmax(nan))}")
+                raise nan_in_x(func, g + int(np.argmax(nan)))
         if xp.size:
             if prev is not None and xp[0] < prev:
-                raise ValueError(
-                    f"{func}: `x` must be sorted ascending, but x[{g - 1}]={prev!r} > "
-                    f"x[{g}]={xp[0].item()!r}"
-                )
+                raise unsorted_x(func, g - 1, prev, xp[0].item())
             bad = xp[1:] < xp[:-1]
             if bad.any():
                 i = int(np.argmax(bad))
-                raise ValueError(
-                    f"{func}: `x` must be sorted ascending, but x[{g + i}]={xp[i].item()!r} > "
-                    f"x[{g + i + 1}]={xp[i + 1].item()!r}"
-                )
+                raise unsorted_x(func, g + i, xp[i].item(), xp[i + 1].item())
             prev = xp[-1].item()
         g += xp.size
         yield xp
@@ -269,7 +263,7 @@ def rolling_sorted(source: Source, *args: Any, **kwargs: Any) -> Sorted:
 def x_keys(xp: np.ndarray, func: str) -> np.ndarray:
     """An x piece in the dtype JAX holds it in, as the resolver's order-preserving keys.
 
-    Bounds are resolved with ``jaxsubset._ranges``' rules (``host_key``), so the streamed
+    Bounds are resolved with ``jaxsubset.resolve``' rules (``host_key``), so the streamed
     ranges equal the in-memory ones: exact integer comparisons, directed rounding of bounds x's
     dtype cannot hold, -0.0 equal to 0.0.
     """

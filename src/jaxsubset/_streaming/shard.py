@@ -24,6 +24,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
 from .._checks import reraise
+from .._trace import require_eager
 from .._validate import check_int_fits, check_nan_policy, index_dtype, static_int
 from .assembly import assemble
 from .kernels import KernelSpec, check_compute, group_size, windowed
@@ -202,6 +203,7 @@ def shard(
         [1.5, 4.5, 7.5]
     """
     func = f"shard({kind!r})"
+    require_eager(func, x, y)
     stats, fn, batch_size = check_compute(statistic, fn, batch_size, func)
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)

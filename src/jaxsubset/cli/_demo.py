@@ -35,6 +35,17 @@ def subset_bounds(n_points: int, n_subsets: int) -> tuple[np.ndarray, np.ndarray
     return start, start + q + (i < r)
 
 
+def mode_note(dtype: Any) -> str:
+    """What the demo computes in: the command runs in JAX's 64-bit mode and hands the caller's
+    own setting back when it returns (``jaxsubset.cli.main``), which the demo says."""
+    if np.dtype(dtype) == np.float64:
+        return (
+            "float64: JAX's 64-bit mode is on for this run only "
+            "(a Python caller of jaxsubset.cli.main keeps its own setting)"
+        )
+    return f"{np.dtype(dtype)}: JAX's default 32-bit mode"
+
+
 def make_master(capacity: int) -> tuple[Any, list[int]]:
     """The jitted master function ``(x, y, start, stop) -> dict`` and its trace counter."""
     traces = [0]
@@ -120,6 +131,7 @@ def run_demo(out_dir: str, n_points: int, n_subsets: int, *, stdout: TextIO, qui
         f"{n_subsets} subsets of x = linspace(0, 10, {n_points}), y = sin(2 pi x), "
         f"capacity {capacity}"
     )
+    say(mode_note(x.dtype))
     say()
     table = {
         "subset": np.arange(n_subsets),
@@ -147,9 +159,9 @@ def run_demo(out_dir: str, n_points: int, n_subsets: int, *, stdout: TextIO, qui
     for k, (a, b) in enumerate(zip(start, stop, strict=True)):
         fig, ax = new_figure()
         colour = f"C{k % 10}"
-        ax.plot(x_np, y_np, "--", color="black", lw=1.0, label="data")
+        ax.plot(x_np, y_np, "--", color="black", lw=1.0, zorder=2.5, label="data")
         ax.axvspan(x_np[a], x_np[b - 1], color=colour, alpha=0.12, lw=0)
-        ax.plot(x_np[a:b], y_np[a:b], "-", color=colour, lw=2.2, label=f"subset {k} ({b - a} pts)")
+        ax.plot(x_np[a:b], y_np[a:b], "-", color=colour, lw=3.0, label=f"subset {k} ({b - a} pts)")
         ax.hlines(
             res["mean"][k],
             x_np[a],
@@ -157,12 +169,13 @@ def run_demo(out_dir: str, n_points: int, n_subsets: int, *, stdout: TextIO, qui
             colors=colour,
             linestyles=":",
             lw=2.0,
-            label=f"mean {res['mean'][k]:.3g}, std {res['std'][k]:.3g}",
+            label=f"mean {res['mean'][k]:.3g}\nstd {res['std'][k]:.3g}",
         )
         ax.set_xlabel("x")
         ax.set_ylabel("y = sin(2 pi x)")
         ax.set_title(f"subset {k}: x in [{x_np[a]:.3f}, {x_np[b - 1]:.3f}]")
-        ax.legend(loc="upper right", fontsize="small")
+        # outside the axes, so it never hides the data (the subset may lie anywhere)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small")
         fig.tight_layout()
         name = f"subset_{k}.png"
         save_figure(fig, os.path.join(out_dir, name))

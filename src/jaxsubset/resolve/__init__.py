@@ -1,0 +1,107 @@
+"""The resolve layer: WHAT the subsets are, as contiguous index ranges ``(start, count)``.
+
+``x`` is sorted, so every subset is a contiguous index range. The constructors differ only in how
+they compute ``(start, count)`` (Python arithmetic for static layouts, a search in x for
+x-bounds); all of them end in the same gather (:func:`from_ranges`).
+
+All constructors accept ``length``: the number of real points when a dataset was padded to a
+common length by :func:`jaxsubset.pack` (points at and past ``length`` are never selected).
+
+Called eagerly (every argument concrete, no ``length``), the constructors pad the data to a
+bucket of lengths and run one compiled program per bucket (:mod:`._buckets`); the ``Subsets``
+are exactly the unpadded call's.
+
+Modules, each one idea (imports go down this list, never up):
+
+- :mod:`._type`: the :class:`Ranges` pytree (what every request resolves to) and its gather.
+- :mod:`._keys`: the ONE order-preserving key codec (:func:`keys`) and the exact arithmetic of
+  bounds on it (``at - width``, ``at + after``, saturating); ``host_*`` are the NumPy forms
+  for concrete values, which ``stream``'s planner calls too.
+- :mod:`._search`: ``searchsorted`` in key space, its algorithms named (``"probe"``,
+  ``"keys"``, ``"guided"``) and documented as ``jnp.searchsorted(method=)`` documents its own.
+- :mod:`._buckets`: the eager buckets' helpers (pad, cut); :mod:`jaxsubset._eager`'s
+  ONE decorator, ``bucketed``, runs a traced resolver as one program per bucket of shapes
+  (``select``, ``select_ranges`` and ``nearest`` so far; the other families still call
+  their hand-written ``_padded_*`` programs).
+- one module per family: :mod:`._index` (explicit ranges, slices, chunks, sliding windows),
+  :mod:`._xranges` (``select``, ``nearest``), :mod:`._windows` (x-width ``rolling`` windows),
+  :mod:`._bins` (histogram bins and calendar periods). Hopping/dynamic windows live in
+  :mod:`jaxsubset._dynamic` on top of :func:`select_ranges`.
+
+Each public ``jaxsubset.ranges`` function is a thin wrapper of a private ``resolve_*``
+function that also takes the caller's name for its messages (``func``) and, for windows, the
+switches the eager programs need (``time``, ``guided``, ``checked``): no private keyword is
+in a public signature. A walk of ``x`` from :func:`select` goes down: validate
+(:mod:`jaxsubset._validate`), keys (:mod:`._keys`), search (:mod:`._search`), gather
+(:mod:`jaxsubset._subsets`).
+
+The rules, in one place (``stream`` resolves with the same functions):
+
+- ``closed``: :func:`sides`; bins are ``numpy.histogram``'s (half-open, the last closed).
+- Bounds are compared exactly, as order-preserving integer keys of x's dtype (:func:`keys`):
+  integer bounds of any size, float bounds on integer x (rounded toward the side that keeps
+  the count), subnormal floats (which XLA on CPU flushes in float comparisons), -0.0 == 0.0.
+- Index ranges are clipped to ``[0, N)``, never shifted; integer bounds are clipped on the
+  host before they meet the index dtype, so nothing wraps in JAX's 32-bit mode.
+- One x-width window per point follows pandas' row rule for ties; ``at - width`` saturates.
+"""
+
+from ._bins import bin_ranges, bins, check_edges
+from ._buckets import bucketed_gather, eager
+from ._index import (
+    chunk_ranges,
+    chunks,
+    from_ranges,
+    gather,
+    isolate,
+    isolate_ranges,
+    sliding,
+    sliding_ranges,
+)
+from ._keys import (
+    host_anchored_lower,
+    host_anchored_upper,
+    host_key,
+    host_lower,
+    host_upper,
+    keys,
+    sides,
+)
+from ._type import Ranges, to_subsets
+from ._windows import bucketed_ranges, resolve_rolling, rolling, rolling_ranges, window_widths
+from ._xranges import nearest, resolve_select, select, select_ranges
+
+
+__all__ = [
+    "Ranges",
+    "bin_ranges",
+    "bins",
+    "bucketed_gather",
+    "bucketed_ranges",
+    "check_edges",
+    "chunk_ranges",
+    "chunks",
+    "eager",
+    "from_ranges",
+    "gather",
+    "host_anchored_lower",
+    "host_anchored_upper",
+    "host_key",
+    "host_lower",
+    "host_upper",
+    "isolate",
+    "isolate_ranges",
+    "keys",
+    "nearest",
+    "resolve_rolling",
+    "resolve_select",
+    "rolling",
+    "rolling_ranges",
+    "select",
+    "select_ranges",
+    "sides",
+    "sliding",
+    "sliding_ranges",
+    "to_subsets",
+    "window_widths",
+]

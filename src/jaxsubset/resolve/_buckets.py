@@ -1,0 +1,127 @@
+"""Eager buckets: one compiled program per bucket of shapes for the eager constructors.
+
+Called outside `jit` (every argument concrete, no `length`), the constructors pad x with its
+last value (still sorted) and y with zeros to `_bucket.bucket(N)` rows and run ONE jitted
+program per bucket of shapes: the ranges are resolved with the traced `length=N`, so no padding
+row is in any range and the gather never reads one, into a number of subsets and a capacity that
+depend only on the bucket; the Subsets are then cut back to the real number of subsets and
+capacity. Every field (values, mask, start, count) is the unbucketed call's.
+"""
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _bucket
+from .._subsets import Subsets, _gather
+from .._typing import Array
+from .._validate import (
+    index_dtype,
+)
+from ._keys import Key
+from ._type import Ranges
+
+
+# Called outside `jit` (every argument concrete, no `length`), the constructors pad x with its
+# last value (still sorted) and y with zeros to `_bucket.bucket(N)` rows and run ONE jitted
+# program per bucket of shapes: the ranges are resolved with the traced `length=N`, so no
+# padding row is in any range and the gather never reads one, into a number of subsets and a
+# capacity that depend only on the bucket; the Subsets are then cut back to the real number of
+# subsets and capacity. Every field (values, mask, start, count) is the unbucketed call's.
+
+
+def eager(length: Any, *args: Any) -> bool:
+    """Whether a constructor call is bucketed: no ``length`` and ``_bucket.bucketed(*args)``."""
+    return length is None and _bucket.bucketed(*args)
+
+
+def padded_xy(x: Array, y: Array | None) -> tuple[Array, Any, Array]:
+    """``x`` (padded with its last value), ``y`` (with zeros) at ``bucket(N)`` rows, and N."""
+    n = x.shape[0]
+    size = _bucket.bucket(n)
+    last = np.asarray(x)[-1] if _bucket.on_host(x) else x[-1]
+    yp = None if y is None else _bucket.pad(y, size)
+    return _bucket.pad(x, size, fill=last), yp, jnp.asarray(n, index_dtype())
+
+
+def k_bucket(k: int, n: int) -> int:
+    """The bucket of ``k`` subsets (N's buckets when there is one per point)."""
+    return _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)
+
+
+def cut(a: Array, k: int, batch: tuple[int, ...], cap: int | None) -> Array:
+    """Rows ``[:k]`` (and slots ``[:cap]``) of a padded field, reshaped to ``batch``."""
+    if _bucket.on_host(a):  # on the host: no program per shape
+        h = np.asarray(a)[:k]
+        h = h if cap is None else h[:, :cap]
+        return jax.device_put(h.reshape(batch + h.shape[1:]))
+    a = a[:k] if cap is None else a[:k, :cap]
+    return a.reshape(batch + a.shape[1:])
+
+
+def cut_subsets(s: Subsets, k: int, batch: tuple[int, ...], cap: int) -> Subsets:
+    """The first ``k`` subsets of ``s`` with ``cap`` slots, in the batch shape ``batch``."""
+    return Subsets(
+        x=cut(s.x, k, batch, cap),
+        y=cut(s.y, k, batch, cap),
+        mask=cut(s.mask, k, batch, cap),
+        start=cut(s.start, k, batch, None),
+        count=cut(s.count, k, batch, None),
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("capacity",))
+def _padded_gather(
+    x: Array, y: Array, start: Array, count: Array, n: Array, *, capacity: int
+) -> Subsets:
+    return _gather(x, y, start, count, capacity, length=n)
+
+
+def bucketed_gather(
+    x: Array,
+    y: Array,
+    start: Any,
+    count: Any,
+    capacity: int,
+    *,
+    k: int | None = None,
+    slots: int | None = None,
+) -> Subsets:
+    """Concrete ranges gathered by :func:`_padded_gather` on padded ``x``/``y``.
+
+    ``start``/``count`` broadcast to the batch shape; ``k``: keep only the first ``k`` of a
+    1-D batch (ranges computed for the bucket); ``slots``: gather into this many slots
+    (>= ``capacity``, a capacity of the bucket), then cut to ``capacity``.
+    """
+    idt = np.dtype(index_dtype())
+    s, c = np.broadcast_arrays(np.asarray(start), np.asarray(count))
+    batch = s.shape if k is None else (k,)
+    k = s.size if k is None else k
+    s, c = s.reshape(-1).astype(idt), c.reshape(-1).astype(idt)
+    kb = k_bucket(s.shape[0], x.shape[0])
+    xp, yp, n = padded_xy(x, y)
+    out = _padded_gather(
+        xp, yp, _bucket.pad(s, kb), _bucket.pad(c, kb), n, capacity=slots or capacity
+    )
+    return cut_subsets(out, k, batch, capacity)
+
+
+def check_broadcast(lo: Key, hi: Key, func: str) -> None:
+    """``lo`` and ``hi`` (resolved keys, concrete or traced) broadcast to one batch shape."""
+    try:
+        np.broadcast_shapes(np.shape(lo[0]), np.shape(hi[0]))
+    except ValueError:
+        raise ValueError(
+            f"{func}: `lo` and `hi` must broadcast to one batch shape, got shapes "
+            f"{np.shape(lo[0])} and {np.shape(hi[0])}"
+        ) from None
+
+
+def cut_ranges(r: Any, batch: tuple[int, ...]) -> Ranges:
+    """The first ``prod(batch)`` of padded ``(start, count)``, on the host, as ``Ranges``."""
+    k = int(np.prod(batch))
+    start, count = (np.asarray(a).reshape(-1)[:k].reshape(batch) for a in r)
+    return Ranges(jax.device_put(start), jax.device_put(count))  # no program per shape

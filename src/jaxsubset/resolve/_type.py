@@ -1,0 +1,68 @@
+"""The :class:`Ranges` type: contiguous index ranges ``(start, count)``, what every subset
+request resolves to, and the one traced gather of them into :class:`Subsets`."""
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from .._subsets import Subsets, _gather
+from .._typing import Array, ArrayLike, Int
+from .._validate import (
+    as_int_bounds,
+    index_dtype,
+    is_traced,
+)
+
+
+@functools.partial(jax.tree_util.register_dataclass)
+@dataclasses.dataclass(frozen=True)
+class Ranges:
+    """Contiguous index ranges ``[start, start + count)``: what every subset request reduces to.
+
+    The functions of :mod:`jaxsubset.ranges` return it; :func:`jaxsubset.gather` turns it into
+    padded :class:`Subsets`, and the O(N) statistics consume it without padding.
+
+    Attributes:
+        start: ``(*batch)`` int, first index of each range, in ``[0, N]``.
+        count: ``(*batch)`` int, number of points of each range (``start + count <= N``).
+        max_count: static Python int or None: an upper bound on every ``count`` known without
+            looking at data (chunks, sliding windows), used as the default capacity.
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> r = jaxsubset.ranges.chunks(jnp.arange(7.0), 3)
+        >>> r.start.tolist(), r.count.tolist(), r.max_count
+        ([0, 3, 5], [3, 2, 2], 3)
+    """
+
+    start: Int[Array, "*batch"]
+    count: Int[Array, "*batch"]
+    max_count: int | None = dataclasses.field(default=None, metadata=dict(static=True))
+
+    @property
+    def stop(self) -> Int[Array, "*batch"]:
+        """``(*batch)`` int, one past the last index of each range."""
+        return self.start + self.count
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """The shape of the batch of ranges, ``()`` for a single range."""
+        return tuple(self.count.shape)
+
+
+def real_length(length: ArrayLike | None, n: int, func: str) -> Array:
+    """The number of real points: ``len(x)`` or the traced ``length`` clipped to it."""
+    if length is None:
+        return jnp.asarray(n, index_dtype())
+    length = as_int_bounds(length, "length", func)
+    if length.ndim != 0:
+        raise ValueError(f"{func}: `length` must be a scalar, got shape {tuple(length.shape)}")
+    if not is_traced(length) and not 0 <= int(length) <= n:
+        raise ValueError(f"{func}: `length` must be in [0, len(x)={n}], got {int(length)}")
+    return jnp.clip(length.astype(index_dtype()), 0, n)
+
+
+def to_subsets(x: Array, y: Array, r: Ranges, capacity: int) -> Subsets:
+    return _gather(x, y, r.start, r.count, capacity)

@@ -1,0 +1,503 @@
+"""x-width windows (``rolling``): trailing, centred and asymmetric, one per row or at anchors.
+
+One x-width window per point follows pandas' row rule for ties; ``at - width`` and
+``at + after`` saturate at the ends of x's dtype.
+"""
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _bucket
+from .._axis import (
+    bound_array as _bound_array,
+    concrete_bound as _concrete_bound,
+    int_limits as _int_limits,
+    time_kind,
+    window_width as _window_width,
+)
+from .._checks import argument_guard
+from .._subsets import Subsets, _gather
+from .._typing import Array, ArrayLike
+from .._validate import (
+    as_x,
+    as_xy,
+    check_closed,
+    check_sorted_x,
+    index_dtype,
+    is_traced,
+    static_int,
+    traced_array,
+)
+from ._buckets import cut_ranges, cut_subsets, eager, padded_xy
+from ._keys import (
+    anchored_lower,
+    anchored_upper,
+    keys,
+    lower_bounds,
+    resolve_bound,
+    sides,
+    upper_bounds,
+)
+from ._search import GUIDED_EAGER, count_keys
+from ._type import Ranges, real_length, to_subsets
+from ._xranges import xrange
+
+
+def rolling_ranges(
+    x: ArrayLike,
+    width: ArrayLike | None = None,
+    *,
+    at: ArrayLike | None = None,
+    closed: str = "right",
+    center: bool = False,
+    before: ArrayLike | None = None,
+    after: ArrayLike | None = None,
+    length: ArrayLike | None = None,
+) -> Ranges:
+    """Index ranges of x-width windows at each anchor (see :func:`jaxsubset.rolling`).
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.array([0.0, 1.0, 1.5, 4.0])
+        >>> jaxsubset.ranges.rolling(x, 2.0).start.tolist()
+        [0, 0, 0, 3]
+        >>> r = jaxsubset.ranges.rolling(x, 2.0, center=True)  # x[i] - 1 < x <= x[i] + 1
+        >>> r.start.tolist(), r.count.tolist()
+        ([0, 1, 1, 3], [2, 2, 2, 1])
+    """
+    return resolve_rolling(
+        x,
+        width,
+        at=at,
+        closed=closed,
+        center=center,
+        before=before,
+        after=after,
+        length=length,
+        func="ranges.rolling",
+    )
+
+
+def resolve_rolling(
+    x: ArrayLike,
+    width: ArrayLike | None = None,
+    *,
+    at: ArrayLike | None = None,
+    closed: str = "right",
+    center: bool = False,
+    before: ArrayLike | None = None,
+    after: ArrayLike | None = None,
+    length: ArrayLike | None = None,
+    func: str = "ranges.rolling",
+    time: str | None = None,
+    guided: bool = True,
+    checked: bool = False,
+) -> Ranges:
+    """:func:`rolling_ranges` with the caller's name (``func``) for messages.
+
+    ``time``: the time kind of the caller's x (before it was converted to nanoseconds).
+    ``guided``: one window per row may use the guided search of sorted bounds
+    (:func:`sorted_search`); False: the plain one (a smaller program, the same answers).
+    ``checked``: the widths were checked on the host before they were traced (the eager
+    programs per bucket), so no run-time check is compiled in.
+    """
+    closed = check_closed(closed, func)
+    tk = time or time_kind(x)
+    x = as_x(x, func)
+    check_sorted_x(x, func)
+    if not checked:
+        width, before, after = (
+            guard_width(w, name, func) if is_traced(w) else w
+            for w, name in ((width, "width"), (before, "before"), (after, "after"))
+        )
+    if eager(length, x, width, at, before, after) and x.shape[0] > 0:
+        args = rolling_args(x, width, at, center, before, after, func, tk)
+        if args is not None:
+            widths, at_p, batch = args
+            xp, _, m = padded_xy(x, None)
+            r = _padded_ranges(xp, widths, at_p, m, closed=closed, center=bool(center), func=func)
+            return cut_ranges(r, batch)
+    n_real = real_length(length, x.shape[0], func)
+    lo_side, hi_side = sides(closed)
+    before, after, mode = window_widths(width, before, after, center, closed, x, func, tk)
+    if mode != "trailing":  # before/after already exact (durations as ns)
+        if at is None:
+            return rolling_rows(
+                x, before, closed, n_real, func, None, after=after, mode=mode, guided=guided
+            )
+        if not is_traced(at):
+            at = _concrete_bound(at, "at", x, func, tk)
+        hi = anchored_upper(x, at, after, hi_side, func, None)
+        lo = anchored_lower(x, at, before, lo_side, func, None)
+        return xrange(x, lo, hi, closed, n_real)
+    width = before
+    if at is None:
+        return rolling_rows(x, width, closed, n_real, func, tk, guided=guided)
+    hi = resolve_bound(at, "at", x, func, tk, hi_side)
+    lo = anchored_lower(x, at, width, lo_side, func, tk)
+    return xrange(x, lo, hi, closed, n_real)
+
+
+def guard_width(value: Any, name: str, func: str) -> Array:
+    """A traced width (``width``, ``before``, ``after``) guarded by a run-time check: >= 0.
+
+    Concrete widths are checked on the host (``must be >= 0``, NaN refused); a traced one
+    cannot be, and a negative or NaN width would give each row's own point as its window
+    (a window never starts past its row), silently. The check (:func:`error_if`) costs only
+    its predicate until it fires and raises the host's message, naming the first bad value.
+    """
+    w = traced_array(value)
+    if not jnp.issubdtype(w.dtype, jnp.number):
+        return w  # bools and the like: refused with the host's error further on
+    return argument_guard(w, ~(w >= 0), func, name, ">= 0")
+
+
+def rolling_rows(
+    x: Array,
+    width: Any,
+    closed: str,
+    n_real: Array,
+    func: str,
+    time: str | None,
+    *,
+    after: Any = None,
+    mode: str = "trailing",
+    guided: bool = True,
+) -> Ranges:
+    """One window per row, pandas' rule for ties (``calculate_variable_window_bounds``).
+
+    Trailing windows (``mode="trailing"``, and ``after == 0``): row ``i``'s window ends AT row
+    ``i``: at ``i + 1`` for ``closed`` "right"/"both" (later rows tied with it are not in it),
+    at the first row tied with it for "left"/"neither" (no row with ``x == x[i]``). Centred
+    windows and ``after > 0`` end by value, as pandas' centred windows: at
+    ``searchsorted(x, x[i] + after, side)``, so every row tied with ``x[i]`` (and with the
+    end) is in or out together. Every window starts at
+    ``searchsorted(x, x[i] - width, side)``, at most at ``i`` (pandas: a window never starts
+    past its own row) and at most at its end; rows at and past ``length`` are empty.
+    """
+    lo_side, hi_side = sides(closed)
+    idt = index_dtype()
+    rows = jnp.arange(x.shape[0], dtype=idt)
+
+    def row_end() -> Array:
+        if hi_side == "right":
+            return rows + 1
+        return count_keys(x, (keys(x), None, None), "left", n_real, sorted_keys=guided)
+
+    if mode == "trailing":
+        end = row_end()
+    else:
+        end = count_keys(x, upper_bounds(x, after, x, hi_side, func), hi_side, n_real, guided)
+        if mode == "after" and (is_traced(after) or np.any(np.asarray(after) == 0)):
+            end = jnp.where(jnp.asarray(after == 0), row_end(), end)
+    end = jnp.minimum(end, n_real)
+    lower = lower_bounds(x, width, x, lo_side, func, time)
+    start = count_keys(x, lower, lo_side, n_real, sorted_keys=guided)
+    start = jnp.minimum(jnp.minimum(start, rows), end)
+    count = jnp.where(rows < n_real, end - start, 0)
+    return Ranges(start, count)
+
+
+def window_widths(
+    width: Any,
+    before: Any,
+    after: Any,
+    center: Any,
+    closed: str,
+    x: Array | np.ndarray,
+    func: str,
+    time: str | None,
+) -> tuple[Any, Any, str]:
+    """``(before, after, mode)``: the window ``a - before < x <= a + after`` (``closed="right"``).
+
+    ``mode`` is ``"trailing"`` (``width`` alone: ``before=width, after=0``), ``"center"``
+    (``before = after = width / 2``) or ``"after"`` (``before``/``after`` given). Centred on
+    integer x (time axes included) an odd width is halved exactly: a bound ``a +- w/2`` lies
+    between two integers, so each side becomes the integer that keeps the same points
+    (``x > a - w/2`` is ``x > a - ceil(w/2)``, ``x >= a - w/2`` is ``x >= a - floor(w/2)``).
+    Only ``x``'s dtype is read (``stream`` passes an empty NumPy array of it).
+    """
+    if not isinstance(center, bool | np.bool_):
+        raise TypeError(f"{func}: `center` must be True or False, got {center!r}")
+    given = before is not None or after is not None
+    if width is not None and given:
+        raise ValueError(
+            f"{func}: give `width` or `before`/`after`, not both (`width=w` is `before=w, after=0`)"
+        )
+    if center and given:
+        raise ValueError(f"{func}: `center=True` centres `width`; it takes no `before`/`after`")
+    if width is None and not given:
+        raise TypeError(f"{func}: a window needs `width` (or `before`/`after`)")
+    if not center and not given:  # the resolver's trailing path converts and checks it
+        return width, None, "trailing"
+    if given:
+        zero = np.asarray(0)
+        b = zero if before is None else _window_width(before, "before", x, func, time)
+        f = zero if after is None else _window_width(after, "after", x, func, time)
+        return b, f, "after"
+    w = _window_width(width, "width", x, func, time)
+    lo_side, hi_side = sides(closed)
+    if np.dtype(w.dtype).kind in "iuO" and np.dtype(x.dtype).kind in "iu":
+        if is_traced(w):
+            odd = w & 1
+            b = w // 2 + odd if lo_side == "right" else w // 2
+            return b, w // 2 + odd if hi_side == "left" else w // 2, "center"
+        wo = w.astype(object)
+        b = wo // 2 + (wo % 2) * (lo_side == "right")
+        f = wo // 2 + (wo % 2) * (hi_side == "left")
+        return np.asarray(b, object), np.asarray(f, object), "center"
+    if is_traced(w):
+        half = w / 2
+    else:
+        half = np.asarray(w, np.float64 if w.dtype.kind in "iuO" else w.dtype) / 2
+    return half, half, "center"
+
+
+def rolling(
+    x: ArrayLike,
+    y: ArrayLike,
+    width: ArrayLike | None = None,
+    *,
+    capacity: int,
+    at: ArrayLike | None = None,
+    closed: str = "right",
+    center: bool = False,
+    before: ArrayLike | None = None,
+    after: ArrayLike | None = None,
+    length: ArrayLike | None = None,
+) -> Subsets:
+    """x-width windows at each point (or at ``at``): pandas offset-window semantics.
+
+    The window anchored at ``a`` holds the points with ``a - before < x <= a + after`` for the
+    default ``closed="right"``; ``"left"`` is ``a - before <= x < a + after``, ``"both"``
+    ``a - before <= x <= a + after``, ``"neither"`` ``a - before < x < a + after``. ``width``
+    alone is ``before=width, after=0`` (``a - width < x <= a``, as
+    ``pandas.Series.rolling("5s")``); ``center=True`` is ``before = after = width / 2``, as
+    ``pandas.Series.rolling("5s", center=True)`` (on integer x, time axes included, an odd
+    width is halved exactly: ``x > a - 2.5`` keeps ``x >= a - 2``). ``a - before`` and
+    ``a + after`` saturate at the ends of x's dtype (exact integer arithmetic on integer and
+    time axes, never a wrap).
+
+    One window per point (``at=None``) follows pandas' rules for tied x: a trailing window
+    (``after`` 0) ends AT its own row (later rows tied with it are not in it); a centred
+    window or one with ``after > 0`` ends by value (every row tied with ``x[i] + after`` is in
+    or out together, as pandas' centred windows), and every window starts at most at its own
+    row. With ``at``, every window is exactly the interval above.
+
+    Args:
+        x: ``(N,)`` sorted sample positions.
+        y: ``(N, *channels)`` values.
+        width: scalar or array broadcastable against the anchors, window width in x units
+            (>= 0; traced is fine: a negative or NaN traced width, ``before`` or ``after``
+            raises at run time, see :func:`jaxsubset.checked`); on a datetime64 axis a
+            duration (``"7D"``, ``timedelta64``).
+        capacity: static Python int, the padded length of every window.
+        at: ``(*batch)`` anchor positions; default ``x`` itself (one window per point).
+        closed: which ends are included (see above).
+        center: static bool, centre ``width`` on the anchor (pandas' ``center=True``).
+        before: instead of ``width``: the extent below the anchor (>= 0, traced is fine;
+            default 0 when ``after`` is given).
+        after: the extent above the anchor (>= 0, traced is fine; default 0).
+        length: optional traced number of real points (see :func:`jaxsubset.pack`).
+
+    Returns:
+        :class:`Subsets` with the anchors' batch shape (``(N,)`` by default).
+
+    Raises:
+        ValueError: if concrete ``x`` is unsorted or holds NaN (see :func:`select`).
+
+    Example:
+        >>> import jax.numpy as jnp, jaxsubset
+        >>> x = jnp.array([0.0, 1.0, 1.5, 4.0])
+        >>> jaxsubset.rolling(x, x, 2.0, capacity=4).count.tolist()
+        [1, 2, 3, 1]
+        >>> jaxsubset.rolling(x, x, before=1.0, after=0.5, capacity=4).count.tolist()
+        [1, 2, 2, 1]
+    """
+    capacity = static_int(capacity, "capacity", "rolling")
+    tk = time_kind(x)
+    x, y = as_xy(x, y, "rolling")
+    if eager(length, x, y, width, at, before, after) and x.shape[0] > 0:
+        s = bucketed_rolling(x, y, width, at, closed, center, before, after, capacity, tk)
+        if s is not None:
+            return s
+    r = resolve_rolling(
+        x,
+        width,
+        at=at,
+        closed=closed,
+        center=center,
+        before=before,
+        after=after,
+        length=length,
+        func="rolling",
+        time=tk,
+    )
+    return to_subsets(x, y, r, capacity)
+
+
+@functools.partial(jax.jit, static_argnames=("closed", "center", "capacity"))
+def _padded_rolling(
+    x: Array,
+    y: Array,
+    widths: dict,
+    at: Any,
+    n: Array,
+    *,
+    closed: str,
+    center: bool,
+    capacity: int,
+) -> Subsets:
+    r = resolve_rolling(
+        x, **widths, at=at, closed=closed, center=center, length=n, func="rolling", checked=True
+    )
+    start, count = jnp.broadcast_arrays(r.start, r.count)
+    return _gather(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
+
+
+def rolling_args(
+    x: Array,
+    width: Any,
+    at: Any,
+    center: Any,
+    before: Any,
+    after: Any,
+    func: str,
+    tk: str | None,
+) -> tuple[dict[str, Any], Any, tuple[int, ...]] | None:
+    """Concrete window arguments converted for one program per bucket, or None where not
+    bucketed: ``(widths, at, batch)``, the anchors flattened and padded to ``bucket(K)``
+    with their first value (``batch``: their shape, ``(N,)`` without anchors).
+
+    Scalar widths are converted as :func:`jaxsubset.rolling_statistic` converts them; array
+    widths are broadcast to the windows' batch shape (``(N,)`` without anchors) and padded
+    with it, with zero widths (their windows are cut off). Not bucketed: an empty batch,
+    a ``center`` that is not a bool, or widths that do not broadcast so (the unbucketed
+    call raises, or broadcasts further).
+    """
+    widths: dict[str, Any] = {"width": width, "before": before, "after": after}
+    if not isinstance(center, bool | np.bool_):
+        return None
+    xdt = np.dtype(x.dtype)
+    arrays = []
+    for name, w in widths.items():
+        if w is not None:
+            _window_width(w, name, x, func, tk)  # the resolver's own checks (>= 0, durations)
+            if not traced_exactly(_concrete_bound(w, name, x, func, tk, width=True), xdt):
+                return None
+            widths[name] = _bound_array(w, name, x, func, tk, width=True)
+            if np.ndim(widths[name]) != 0:
+                arrays.append(name)
+    n = x.shape[0]
+    batch: tuple[int, ...] = (n,)
+    if at is not None:
+        if not traced_exactly(_concrete_bound(at, "at", x, func, tk), xdt):
+            return None
+        at = _bound_array(at, "at", x, func, tk)
+        batch = tuple(at.shape)
+    try:
+        batch = np.broadcast_shapes(batch, *(np.shape(widths[k]) for k in arrays))
+    except ValueError:
+        return None
+    if (at is None and batch != (n,)) or 0 in batch:
+        return None
+    k = int(np.prod(batch))
+    size = _bucket.bucket(k, _bucket.MIN_K) if at is not None else _bucket.bucket(n)
+
+    def flat(a: Any, fill: Any) -> Array:
+        h = np.broadcast_to(np.asarray(a), batch).reshape(-1)
+        return _bucket.pad(h, size, fill=h[0] if fill is None else fill)
+
+    for name in arrays:
+        widths[name] = flat(widths[name], 0)
+    if at is not None:
+        at = flat(at, None)
+    return widths, at, batch
+
+
+def traced_exactly(v: np.ndarray, xdt: np.dtype) -> bool:
+    """Whether a concrete integer width or anchor keeps its meaning when the resolver sees it
+    traced: it fits x's integer dtype (a traced width is clipped to it; the host resolver
+    saturates wider ones exactly) or, on float x, float's exact integers; Python ints
+    beyond int64 stay on the host."""
+    if v.dtype == object:
+        return False
+    if v.dtype.kind not in "iu" or v.size == 0:
+        return True
+    if xdt.kind in "iu":
+        lo, hi = _int_limits(xdt)
+    else:
+        hi = 2 ** (np.finfo(xdt).nmant + 1)
+        lo = -hi
+    return lo <= int(v.min()) and int(v.max()) <= hi
+
+
+def bucketed_rolling(
+    x: Array,
+    y: Array,
+    width: Any,
+    at: Any,
+    closed: str,
+    center: Any,
+    before: Any,
+    after: Any,
+    capacity: int,
+    tk: str | None,
+) -> Subsets | None:
+    """An eager :func:`rolling` in one program per bucket, or None where it is not bucketed
+    (see :func:`rolling_args`)."""
+    func = "rolling"
+    closed = check_closed(closed, func)
+    check_sorted_x(x, func)
+    args = rolling_args(x, width, at, center, before, after, func, tk)
+    if args is None:
+        return None
+    widths, at, batch = args
+    xp, yp, m = padded_xy(x, y)
+    out = _padded_rolling(
+        xp, yp, widths, at, m, closed=closed, center=bool(center), capacity=capacity
+    )
+    return cut_subsets(out, int(np.prod(batch)), batch, capacity)
+
+
+def bucketed_ranges(
+    x: Array, widths: dict, at: Any, closed: str, center: bool, func: str
+) -> Ranges:
+    """The eager windows as one jitted resolver program per bucket of shapes (host results).
+
+    ``widths`` and ``at`` already converted (:func:`rolling_args` or
+    :func:`jaxsubset.rolling_statistic`). ``x`` is padded with its last value to
+    ``bucket(N)`` (still sorted) and resolved with ``length=N``, so no padding point is
+    inside a window; anchors are padded to ``bucket(K)``. ``x`` is checked here, as the
+    resolver does eagerly.
+    """
+    check_sorted_x(x, func)
+    n = x.shape[0]
+    batch: tuple[int, ...] = (n,)
+    if at is not None:
+        batch = tuple(np.shape(at))
+        flat = np.asarray(at).reshape(-1) if _bucket.on_host(at) else at.reshape(-1)
+        if flat.shape[0] == 0:
+            return resolve_rolling(x, **widths, at=at, closed=closed, center=center, func=func)
+        at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
+    xp, _, m = padded_xy(x, None)
+    r = _padded_ranges(xp, widths, at, m, closed=closed, center=center, func=func)
+    return cut_ranges(r, batch)
+
+
+@functools.partial(jax.jit, static_argnames=("closed", "center", "func"))
+def _padded_ranges(
+    x: Array, widths: dict, at: Any, n: Array, *, closed: str, center: bool, func: str
+) -> tuple[Array, Array]:
+    # the guided search of sorted bounds only where its run time pays for its compile time
+    # in an eager call (the plain search gives the same answers)
+    r = resolve_rolling(
+        x, **widths, at=at, closed=closed, center=center, length=n, func=func,
+        guided=x.shape[0] >= GUIDED_EAGER, checked=True,
+    )  # fmt: skip
+    start, count = jnp.broadcast_arrays(r.start, r.count)
+    return start.reshape(-1), count.reshape(-1)

@@ -1,0 +1,82 @@
+"""``jaxsubset.explain``: the ONE chooser's decisions, printable, overridden by ``method=``,
+and what actually runs (the roads are spied on where it matters)."""
+
+import jax
+import numpy as np
+import pandas as pd
+import pytest
+
+import jaxsubset
+from jaxsubset._statistics import _dispatch
+from references import FLOAT, tol
+
+
+RNG = np.random.default_rng(28)
+N = 200
+X = np.arange(N, dtype=FLOAT)
+Y = RNG.normal(size=N).astype(FLOAT)
+
+
+def test_a_few_long_ranges_take_the_padded_road_many_take_the_tree():
+    few = jaxsubset.explain(jaxsubset.range_statistic, Y, jaxsubset.ranges.chunks(X, 4), "mean")
+    (choice,) = few.choices
+    assert choice.layout == "ranges" and choice.roads == (("mean", "reference"),)
+    assert str(few) == (
+        "range_statistic: ranges: mean -> reference "
+        "(4 ranges over 200 points, padded road fits (folded=True, order=False))"
+    )
+    np.testing.assert_allclose(few.result, Y.reshape(4, -1).mean(axis=1), **tol())
+    many = jaxsubset.explain(
+        jaxsubset.range_statistic, Y, jaxsubset.ranges.rolling(X, 5.0), ("std", "median")
+    )
+    assert many.choices[0].roads == (("std", "tree"), ("median", "wavelet"))
+    want = pd.Series(Y.astype(np.float64)).rolling(5, min_periods=1).std(ddof=0)
+    np.testing.assert_allclose(many.result["std"], want, **tol())
+
+
+def test_method_overrides_the_choice():
+    r = jaxsubset.ranges.chunks(X, 4)
+    e = jaxsubset.explain(jaxsubset.range_statistic, Y, r, "mean", method="tree")
+    assert e.choices[0].roads == (("mean", "tree"),)
+    assert str(e).startswith("range_statistic (method='tree'): ranges: mean -> tree")
+    with pytest.raises(ValueError, match="method='tree' cannot compute 'median'"):
+        jaxsubset.explain(jaxsubset.range_statistic, Y, r, "median", method="tree")
+
+
+def test_windows_report_the_layout_that_runs(monkeypatch):
+    """Evenly spaced x: x-width windows are fixed-count ones on the block road; irregular x
+    keeps the ranges on the tree. The block road is spied on: the report is what ran."""
+    ran = []
+    real = _dispatch.sliding_statistics
+    monkeypatch.setattr(
+        _dispatch, "sliding_statistics", lambda *a, **k: ran.append(1) or real(*a, **k)
+    )
+    e = jaxsubset.explain(jaxsubset.rolling_statistic, X, Y, 4.0, "mean")
+    assert e.choices[0].layout == "sliding" and e.choices[0].fixed == (4, 0)
+    assert e.choices[0].roads == (("mean", "blocks"),)
+    assert ran
+    want = pd.Series(Y.astype(np.float64)).rolling(4, min_periods=1).mean()
+    np.testing.assert_allclose(e.result, want, **tol())
+    ran.clear()
+    irregular = np.cumsum(RNG.choice([0.5, 1.0, 3.0], N)).astype(FLOAT)
+    e = jaxsubset.explain(jaxsubset.rolling_statistic, irregular, Y, 4.0, "mean")
+    assert (e.choices[0].layout, e.choices[0].roads) == ("ranges", (("mean", "tree"),))
+    assert not ran
+    forced = jaxsubset.explain(jaxsubset.rolling_statistic, X, Y, 4.0, "mean", method="tree")
+    assert forced.choices[0].layout == "ranges"
+    e = jaxsubset.explain(jaxsubset.rolling_statistic, None, Y, statistic="max", window=3)
+    assert (e.choices[0].layout, e.choices[0].roads) == ("sliding", (("max", "blocks"),))
+
+
+def test_bins_and_jit():
+    e = jaxsubset.explain(jaxsubset.binned_statistic, X, Y, "mean", bins=5)
+    (choice,) = e.choices
+    assert choice.request.kind == "bins"
+    want = "labels" if jax.default_backend() == "cpu" else "ranges"
+    assert choice.layout == want
+    # under jit the choice is made while tracing: a cached program records nothing
+    f = jax.jit(lambda y: jaxsubset.range_statistic(y, jaxsubset.ranges.chunks(X, 4), "sum"))
+    assert len(jaxsubset.explain(f, Y).choices) == 1
+    cached = jaxsubset.explain(f, Y)
+    assert cached.choices == () and "no road chosen" in str(cached)
+    np.testing.assert_allclose(cached.result, Y.reshape(4, -1).sum(axis=1), **tol())
