@@ -263,7 +263,7 @@ def reduce(
     else:  # method="tree" on unsorted x: one sort by bin makes the bins ranges
         ys, _, start, count = group_by_label(v, clean_labels(label, nbins), nbins)
     cap = None
-    if method in CAPACITY_ROADS:  # a bin may hold every point
+    if method in CAPACITY_ROADS or method == "native":  # a bin may hold every point
         cap = capacity if capacity is not None else max(v.shape[0], 1)
     return reduce_ranges(ys, start, count, stats, omit=omit, method=method, capacity=cap, func=func)
 

@@ -19,7 +19,6 @@ from ._statistics._dispatch import (
     reduce_sliding,
 )
 from ._statistics._registry import (
-    CAPACITY_ROADS,
     DEFAULT_DDOF,
     RANGE_ROADS,
     SLIDING_ROADS,
@@ -29,6 +28,7 @@ from ._statistics._registry import (
     choose,
     choose_windows,
     float_dtype,
+    needs_capacity as road_needs_capacity,
     padded_fits,
     result_shape,
     with_quantile,
@@ -390,7 +390,7 @@ def _finite(y: np.ndarray) -> bool:
 
 def needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
     """Whether any statistic of a ``window=`` call runs on a road that needs a capacity."""
-    return any(choose("sliding", s, method, func) in CAPACITY_ROADS for s in stats)
+    return any(road_needs_capacity(choose("sliding", s, method, func), s) for s in stats)
 
 
 @functools.partial(

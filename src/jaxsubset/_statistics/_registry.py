@@ -49,6 +49,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _native
+
 
 STATISTICS = (
     "count",
@@ -83,6 +85,9 @@ RANGE_ROADS = {
     # the order statistics of ranges of at most ``capacity`` points: a wavelet tree of the
     # ranks in overlapping rows, O(log capacity) per range (``_wavelet``); and their counts
     "wavelet": ("count", "median", "quantile"),
+    # the C++ kernels of ``jaxsubset._native`` (CPU only; the pure-JAX roads elsewhere): every
+    # per-channel statistic, O(N) windows and O(N log w) rolling order statistics
+    "native": _native.STATISTICS,
 }
 # roads that need a static ``capacity`` (a bound on the points of a range)
 CAPACITY_ROADS = ("reference", "wavelet")
@@ -100,7 +105,7 @@ LABEL_ROADS = {
     "sort": ALL_STATISTICS,
 }
 ORDER = ("median", "quantile")  # the order statistics (never folded)
-METHODS = ("auto", "reference", "tree", "wavelet", "blocks", "scatter", "sort")
+METHODS = ("auto", "reference", "tree", "wavelet", "blocks", "scatter", "sort", "native")
 
 
 def quantile_key(q: Any, func: str) -> str:
@@ -254,6 +259,8 @@ def choose(
     """
     roads = {"ranges": RANGE_ROADS, "sliding": SLIDING_ROADS}.get(kind, LABEL_ROADS)
     statistic = base_name(statistic)
+    if method == "auto" and kind != "labels" and native_first(statistic):
+        return "native"
     if method == "auto":
         if kind == "sliding":
             # fixed-count windows are static: the O(N) block road on every backend (sums as a
@@ -272,12 +279,34 @@ def choose(
         # statistics the scatter road has no formula for)
         fast = backend() == "cpu" and statistic in LABEL_ROADS["scatter"]
         return "scatter" if fast else "sort"
+    if method == "native" and not _native.available():
+        raise RuntimeError(
+            f"{func}: method='native' cannot run here: the native road is "
+            f"{_native.status()}; use method='auto'"
+        )
     if statistic not in roads[method]:
         raise ValueError(
             f"{func}: method={method!r} cannot compute {statistic!r}; it computes "
             f"{', '.join(map(repr, roads[method]))}"
         )
     return method
+
+
+def native_first(statistic: str) -> bool:
+    """Whether ``"auto"`` takes the native road for ``statistic`` (of ranges or windows).
+
+    Part of THE road choice: on the CPU where the kernels are available
+    (``jaxsubset._native.usable``: built, safe for the running jaxlib, not switched off by
+    ``JAXSUBSET_NATIVE=off``), for the statistics they compute.
+    """
+    return statistic in RANGE_ROADS["native"] and _native.usable()
+
+
+def needs_capacity(road: str, statistic: str) -> bool:
+    """Whether ``road`` needs a static ``capacity`` (a bound on the points of a range) for
+    ``statistic``: the padded roads always; the native road for the order statistics (its
+    pure-JAX branch and derivative are the wavelet road's)."""
+    return road in CAPACITY_ROADS or (road == "native" and base_name(statistic) in ORDER)
 
 
 def choose_windows(fixed_count: bool, method: str) -> str:
@@ -303,10 +332,12 @@ def choose_bins(x_sorted: bool, stats: tuple[str, ...], method: str) -> str:
     """
     if method in ("scatter", "sort"):
         return "labels"
-    if method in ("tree", "wavelet"):
+    if method in ("tree", "wavelet", "native"):
         return "ranges"
     if method == "reference":
         return "ranges" if x_sorted else "labels"
+    if x_sorted and method == "auto" and all(native_first(base_name(s)) for s in stats):
+        return "ranges"  # the native road: one O(N) pass over the sorted bins
     if backend() == "cpu" or not x_sorted or any(base_name(s) in ORDER for s in stats):
         return "labels"
     return "ranges"
