@@ -30,14 +30,25 @@ struct Out {
 };
 
 // Index ranges [start[k], start[k] + count[k]) of one batch item, clipped to [0, N).
+// Read in place (int32 or int64: no widened copy, whose pages alone cost as much as a pass).
 struct Ranges {
-  const int64_t* start;
-  const int64_t* count;
+  const void* start;
+  const void* count;
+  bool i64;
   int64_t K;
   int64_t N;
+  int64_t st(int64_t k) const {
+    return i64 ? static_cast<const int64_t*>(start)[k] : static_cast<const int32_t*>(start)[k];
+  }
+  int64_t ct(int64_t k) const {
+    return i64 ? static_cast<const int64_t*>(count)[k] : static_cast<const int32_t*>(count)[k];
+  }
   // both ends non-decreasing (windows, sorted bins, chunks): the O(N) queue roads apply
   bool monotone() const;
   int64_t total() const;  // sum of the counts
+  int64_t span() const;   // from the first point of a non-empty range to the last
+  // many points in several ranges, both ends non-decreasing: the queue/heap roads
+  bool overlapping() const;
   int64_t longest() const;
 };
 

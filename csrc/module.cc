@@ -29,12 +29,6 @@ ffi::Error invalid(const std::string& what) {
   return ffi::Error::InvalidArgument("jaxsubset_range_stats: " + what);
 }
 
-template <typename I>
-void widen(const void* src, int64_t off, int64_t K, std::vector<int64_t>& dst) {
-  const I* p = static_cast<const I*>(src) + off;
-  dst.resize(static_cast<size_t>(K));
-  for (int64_t k = 0; k < K; ++k) dst[static_cast<size_t>(k)] = static_cast<int64_t>(p[k]);
-}
 
 template <typename T>
 ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
@@ -80,19 +74,16 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
 
   bool folded = false, order = false;
   for (const Out& o : outs) (is_order(o.stat) ? order : folded) = true;
-  std::vector<int64_t> st, ct;
   std::vector<Out> item(outs);
+  const size_t iw = idx64 ? 8 : 4;
   const T* ybase = static_cast<const T*>(y.untyped_data());
   for (int64_t b = 0; b < B; ++b) {
-    if (idx64) {
-      widen<int64_t>(start.untyped_data(), smap->offset(b), K, st);
-      widen<int64_t>(count.untyped_data(), cmap->offset(b), K, ct);
-    } else {
-      widen<int32_t>(start.untyped_data(), smap->offset(b), K, st);
-      widen<int32_t>(count.untyped_data(), cmap->offset(b), K, ct);
-    }
+    const Ranges r{static_cast<const char*>(start.untyped_data()) + smap->offset(b) * iw,
+                   static_cast<const char*>(count.untyped_data()) + cmap->offset(b) * iw, idx64,
+                   K, N};
     for (int64_t k = 0; k < K; ++k) {  // the caller clips; a bad range is an error, not UB
-      if (st[k] < 0 || ct[k] < 0 || st[k] > N || ct[k] > N - st[k]) {
+      const int64_t s = r.st(k), c = r.ct(k);
+      if (s < 0 || c < 0 || s > N || c > N - s) {
         return invalid("a range lies outside [0, N): clip the ranges first");
       }
     }
@@ -100,7 +91,6 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
       const size_t width = outs[i].integer ? (outs[i].i64 ? 8 : 4) : sizeof(T);
       item[i].base = static_cast<char*>(outs[i].base) + b * K * C * width;
     }
-    const Ranges r{st.data(), ct.data(), K, N};
     const T* yb = ybase + ymap->offset(b);
     for (int64_t ch = 0; ch < C; ++ch) {
       if (folded) folded_ranges<T>(yb, C, ch, r, item, omit, ddof);

@@ -18,11 +18,12 @@ namespace jaxsubset {
 
 namespace {
 
-// NumPy's _lerp: a + (b - a) t from the nearer end
+// NumPy's _lerp: a + (b - a) t from the nearer end, each a fused multiply-add as XLA:CPU
+// contracts the reference road's (so the quantiles are bit for bit the reference's)
 template <typename T>
 inline T lerp(T a, T b, T t) {
   const T d = b - a;
-  return t >= T(0.5) ? b - d * (T(1) - t) : a + d * t;
+  return t >= T(0.5) ? std::fma(-d, T(1) - t, b) : std::fma(d, t, a);
 }
 
 // the ranks read for `n` ranked values: (lo, hi, t) as _subsets.quantile (h in T)
@@ -171,7 +172,11 @@ void heap_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o,
   DoubleHeap<T> heap(std::max<int64_t>(r.longest(), 1));
   int64_t lo = 0, hi = 0, nan = 0;  // the points [lo, hi) are held (NaN ones only counted)
   for (int64_t k = 0; k < r.K; ++k) {
-    const int64_t s = r.start[k], e = s + r.count[k];
+    const int64_t s = r.st(k), e = s + r.ct(k);
+    if (e == s) {  // left out (see Ranges::monotone)
+      o.put<T>(k, C, ch, nan_v<T>());
+      continue;
+    }
     if (s >= hi) {  // nothing held stays: start afresh at s
       heap.clear();
       lo = hi = s;
@@ -202,7 +207,7 @@ void select_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& 
   const T* yc = y + ch;
   std::vector<T> buf;
   for (int64_t k = 0; k < r.K; ++k) {
-    const int64_t s = r.start[k], e = s + r.count[k];
+    const int64_t s = r.st(k), e = s + r.ct(k);
     buf.clear();
     bool has_nan = false;
     for (int64_t i = s; i < e; ++i) {
@@ -229,7 +234,7 @@ template <typename T>
 void order_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
                   bool omit) {
   // the heaps where ranges overlap (windows), a selection per range where they hardly do
-  const bool heaps = r.monotone() && r.total() > 4 * r.N;
+  const bool heaps = r.overlapping();
   for (const Out& o : outs) {
     if (!is_order(o.stat)) continue;
     if (heaps) {

@@ -24,22 +24,41 @@
 
 namespace jaxsubset {
 
+// Empty ranges are left out of both (their results are fixed: 0 or NaN), so padding a call
+// with empty ranges (an eager call's buckets) never changes the road of the others.
 bool Ranges::monotone() const {
-  for (int64_t k = 1; k < K; ++k) {
-    if (start[k] < start[k - 1] || start[k] + count[k] < start[k - 1] + count[k - 1]) return false;
+  int64_t ps = -1, pe = -1;
+  for (int64_t k = 0; k < K; ++k) {
+    if (ct(k) == 0) continue;
+    const int64_t s = st(k), e = s + ct(k);
+    if (s < ps || e < pe) return false;
+    ps = s;
+    pe = e;
   }
   return true;
 }
 
+int64_t Ranges::span() const {
+  int64_t lo = N, hi = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    if (ct(k) == 0) continue;
+    lo = std::min(lo, st(k));
+    hi = std::max(hi, st(k) + ct(k));
+  }
+  return hi > lo ? hi - lo : 0;
+}
+
+bool Ranges::overlapping() const { return total() > 4 * span() && monotone(); }
+
 int64_t Ranges::total() const {
   int64_t t = 0;
-  for (int64_t k = 0; k < K; ++k) t += count[k];
+  for (int64_t k = 0; k < K; ++k) t += ct(k);
   return t;
 }
 
 int64_t Ranges::longest() const {
   int64_t t = 0;
-  for (int64_t k = 0; k < K; ++k) t = std::max(t, count[k]);
+  for (int64_t k = 0; k < K; ++k) t = std::max(t, ct(k));
   return t;
 }
 
@@ -180,7 +199,11 @@ void queue_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::v
   A back;  // the partial of [mid, hi)
   const T* yc = y + ch;
   for (int64_t k = 0; k < r.K; ++k) {
-    const int64_t s = r.start[k], e = s + r.count[k];
+    const int64_t s = r.st(k), e = s + r.ct(k);
+    if (e == s) {  // left out of the queue (see Ranges::monotone)
+      emit<T>(to_partial(A(), 0), k, C, ch, outs, omit, ddof);
+      continue;
+    }
     if (s >= mid) {
       // the front is used up: its points all left; rebuild it over this range
       front.resize(static_cast<size_t>(e - s));
@@ -206,7 +229,7 @@ void direct_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::
                  bool omit, int64_t ddof) {
   const T* yc = y + ch;
   for (int64_t k = 0; k < r.K; ++k) {
-    const int64_t s = r.start[k], e = s + r.count[k];
+    const int64_t s = r.st(k), e = s + r.ct(k);
     Partial p;
     p.n_all = e - s;
     double sum = 0, mn = INFINITY, mx = -INFINITY, c = 0;
@@ -313,7 +336,7 @@ void ends(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o, bool
   const bool first = o.stat == kFirst;
   int64_t p = 0, hi = 0, last_good = -1;  // monotone pointers (omit)
   for (int64_t k = 0; k < r.K; ++k) {
-    const int64_t s = r.start[k], e = s + r.count[k];
+    const int64_t s = r.st(k), e = s + r.ct(k);
     T v = nan_v<T>();
     if (e > s) {
       if (!omit) {
@@ -360,8 +383,9 @@ void folded_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std
   bool nf = false;
   for (int64_t i = 0; i < r.N && !nf; ++i) nf = !std::isfinite(static_cast<double>(y[i * C + ch]));
   const bool monotone = r.monotone();
-  // the queue where ranges overlap (windows); one range at a time where they hardly do
-  const bool queue = monotone && r.total() > 4 * r.N;
+  // the queue where ranges overlap (windows); one range at a time where they hardly do (the
+  // choice depends on the ranges alone, never on N or the values)
+  const bool queue = r.overlapping();
   if (any) {
     if (mom4) {
       pick_flags<T, 4>(y, C, ch, r, outs, omit, ddof, queue, nf, sum, ext);
