@@ -43,13 +43,18 @@ struct Ranges {
   int64_t ct(int64_t k) const {
     return i64 ? static_cast<const int64_t*>(count)[k] : static_cast<const int32_t*>(count)[k];
   }
+  // what scan() found, in one pass over the ranges
+  bool valid = true;         // every range inside [0, N)
+  bool is_monotone = true;   // both ends non-decreasing (empty ranges left out)
+  int64_t total_ = 0, span_ = 0, longest_ = 0;
+  void scan();
   // both ends non-decreasing (windows, sorted bins, chunks): the O(N) queue roads apply
-  bool monotone() const;
-  int64_t total() const;  // sum of the counts
-  int64_t span() const;   // from the first point of a non-empty range to the last
-  // many points in several ranges, both ends non-decreasing: the queue/heap roads
-  bool overlapping() const;
-  int64_t longest() const;
+  bool monotone() const { return is_monotone; }
+  int64_t total() const { return total_; }  // sum of the counts
+  int64_t longest() const { return longest_; }
+  // many points in several ranges (more than 4 per point of their span), both ends
+  // non-decreasing: the queue/heap roads; decided by the ranges alone (never N or values)
+  bool overlapping() const { return is_monotone && total_ > 4 * span_; }
 };
 
 // Folded statistics (count, sum, mean, var, std, sem, min, max, first, last, skew, kurt)

@@ -78,14 +78,11 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
   const size_t iw = idx64 ? 8 : 4;
   const T* ybase = static_cast<const T*>(y.untyped_data());
   for (int64_t b = 0; b < B; ++b) {
-    const Ranges r{static_cast<const char*>(start.untyped_data()) + smap->offset(b) * iw,
-                   static_cast<const char*>(count.untyped_data()) + cmap->offset(b) * iw, idx64,
-                   K, N};
-    for (int64_t k = 0; k < K; ++k) {  // the caller clips; a bad range is an error, not UB
-      const int64_t s = r.st(k), c = r.ct(k);
-      if (s < 0 || c < 0 || s > N || c > N - s) {
-        return invalid("a range lies outside [0, N): clip the ranges first");
-      }
+    Ranges r{static_cast<const char*>(start.untyped_data()) + smap->offset(b) * iw,
+             static_cast<const char*>(count.untyped_data()) + cmap->offset(b) * iw, idx64, K, N};
+    r.scan();
+    if (!r.valid) {  // the caller clips; a bad range is an error, never a wild read
+      return invalid("a range lies outside [0, N): clip the ranges first");
     }
     for (size_t i = 0; i < outs.size(); ++i) {
       const size_t width = outs[i].integer ? (outs[i].i64 ? 8 : 4) : sizeof(T);

@@ -24,159 +24,28 @@
 
 namespace jaxsubset {
 
-// Empty ranges are left out of both (their results are fixed: 0 or NaN), so padding a call
-// with empty ranges (an eager call's buckets) never changes the road of the others.
-bool Ranges::monotone() const {
-  int64_t ps = -1, pe = -1;
+// Empty ranges are left out of the monotonicity and the span (their results are fixed: 0 or
+// NaN), so padding a call with empty ranges (an eager call's buckets) never changes the road
+// of the others.
+void Ranges::scan() {
+  int64_t ps = -1, pe = -1, lo = N, hi = 0;
   for (int64_t k = 0; k < K; ++k) {
-    if (ct(k) == 0) continue;
-    const int64_t s = st(k), e = s + ct(k);
-    if (s < ps || e < pe) return false;
+    const int64_t s = st(k), c = ct(k);
+    valid &= s >= 0 && c >= 0 && s <= N && c <= N - s;
+    if (c <= 0) continue;
+    const int64_t e = s + c;
+    is_monotone &= s >= ps && e >= pe;
     ps = s;
     pe = e;
+    lo = std::min(lo, s);
+    hi = std::max(hi, e);
+    total_ += c;
+    longest_ = std::max(longest_, c);
   }
-  return true;
-}
-
-int64_t Ranges::span() const {
-  int64_t lo = N, hi = 0;
-  for (int64_t k = 0; k < K; ++k) {
-    if (ct(k) == 0) continue;
-    lo = std::min(lo, st(k));
-    hi = std::max(hi, st(k) + ct(k));
-  }
-  return hi > lo ? hi - lo : 0;
-}
-
-bool Ranges::overlapping() const { return total() > 4 * span() && monotone(); }
-
-int64_t Ranges::total() const {
-  int64_t t = 0;
-  for (int64_t k = 0; k < K; ++k) t += ct(k);
-  return t;
-}
-
-int64_t Ranges::longest() const {
-  int64_t t = 0;
-  for (int64_t k = 0; k < K; ++k) t = std::max(t, ct(k));
-  return t;
+  span_ = hi > lo ? hi - lo : 0;
 }
 
 namespace {
-
-// The partial of a run of points. MOM: 0 none, 2 (n, c, m, M2), 4 with M3, M4 (the shift c is
-// one of the partial's own points); SUM: the plain sum of the finite points; EXT: min/max of
-// the non-NaN points; NF: the data holds non-finite values (else the fast path skips the
-// classification: every point is finite).
-template <int MOM, bool SUM, bool EXT, bool NF>
-struct Agg {
-  int64_t n = 0;  // finite points
-  double c = 0, m = 0, q = 0, r = 0, s = 0;
-  double sum = 0;
-  double mn = INFINITY, mx = -INFINITY;
-  int64_t nan = 0, pinf = 0, ninf = 0;
-
-  inline void add(double x) {
-    if constexpr (NF) {
-      if (std::isnan(x)) {
-        ++nan;
-        return;
-      }
-      if (std::isinf(x)) {
-        if (x > 0) ++pinf; else ++ninf;
-        if constexpr (EXT) {
-          mn = std::min(mn, x);
-          mx = std::max(mx, x);
-        }
-        return;
-      }
-    }
-    ++n;
-    if constexpr (SUM) sum += x;
-    if constexpr (EXT) {
-      mn = x < mn ? x : mn;
-      mx = x > mx ? x : mx;
-    }
-    if constexpr (MOM > 0) {
-      if (n == 1) {
-        c = x;
-        return;
-      }
-      const double nf = static_cast<double>(n);
-      const double d = (x - c) - m;
-      const double w = 1.0 / nf;
-      if constexpr (MOM == 4) {
-        // Pebay's combination with the one-point partial (1, x, 0, 0, 0, 0)
-        const double na = nf - 1, v = na * w, d2 = d * d;
-        const double naw = na * w;
-        const double r0 = r, q0 = q;
-        s += d2 * d2 * naw * (v * v - v * w + w * w) + 6 * d2 * (w * w * q0) - 4 * d * (w * r0);
-        r += d2 * d * naw * (v - w) - 3 * d * (w * q0);
-      }
-      m += d * w;
-      q += d * ((x - c) - m);
-    }
-  }
-};
-
-template <int MOM, bool SUM, bool EXT, bool NF>
-inline Agg<MOM, SUM, EXT, NF> combine(const Agg<MOM, SUM, EXT, NF>& a,
-                                     const Agg<MOM, SUM, EXT, NF>& b) {
-  Agg<MOM, SUM, EXT, NF> o;
-  o.n = a.n + b.n;
-  if constexpr (NF) {
-    o.nan = a.nan + b.nan;
-    o.pinf = a.pinf + b.pinf;
-    o.ninf = a.ninf + b.ninf;
-  }
-  if constexpr (SUM) o.sum = a.sum + b.sum;
-  if constexpr (EXT) {
-    o.mn = b.mn < a.mn ? b.mn : a.mn;
-    o.mx = b.mx > a.mx ? b.mx : a.mx;
-  }
-  if constexpr (MOM > 0) {
-    if (a.n == 0 || b.n == 0) {
-      const auto& src = a.n == 0 ? b : a;
-      o.c = src.c;
-      o.m = src.m;
-      o.q = src.q;
-      o.r = src.r;
-      o.s = src.s;
-    } else {
-      // Chan's formula (_moments.chan); Pebay's for M3, M4 (_tree.pebay)
-      const double na = static_cast<double>(a.n), n = static_cast<double>(o.n);
-      const double w = static_cast<double>(b.n) / n, v = 1 - w;
-      const double d = (b.c - a.c) + (b.m - a.m);
-      o.c = a.c;
-      o.m = a.m + d * w;
-      o.q = a.q + b.q + d * d * na * w;
-      if constexpr (MOM == 4) {
-        const double d2 = d * d, naw = na * w;
-        o.r = a.r + b.r + d2 * d * naw * (v - w) + 3 * d * (v * b.q - w * a.q);
-        o.s = a.s + b.s + d2 * d2 * naw * (v * v - v * w + w * w) +
-              6 * d2 * (v * v * b.q + w * w * a.q) + 4 * d * (v * b.r - w * a.r);
-      }
-    }
-  }
-  return o;
-}
-
-template <int MOM, bool SUM, bool EXT, bool NF>
-inline Partial to_partial(const Agg<MOM, SUM, EXT, NF>& a, int64_t n_all) {
-  Partial p;
-  p.n_all = n_all;
-  p.nf = a.n;
-  p.nan = a.nan;
-  p.pinf = a.pinf;
-  p.ninf = a.ninf;
-  p.sum = a.sum;
-  p.m2 = a.q;
-  p.m3 = a.r;
-  p.m4 = a.s;
-  p.mn = a.mn;
-  p.mx = a.mx;
-  return p;
-}
 
 template <typename T>
 inline void emit(const Partial& p, int64_t k, int64_t C, int64_t ch, const std::vector<Out>& outs,
@@ -190,37 +59,306 @@ inline void emit(const Partial& p, int64_t k, int64_t C, int64_t ch, const std::
   }
 }
 
-// The two-stack queue over ranges whose both ends are non-decreasing.
-template <typename T, class A>
+// The two-stack queue over ranges whose both ends are non-decreasing, run a segment at a time
+// (van Herk / Gil-Werman): a range [s, e) whose start passed the middle `mid` of the previous
+// segment opens a segment with mid = e; the front holds the suffix partials of [i, mid) for
+// the segment's starts, the back the prefix partials of [mid, j) for its stops, and every
+// range of the segment is front[s] (+) back[e], both made of the range's own points only.
+// Structure of arrays, one tight loop per part. The moments' shifts are the segment's points
+// y[mid - 1] (front) and y[mid] (back), which every range of the segment holds (or the first
+// finite point next to them). Non-finite values (NF) are counted, never added, so a window of
+// finite points gets the same bits whatever lies outside it.
+template <typename T, int MOM, bool SUM, bool EXT, bool NF>
+class Segments {
+ public:
+  Segments(const T* y, int64_t C, int64_t ch) : y_(y + ch), C_(C) {}
+
+  void run(const Ranges& r, const std::vector<Out>& outs, bool omit, int64_t ddof) {
+    int64_t k = 0;
+    while (k < r.K) {
+      if (r.ct(k) == 0) {
+        emit_empty(k, outs, r.N);
+        ++k;
+        continue;
+      }
+      const int64_t base = r.st(k), mid = base + r.ct(k);
+      int64_t k1 = k + 1, stop = mid;
+      for (; k1 < r.K; ++k1) {
+        if (r.ct(k1) == 0) continue;
+        if (r.st(k1) >= mid) break;
+        stop = std::max(stop, r.st(k1) + r.ct(k1));
+      }
+      build_front(base, mid);
+      build_back(mid, stop);
+      if constexpr (!NF && MOM < 4) {
+        emit_finite(k, k1, base, mid, r, outs, ddof);
+      } else {
+        for (int64_t j = k; j < k1; ++j) {
+          const int64_t s = r.st(j), e = s + r.ct(j);
+          if (e == s) {
+            emit_empty(j, outs, r.N);
+          } else {
+            emit(j, s - base, e - mid, outs, omit, ddof);
+          }
+        }
+      }
+      k = k1;
+    }
+  }
+
+ private:
+  // one side's partials: index i holds the partial of i points next to mid
+  struct Side {
+    std::vector<double> sum, mn, mx, m, q, r, s4;
+    std::vector<int64_t> n, nan, pinf, ninf;  // NF only (else n = i)
+    double c = 0;
+    void resize(size_t len) {
+      if constexpr (SUM) sum.resize(len);
+      if constexpr (EXT) {
+        mn.resize(len);
+        mx.resize(len);
+      }
+      if constexpr (MOM > 0) {
+        m.resize(len);
+        q.resize(len);
+      }
+      if constexpr (MOM == 4) {
+        r.resize(len);
+        s4.resize(len);
+      }
+      if constexpr (NF) {
+        n.resize(len);
+        nan.resize(len);
+        pinf.resize(len);
+        ninf.resize(len);
+      }
+    }
+  };
+
+  // the partials of the points at pos[0], pos[step], ... (step -1: the front, from mid - 1
+  // down; +1: the back, from mid up), i points each for i = 0 .. len - 1
+  void build(Side& sd, int64_t first, int64_t step, int64_t len) {
+    sd.resize(static_cast<size_t>(len + 1));
+    double sum = 0, mn = INFINITY, mx = -INFINITY, m = 0, q = 0, r3 = 0, s4 = 0, c = 0;
+    int64_t n = 0, nan = 0, pinf = 0, ninf = 0;
+    bool shifted = false;
+    auto store = [&](int64_t i) {
+      if constexpr (SUM) sd.sum[i] = sum;
+      if constexpr (EXT) {
+        sd.mn[i] = mn;
+        sd.mx[i] = mx;
+      }
+      if constexpr (MOM > 0) {
+        sd.m[i] = m;
+        sd.q[i] = q;
+      }
+      if constexpr (MOM == 4) {
+        sd.r[i] = r3;
+        sd.s4[i] = s4;
+      }
+      if constexpr (NF) {
+        sd.n[i] = n;
+        sd.nan[i] = nan;
+        sd.pinf[i] = pinf;
+        sd.ninf[i] = ninf;
+      }
+    };
+    store(0);
+    const T* p = y_ + first * C_;
+    const int64_t stride = step * C_;
+    for (int64_t i = 1; i <= len; ++i, p += stride) {
+      const double x = static_cast<double>(*p);
+      bool finite = true;
+      if constexpr (NF) {
+        if (std::isnan(x)) {
+          ++nan;
+          finite = false;
+        } else if (std::isinf(x)) {
+          if (x > 0) ++pinf; else ++ninf;
+          if constexpr (EXT) {
+            mn = std::min(mn, x);
+            mx = std::max(mx, x);
+          }
+          finite = false;
+        }
+      }
+      if (finite) {
+        if constexpr (NF) ++n;
+        if constexpr (SUM) sum += x;
+        if constexpr (EXT) {
+          mn = x < mn ? x : mn;
+          mx = x > mx ? x : mx;
+        }
+        if constexpr (MOM > 0) {
+          if (!shifted) {
+            c = x;
+            shifted = true;
+          } else {
+            const double nf = static_cast<double>(NF ? n : i);
+            const double d = (x - c) - m;
+            const double w = 1.0 / nf;
+            if constexpr (MOM == 4) {  // Pebay with the one-point partial (1, x, 0, 0, 0, 0)
+              const double na = nf - 1, v = na * w, d2 = d * d, naw = na * w;
+              s4 += d2 * d2 * naw * (v * v - v * w + w * w) + 6 * d2 * (w * w * q) -
+                    4 * d * (w * r3);
+              r3 += d2 * d * naw * (v - w) - 3 * d * (w * q);
+            }
+            m += d * w;
+            q += d * ((x - c) - m);
+          }
+        }
+      }
+      store(i);
+    }
+    sd.c = c;
+  }
+
+  void build_front(int64_t base, int64_t mid) { build(front_, mid - 1, -1, mid - base); front_len_ = mid - base; }
+  void build_back(int64_t mid, int64_t stop) { build(back_, mid, 1, stop - mid); }
+
+  void emit_empty(int64_t k, const std::vector<Out>& outs, int64_t) {
+    Partial p;
+    for (const Out& o : outs) {
+      if (o.stat == kCount) {
+        o.put_count(k, C_, ch_, 0);
+      } else if (o.stat != kFirst && o.stat != kLast && !is_order(o.stat)) {
+        o.put<T>(k, C_, ch_, finish<T>(o.stat, p, false, 0));
+      }
+    }
+  }
+
+  // Every value finite: one tight loop per statistic over the segment's ranges [k0, k1), the
+  // same arithmetic as emit() + finish() (so the same bits).
+  void emit_finite(int64_t k0, int64_t k1, int64_t base, int64_t mid, const Ranges& r,
+                   const std::vector<Out>& outs, int64_t ddof) {
+    const T nan = nan_v<T>();
+    for (const Out& o : outs) {
+      const int64_t stat = o.stat;
+      if (stat == kFirst || stat == kLast || is_order(stat)) continue;
+      if (stat == kSkew || stat == kKurt) {
+        for (int64_t j = k0; j < k1; ++j) {
+          const int64_t s = r.st(j), e = s + r.ct(j);
+          if (e == s) {
+            emit_empty(j, {o}, r.N);
+          } else {
+            emit(j, s - base, e - mid, {o}, false, ddof);
+          }
+        }
+        continue;
+      }
+      T* out = static_cast<T*>(o.base);
+      for (int64_t j = k0; j < k1; ++j) {
+        const int64_t s = r.st(j), n = r.ct(j), e = s + n;
+        const int64_t i = mid - s, b = e - mid;  // front and back indices
+        if (stat == kCount) {
+          o.put_count(j, C_, ch_, n);
+          continue;
+        }
+        T v = nan;
+        if constexpr (SUM) {
+          if (stat == kSum || stat == kMean) {
+            const T sum = static_cast<T>(front_.sum[i] + back_.sum[b]);
+            v = stat == kSum ? sum : (n > 0 ? sum / static_cast<T>(n) : nan);
+          }
+        }
+        if constexpr (EXT) {
+          if (stat == kMin && n > 0) v = static_cast<T>(back_.mn[b] < front_.mn[i] ? back_.mn[b] : front_.mn[i]);
+          if (stat == kMax && n > 0) v = static_cast<T>(back_.mx[b] > front_.mx[i] ? back_.mx[b] : front_.mx[i]);
+        }
+        if constexpr (MOM > 0) {
+          if (stat == kVar || stat == kStd || stat == kSem) {
+            double m2;
+            if (b == 0 || i == 0) {
+              m2 = b == 0 ? front_.q[i] : back_.q[b];
+            } else {
+              const double fa = static_cast<double>(i), w = static_cast<double>(b) / static_cast<double>(n);
+              const double d = (back_.c - front_.c) + (back_.m[b] - front_.m[i]);
+              m2 = front_.q[i] + back_.q[b] + d * d * fa * w;
+            }
+            const int64_t denom = n - ddof;
+            T var = denom > 0 ? static_cast<T>(m2) / static_cast<T>(denom) : nan;
+            if (stat == kVar) {
+              v = var;
+            } else {
+              v = var > 0 ? std::sqrt(var) : var;
+              if (stat == kSem) v = v / std::sqrt(static_cast<T>(n > 0 ? n : 1));
+            }
+          }
+        }
+        out[j * C_ + ch_] = v;
+      }
+    }
+  }
+
+  // range [base + a, mid + b): front index front_len - a (its points), back index b
+  void emit(int64_t k, int64_t a, int64_t b, const std::vector<Out>& outs, bool omit,
+            int64_t ddof) {
+    const int64_t i = front_len_ - a;
+    Partial p;
+    p.n_all = i + b;
+    int64_t na = i, nb = b;
+    if constexpr (NF) {
+      na = front_.n[i];
+      nb = back_.n[b];
+      p.nan = front_.nan[i] + back_.nan[b];
+      p.pinf = front_.pinf[i] + back_.pinf[b];
+      p.ninf = front_.ninf[i] + back_.ninf[b];
+    }
+    p.nf = na + nb;
+    if constexpr (SUM) p.sum = front_.sum[i] + back_.sum[b];
+    if constexpr (EXT) {
+      p.mn = back_.mn[b] < front_.mn[i] ? back_.mn[b] : front_.mn[i];
+      p.mx = back_.mx[b] > front_.mx[i] ? back_.mx[b] : front_.mx[i];
+    }
+    if constexpr (MOM > 0) {
+      if (nb == 0 || na == 0) {
+        const Side& sd = nb == 0 ? front_ : back_;
+        const int64_t at = nb == 0 ? i : b;
+        p.m2 = sd.q[at];
+        if constexpr (MOM == 4) {
+          p.m3 = sd.r[at];
+          p.m4 = sd.s4[at];
+        }
+      } else {
+        // Chan's formula (_moments.chan), Pebay's for M3, M4 (_tree.pebay)
+        const double fa = static_cast<double>(na), n = static_cast<double>(na + nb);
+        const double w = static_cast<double>(nb) / n, v = 1 - w;
+        const double qa = front_.q[i], qb = back_.q[b];
+        const double d = (back_.c - front_.c) + (back_.m[b] - front_.m[i]);
+        p.m2 = qa + qb + d * d * fa * w;
+        if constexpr (MOM == 4) {
+          const double ra = front_.r[i], rb = back_.r[b], d2 = d * d, naw = fa * w;
+          p.m3 = ra + rb + d2 * d * naw * (v - w) + 3 * d * (v * qb - w * qa);
+          p.m4 = front_.s4[i] + back_.s4[b] + d2 * d2 * naw * (v * v - v * w + w * w) +
+                 6 * d2 * (v * v * qb + w * w * qa) + 4 * d * (v * rb - w * ra);
+        }
+      }
+    }
+    for (const Out& o : outs) {
+      if (o.stat == kCount) {
+        o.put_count(k, C_, ch_, omit ? p.n_all - p.nan : p.n_all);
+      } else if (o.stat != kFirst && o.stat != kLast && !is_order(o.stat)) {
+        o.put<T>(k, C_, ch_, finish<T>(o.stat, p, omit, ddof));
+      }
+    }
+  }
+
+ public:
+  int64_t ch_ = 0;
+
+ private:
+  const T* y_;
+  int64_t C_;
+  Side front_, back_;
+  int64_t front_len_ = 0;
+};
+
+template <typename T, int MOM, bool SUM, bool EXT, bool NF>
 void queue_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
                 bool omit, int64_t ddof) {
-  std::vector<A> front;  // front[i - base]: the partial of [i, mid)
-  int64_t mid = 0, base = 0, hi = 0;
-  A back;  // the partial of [mid, hi)
-  const T* yc = y + ch;
-  for (int64_t k = 0; k < r.K; ++k) {
-    const int64_t s = r.st(k), e = s + r.ct(k);
-    if (e == s) {  // left out of the queue (see Ranges::monotone)
-      emit<T>(to_partial(A(), 0), k, C, ch, outs, omit, ddof);
-      continue;
-    }
-    if (s >= mid) {
-      // the front is used up: its points all left; rebuild it over this range
-      front.resize(static_cast<size_t>(e - s));
-      A a;
-      for (int64_t i = e - 1; i >= s; --i) {
-        a.add(static_cast<double>(yc[i * C]));
-        front[static_cast<size_t>(i - s)] = a;
-      }
-      mid = hi = e;
-      base = s;
-      back = A();
-    } else {
-      for (; hi < e; ++hi) back.add(static_cast<double>(yc[hi * C]));
-    }
-    const A res = s < mid ? combine(front[static_cast<size_t>(s - base)], back) : back;
-    emit<T>(to_partial(res, e - s), k, C, ch, outs, omit, ddof);
-  }
+  Segments<T, MOM, SUM, EXT, NF> seg(y, C, ch);
+  seg.ch_ = ch;
+  seg.run(r, outs, omit, ddof);
 }
 
 // One range at a time: a pass for counts, sums and extremes, one for the central moments.
@@ -297,7 +435,7 @@ template <typename T, int MOM, bool SUM, bool EXT, bool NF>
 void folded_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
                  bool omit, int64_t ddof, bool queue) {
   if (queue) {
-    queue_road<T, Agg<MOM, SUM, EXT, NF>>(y, C, ch, r, outs, omit, ddof);
+    queue_road<T, MOM, SUM, EXT, NF>(y, C, ch, r, outs, omit, ddof);
   } else {
     direct_road<T, MOM, SUM, EXT, NF>(y, C, ch, r, outs, omit, ddof);
   }
@@ -386,7 +524,13 @@ void folded_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std
   // the queue where ranges overlap (windows); one range at a time where they hardly do (the
   // choice depends on the ranges alone, never on N or the values)
   const bool queue = r.overlapping();
-  if (any) {
+  if (any && !mom2 && !mom4 && !sum && !ext && !(nf && omit)) {
+    // counts alone, no NaN to leave out: the ranges' lengths
+    for (const Out& o : outs) {
+      if (o.stat != kCount) continue;
+      for (int64_t k = 0; k < r.K; ++k) o.put_count(k, C, ch, r.ct(k));
+    }
+  } else if (any) {
     if (mom4) {
       pick_flags<T, 4>(y, C, ch, r, outs, omit, ddof, queue, nf, sum, ext);
     } else if (mom2) {
