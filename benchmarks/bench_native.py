@@ -99,9 +99,9 @@ def fixed(cfg: dict, rows: list[dict]) -> None:
 
 
 def xwidth(cfg: dict, rows: list[dict]) -> None:
-    import pandas as pd
-
-    pl = _peer("polars")
+    pd, pl = _peer("pandas"), _peer("polars")
+    if pd is None:
+        return
     rng = np.random.default_rng(1)
     t = np.cumsum(rng.exponential(1.0, cfg["n"]))
     for dtype in DTYPES:
