@@ -254,6 +254,10 @@ class Segments {
           o.put_count(j, C_, ch_, n);
           continue;
         }
+        if (n == 0) {  // an empty range (anywhere: left out of the segments)
+          out[j * C_ + ch_] = stat == kSum ? T(0) : nan;
+          continue;
+        }
         T v = nan;
         if constexpr (SUM) {
           if (stat == kSum || stat == kMean) {

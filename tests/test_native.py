@@ -354,3 +354,15 @@ def test_the_build_pins_the_oldest_supported_jaxlib():
     # one, and the running jaxlib is one of the tested ones or newer
     built = _load._module().build_info()["jaxlib"]
     assert _load._version(built) <= _load._version(_load.running_jaxlib())
+
+
+def test_eager_buckets_pad_windows_with_empty_ranges():
+    # an eager call pads N and the number of windows (empty ranges after the data): those
+    # must neither be read nor change the road of the real windows (a crash before)
+    y = RNG.normal(size=(64, 2)).astype(FLOAT)
+    stats = ("mean", "std", "max", "count")
+    got = rolling_statistic(None, y, statistic=stats, window=9)
+    want = rolling_statistic(None, y, statistic=stats, window=9, method="tree")
+    for s in stats:
+        np.testing.assert_allclose(np.asarray(got[s], float), np.asarray(want[s], float),
+                                   rtol=64 * EPS, atol=64 * EPS, err_msg=s)  # fmt: skip
