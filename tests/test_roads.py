@@ -28,6 +28,8 @@ FLOAT = np.float64 if X64 else np.float32
 ORDER_STATISTICS = ("median", "quantile")
 STATS = tuple(s for s in jaxsubset.STATISTICS if s != "quantile")
 ROADS = {"tree": tuple(s for s in STATS if s not in ORDER_STATISTICS), "reference": STATS}
+if jaxsubset._native.available():  # the C++ kernels where built (tests/test_native.py)
+    ROADS["native"] = STATS
 EPS = np.finfo(FLOAT).eps
 RNG = np.random.default_rng(20261201)
 N = 300

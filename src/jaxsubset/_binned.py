@@ -24,8 +24,10 @@ from ._statistics._labels import clean_labels, group_by_label, reduce_labels
 from ._statistics._registry import (
     CAPACITY_ROADS,
     LABEL_ROADS,
+    ORDER,
     PAIR_STATISTICS,
     RANGE_ROADS,
+    base_name,
     check_method,
     check_pairs,
     float_dtype,
@@ -265,7 +267,9 @@ def reduce(
     else:  # method="tree" on unsorted x: one sort by bin makes the bins ranges
         ys, _, start, count = group_by_label(v, clean_labels(label, nbins), nbins)
     cap = None
-    if method in CAPACITY_ROADS:  # a bin may hold every point
+    # a bin may hold every point; the native road's median needs it for its pure-JAX branch
+    order = any(base_name(s) in ORDER for s in stats)
+    if method in CAPACITY_ROADS or (method in ("auto", "native") and order):
         cap = capacity if capacity is not None else max(v.shape[0], 1)
     return reduce_ranges(ys, start, count, stats, omit=omit, method=method, capacity=cap, func=func)
 

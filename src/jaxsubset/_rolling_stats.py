@@ -18,7 +18,6 @@ from ._statistics._dispatch import (
     reduce_sliding,
 )
 from ._statistics._registry import (
-    CAPACITY_ROADS,
     DEFAULT_DDOF,
     RANGE_ROADS,
     SLIDING_ROADS,
@@ -26,6 +25,7 @@ from ._statistics._registry import (
     check_pairs,
     check_statistics,
     float_dtype,
+    needs_capacity as road_needs_capacity,
     result_shape,
     with_quantile,
 )
@@ -426,7 +426,7 @@ def _finite(y: np.ndarray) -> bool:
 
 def needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
     """Whether any statistic of a ``window=`` call runs on a road that needs a capacity."""
-    return any(road("sliding", s, method, func) in CAPACITY_ROADS for s in stats)
+    return any(road_needs_capacity(road("sliding", s, method, func), s) for s in stats)
 
 
 @functools.partial(

@@ -12,12 +12,12 @@ from . import _bucket
 from ._checks import nan_guard
 from ._statistics._dispatch import clip_ranges, median_capacity, range_bound, reduce_ranges
 from ._statistics._registry import (
-    CAPACITY_ROADS,
     DEFAULT_DDOF,
     RANGE_ROADS,
     check_method,
     check_pairs,
     check_statistics,
+    needs_capacity as road_needs_capacity,
     result_shape,
     with_quantile,
 )
@@ -41,7 +41,7 @@ def check_statistic(statistic: Any, func: str) -> str:
 
 def needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
     """Whether any statistic runs on a road that needs a static capacity (a bound on counts)."""
-    return any(road("ranges", s, method, func) in CAPACITY_ROADS for s in stats)
+    return any(road_needs_capacity(road("ranges", s, method, func), s) for s in stats)
 
 
 def as_y(y: Any, func: str) -> Array:

@@ -5,6 +5,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from .._native import native_ranges
 from .._typing import Array
 from .._validate import index_dtype, is_traced
 from ..reduce._choose import road as choose_road
@@ -118,7 +119,20 @@ def reduce_ranges(
         roads.setdefault((road, own), []).append(s)
     out: dict[str, Array] = {}
     for (road, cap), names in roads.items():
-        if road == "tree":
+        if road == "native":
+
+            def pure(v: Array, s: Array, c: Array, names: tuple[str, ...] = tuple(names)):
+                # the pure-JAX road "auto" takes where native is not: the non-CPU branch
+                # and the derivative of the native one
+                return reduce_ranges(
+                    v, s, c, names, ddof=ddof, omit=omit, capacity=capacity, bound=bound,
+                    padded=padded, func=func,
+                )  # fmt: skip
+
+            out.update(
+                native_ranges(y, start, count, tuple(names), omit=omit, ddof=ddof, fallback=pure)
+            )
+        elif road == "tree":
             out.update(tree_ranges(y, start, count, tuple(names), ddof=ddof, omit=omit))
         elif road == "wavelet":
             if cap is None:

@@ -49,6 +49,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _native
+
 
 STATISTICS = (
     "count",
@@ -88,6 +90,9 @@ RANGE_ROADS = {
     # the order statistics of ranges of at most ``capacity`` points: a wavelet tree of the
     # ranks in overlapping rows, O(log capacity) per range (``_wavelet``); and their counts
     "wavelet": ("count", "median", "quantile"),
+    # the C++ kernels of ``jaxsubset._native`` (CPU only; the pure-JAX roads elsewhere): every
+    # per-channel statistic, O(N) windows and O(N log w) rolling order statistics
+    "native": _native.STATISTICS,
 }
 # roads that need a static ``capacity`` (a bound on the points of a range)
 CAPACITY_ROADS = ("reference", "wavelet")
@@ -105,7 +110,7 @@ LABEL_ROADS = {
     "sort": ALL_STATISTICS,
 }
 ORDER = ("median", "quantile")  # the order statistics (never folded)
-METHODS = ("auto", "reference", "tree", "wavelet", "blocks", "scatter", "sort")
+METHODS = ("auto", "reference", "tree", "wavelet", "blocks", "scatter", "sort", "native")
 
 
 def quantile_key(q: Any, func: str) -> str:
@@ -199,3 +204,20 @@ def check_method(method: Any, func: str, roads: dict[str, tuple[str, ...]]) -> s
 def backend() -> str:
     """The backend family the computation is traced for (``"cpu"``, ``"gpu"``, ``"tpu"``)."""
     return jax.default_backend()
+
+
+def native_first(statistic: str) -> bool:
+    """Whether ``"auto"`` takes the native road for ``statistic`` (of ranges or windows).
+
+    On the CPU where the kernels are available (``jaxsubset._native.usable``: built, safe
+    for the running jaxlib, not switched off by ``JAXSUBSET_NATIVE=off``), for the
+    statistics they compute.
+    """
+    return base_name(statistic) in RANGE_ROADS["native"] and _native.usable()
+
+
+def needs_capacity(road: str, statistic: str) -> bool:
+    """Whether ``road`` needs a static ``capacity`` (a bound on the points of a range) for
+    ``statistic``: the padded roads always; the native road for the order statistics (its
+    pure-JAX branch and derivative are the wavelet road's)."""
+    return road in CAPACITY_ROADS or (road == "native" and base_name(statistic) in ORDER)

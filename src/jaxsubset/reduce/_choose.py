@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _native
 from .._statistics._registry import (
     LABEL_ROADS,
     ORDER,
@@ -26,6 +27,7 @@ from .._statistics._registry import (
     SLIDING_ROADS,
     backend,
     base_name,
+    native_first,
 )
 from ._request import Request
 
@@ -182,6 +184,13 @@ def road(
     """
     roads = {"ranges": RANGE_ROADS, "sliding": SLIDING_ROADS}.get(kind, LABEL_ROADS)
     statistic = base_name(statistic)
+    if method == "auto" and kind != "labels" and native_first(statistic):
+        return "native"  # on the CPU, where the kernels are built: every window and range
+    if method == "native" and not _native.available():
+        raise RuntimeError(
+            f"{func}: method='native' cannot run here: the native road is "
+            f"{_native.status()}; use method='auto'"
+        )
     if method == "auto":
         if kind == "sliding":
             # fixed-count windows are static: the O(N) block road on every backend (sums as a
@@ -218,10 +227,12 @@ def bins_layout(x_sorted: bool, stats: tuple[str, ...], method: str) -> tuple[st
     """
     if method in ("scatter", "sort"):
         return "labels", f"method={method!r} is a label road"
-    if method in ("tree", "wavelet"):
+    if method in ("tree", "wavelet", "native"):
         return "ranges", f"method={method!r} is a range road"
     if method == "reference":
         return ("ranges", "sorted x") if x_sorted else ("labels", "unsorted x")
+    if x_sorted and method == "auto" and all(native_first(s) for s in stats):
+        return "ranges", "sorted x on the CPU: one native pass over the bins as ranges"
     if backend() == "cpu":
         return "labels", "bins on the CPU: scatters by label"
     if not x_sorted:

@@ -1,0 +1,246 @@
+"""The native CPU road (issue 27) side by side with bottleneck, numbagg, pandas, polars, NumPy.
+
+Workloads (``N`` points, float64 and float32, interleaved rounds in one process, steady state
+under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
+
+1. ``fixed``: windows of ``w`` points (w = 100, 10^4), mean/std/min/max/median:
+   ``rolling_statistic(None, y, window=w)`` against bottleneck ``move_*``, numbagg ``move_*``
+   and polars ``rolling_*`` (``min_count``/``min_samples`` 1).
+2. ``xwidth``: x-width windows of 100 s on an irregular axis (exponential gaps, mean 1 s:
+   ~100 points a window), mean/std/max/median against pandas ``rolling("100s")`` and polars
+   ``rolling_*_by``.
+3. ``bins``: 1000 bins of x, sorted and unsorted, mean/std/max/median: ``binned_statistic``
+   against NumPy (``reduceat`` on sorted x, ``bincount`` on unsorted), numbagg's
+   ``group_nan*`` and polars ``group_by``.
+4. ``chunks``: 1000 equal chunks, mean + std + max together, against a NumPy reshape.
+5. ``first``: the first call (trace + compile + run) of each statistic in a fresh ``jit`` at
+   ``N / 10`` points, after import.
+
+Run ``python benchmarks/bench_native.py [--quick] [--n N] [--json PATH]``, once with
+``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` and once without (the header says which).
+"""
+
+# ruff: noqa: B023 - every closure below runs within its own loop iteration (time_interleaved)
+
+import argparse
+import importlib
+import time
+from typing import Any
+
+import jax
+
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from _harness import block, print_header, print_table, time_interleaved, write_json  # noqa: E402
+
+import jaxsubset  # noqa: E402
+
+
+FULL = dict(n=10**7, widths=(100, 10**4), rounds=3, budget_s=30.0, nbins=1000)
+QUICK = dict(n=20_000, widths=(20,), rounds=2, budget_s=2.0, nbins=20)
+DTYPES = ("float64", "float32")
+
+
+def _peer(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def _row(rows: list[dict], workload: str, dtype: str, stat: str, tt: dict[str, float]) -> None:
+    peers = {k: v for k, v in tt.items() if k != "jaxsubset"}
+    best = min(peers, key=peers.get) if peers else None
+    row = {
+        "workload": workload,
+        "dtype": dtype,
+        "stat": stat,
+        "jaxsubset_ms": tt["jaxsubset"] * 1e3,
+    }
+    for k, v in peers.items():
+        row[f"{k}_ms"] = v * 1e3
+    row["best_peer"] = best
+    row["ratio"] = tt["jaxsubset"] / peers[best] if best else None
+    rows.append(row)
+    print(
+        f"   {workload:<22} {dtype:<8} {stat:<7} jaxsubset {tt['jaxsubset'] * 1e3:8.1f} ms  "
+        + "  ".join(f"{k} {v * 1e3:8.1f}" for k, v in peers.items())
+        + (f"  ratio {row['ratio']:.2f} ({best})" if best else ""),
+        flush=True,
+    )
+
+
+def fixed(cfg: dict, rows: list[dict]) -> None:
+    bn, nb, pl = _peer("bottleneck"), _peer("numbagg"), _peer("polars")
+    rng = np.random.default_rng(0)
+    for dtype in DTYPES:
+        y = rng.normal(size=cfg["n"]).astype(dtype)
+        yj = jnp.asarray(y)
+        ser = pl.Series(y) if pl else None
+        for w in cfg["widths"]:
+            for stat in ("mean", "std", "min", "max", "median"):
+                f = jax.jit(lambda y, s=stat, w=w: jaxsubset.rolling_statistic(
+                    None, y, window=w, statistic=s))  # fmt: skip
+                fns = {"jaxsubset": lambda f=f: f(yj)}
+                if bn:
+                    fns["bottleneck"] = lambda w=w, s=stat: getattr(bn, f"move_{s}")(
+                        y, w, min_count=1)  # fmt: skip
+                if nb and hasattr(nb, f"move_{stat}"):
+                    fns["numbagg"] = lambda w=w, s=stat: getattr(nb, f"move_{s}")(
+                        y, window=w, min_count=1)  # fmt: skip
+                if pl:
+                    fns["polars"] = lambda w=w, s=stat: getattr(ser, f"rolling_{s}")(
+                        w, min_samples=1)  # fmt: skip
+                tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+                _row(rows, f"fixed w={w}", dtype, stat, tt)
+
+
+def xwidth(cfg: dict, rows: list[dict]) -> None:
+    pd, pl = _peer("pandas"), _peer("polars")
+    if pd is None:
+        return
+    rng = np.random.default_rng(1)
+    t = np.cumsum(rng.exponential(1.0, cfg["n"]))
+    for dtype in DTYPES:
+        y = rng.normal(size=cfg["n"]).astype(dtype)
+        x, yj = jnp.asarray(t), jnp.asarray(y)
+        ts = pd.to_datetime(t, unit="s")
+        roll = pd.Series(y, index=ts).rolling("100s")
+        df = pl.DataFrame({"t": ts, "y": y}) if pl else None
+        for stat in ("mean", "std", "max", "median"):
+            # (the median's pure-JAX branch and derivative need a static capacity)
+            f = jax.jit(lambda x, y, s=stat: jaxsubset.rolling_statistic(x, y, 100.0, s,
+                                                                         capacity=512))  # fmt: skip
+            fns = {"jaxsubset": lambda f=f: f(x, yj), "pandas": lambda s=stat: getattr(roll, s)()}
+            if pl:
+                expr = getattr(pl.col("y"), f"rolling_{stat}_by")("t", window_size="100s")
+                fns["polars"] = lambda expr=expr: df.select(expr)
+            tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+            _row(rows, "x-width ~100 pts", dtype, stat, tt)
+
+
+def bins(cfg: dict, rows: list[dict]) -> None:
+    nb, pl = _peer("numbagg"), _peer("polars")
+    rng = np.random.default_rng(2)
+    nbins = cfg["nbins"]
+    edges = np.linspace(0.0, 1.0, nbins + 1)
+    for dtype in DTYPES:
+        for order in ("sorted", "unsorted"):
+            x = rng.uniform(0.0, 1.0, cfg["n"])
+            if order == "sorted":
+                x.sort()
+            y = rng.normal(size=cfg["n"]).astype(dtype)
+            xj, yj = jnp.asarray(x), jnp.asarray(y)
+            ids = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, nbins - 1)
+            cuts = np.searchsorted(ids, np.arange(nbins)) if order == "sorted" else None
+            df = pl.DataFrame({"g": ids, "y": y}) if pl else None
+            for stat in ("mean", "std", "max", "median"):
+                f = jax.jit(lambda x, y, s=stat, srt=order == "sorted": jaxsubset.binned_statistic(
+                    x, y, s, edges, x_sorted=srt).statistic)  # fmt: skip
+                fns = {"jaxsubset": lambda f=f: f(xj, yj)}
+                fns["numpy"] = lambda s=stat, c=cuts: _numpy_bins(y, ids, c, nbins, s)
+                if nb and stat != "median":
+                    fn = getattr(nb, f"group_nan{stat}")
+                    fns["numbagg"] = lambda fn=fn: fn(y, ids, num_labels=nbins)
+                if pl:
+                    agg = getattr(pl.col("y"), stat)()
+                    fns["polars"] = lambda agg=agg: df.group_by("g").agg(agg)
+                tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+                _row(rows, f"{nbins} bins {order}", dtype, stat, tt)
+
+
+def _numpy_bins(y, ids, cuts, nbins, stat):
+    """NumPy's fastest hand-written way: reduceat on sorted x, bincount (or a sort) else."""
+    if cuts is not None and stat in ("mean", "std", "max"):
+        n = np.diff(np.r_[cuts, len(y)])
+        s = np.add.reduceat(y, cuts)
+        if stat == "max":
+            return np.maximum.reduceat(y, cuts)
+        mean = s / n
+        if stat == "mean":
+            return mean
+        return np.sqrt(np.add.reduceat(y * y, cuts) / n - mean**2)
+    if stat in ("mean", "std"):
+        n = np.bincount(ids, minlength=nbins)
+        mean = np.bincount(ids, y, nbins) / n
+        if stat == "mean":
+            return mean
+        return np.sqrt(np.bincount(ids, y * y, nbins) / n - mean**2)
+    order = np.argsort(ids, kind="stable")
+    ys, starts = y[order], np.searchsorted(ids[order], np.arange(nbins))
+    if stat == "max":
+        return np.maximum.reduceat(ys, starts)
+    return [np.median(p) for p in np.split(ys, starts[1:])]
+
+
+def chunks(cfg: dict, rows: list[dict]) -> None:
+    rng = np.random.default_rng(3)
+    k = cfg["nbins"]
+    n = cfg["n"] // k * k
+    for dtype in DTYPES:
+        y = rng.normal(size=n).astype(dtype)
+        x, yj = jnp.arange(n, dtype=jnp.float32), jnp.asarray(y)
+        r = jaxsubset.ranges.chunks(x, k)
+        f = jax.jit(lambda y: jaxsubset.range_statistic(y, r, ("mean", "std", "max")))
+
+        def numpy_call():
+            p = y.reshape(k, -1)
+            return p.mean(1), p.std(1), p.max(1)
+
+        tt = time_interleaved({"jaxsubset": lambda: f(yj), "numpy reshape": numpy_call},
+                              rounds=cfg["rounds"], budget_s=cfg["budget_s"])  # fmt: skip
+        _row(rows, f"{k} chunks", dtype, "mean+std+max", tt)
+
+
+def first_call(cfg: dict, rows: list[dict]) -> None:
+    n = max(cfg["n"] // 10, 1000)
+    rng = np.random.default_rng(4)
+    y = jnp.asarray(rng.normal(size=n))
+    x = jnp.asarray(np.cumsum(rng.exponential(1.0, n)))
+    cases = {
+        "fixed w=100": lambda s: lambda y: jaxsubset.rolling_statistic(None, y, window=100,
+                                                                       statistic=s),
+        "x-width": lambda s: lambda y: jaxsubset.rolling_statistic(x, y, 100.0, s, capacity=512),
+        "1000 bins": lambda s: lambda y: jaxsubset.binned_statistic(x, y, s, 1000).statistic,
+    }  # fmt: skip
+    for name, make in cases.items():
+        for stat in ("mean", "std", "max", "median"):
+            f = jax.jit(make(stat))
+            t0 = time.perf_counter()
+            block(f(y))
+            dt = time.perf_counter() - t0
+            rows.append({"workload": f"first call {name} n={n}", "dtype": "float64",
+                         "stat": stat, "jaxsubset_ms": dt * 1e3})  # fmt: skip
+            print(f"   first call {name:<12} {stat:<7} {dt * 1e3:8.1f} ms", flush=True)
+
+
+def main(argv: list[str] | None = None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
+    parser.add_argument("--n", type=int, help="points (default 10**7)")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="workloads: fixed xwidth bins chunks first")  # fmt: skip
+    parser.add_argument("--json", help="write the rows (and the header) to this file")
+    args = parser.parse_args(argv)
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.n:
+        cfg["n"] = args.n
+    info = print_header(f"native road (issue 27), N={cfg['n']}")
+    print(f"   native: {jaxsubset._native.status()}")
+    rows: list[dict] = []
+    work = {"fixed": fixed, "xwidth": xwidth, "bins": bins, "chunks": chunks, "first": first_call}
+    for name, fn in work.items():
+        if args.only is None or name in args.only:
+            fn(cfg, rows)
+    cols = ["workload", "dtype", "stat", "jaxsubset_ms", "best_peer", "ratio"]
+    print_table(rows, cols)
+    if args.json:
+        write_json(args.json, {"header": info, "rows": rows})
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+// The statistic families' entry points, shared by the FFI handlers (module.cc).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common.h"
+
+namespace jaxsubset {
+
+// One result of one batch item: (K, C) values of T, or integer counts.
+struct Out {
+  void* base = nullptr;
+  int64_t stat = 0;
+  double q = 0;       // kQuantile's q
+  bool integer = false;
+  bool i64 = false;   // the integer width (the index dtype)
+
+  template <typename T>
+  void put(int64_t k, int64_t C, int64_t ch, T v) const {
+    static_cast<T*>(base)[k * C + ch] = v;
+  }
+  void put_count(int64_t k, int64_t C, int64_t ch, int64_t v) const {
+    if (i64) {
+      static_cast<int64_t*>(base)[k * C + ch] = v;
+    } else {
+      static_cast<int32_t*>(base)[k * C + ch] = static_cast<int32_t>(v);
+    }
+  }
+};
+
+// Index ranges [start[k], start[k] + count[k]) of one batch item, clipped to [0, N).
+// Read in place (int32 or int64: no widened copy, whose pages alone cost as much as a pass).
+struct Ranges {
+  const void* start;
+  const void* count;
+  bool i64;
+  int64_t K;
+  int64_t N;
+  int64_t st(int64_t k) const {
+    return i64 ? static_cast<const int64_t*>(start)[k] : static_cast<const int32_t*>(start)[k];
+  }
+  int64_t ct(int64_t k) const {
+    return i64 ? static_cast<const int64_t*>(count)[k] : static_cast<const int32_t*>(count)[k];
+  }
+  // what scan() found, in one pass over the ranges
+  bool valid = true;         // every range inside [0, N)
+  bool is_monotone = true;   // both ends non-decreasing (empty ranges left out)
+  int64_t total_ = 0, span_ = 0, longest_ = 0;
+  void scan();
+  // both ends non-decreasing (windows, sorted bins, chunks): the O(N) queue roads apply
+  bool monotone() const { return is_monotone; }
+  int64_t total() const { return total_; }  // sum of the counts
+  int64_t longest() const { return longest_; }
+  // many points in several ranges (more than 4 per point of their span), both ends
+  // non-decreasing: the queue/heap roads; decided by the ranges alone (never N or values)
+  bool overlapping() const { return is_monotone && total_ > 4 * span_; }
+};
+
+// Folded statistics (count, sum, mean, var, std, sem, min, max, first, last, skew, kurt)
+// of channel `ch` of y (N, C) over the ranges.
+template <typename T>
+void folded_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
+                   bool omit, int64_t ddof);
+
+// Order statistics (median, quantile) of channel `ch` over the ranges.
+template <typename T>
+void order_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
+                  bool omit);
+
+}  // namespace jaxsubset

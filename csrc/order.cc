@@ -1,0 +1,253 @@
+// Order statistics over index ranges: median (the mean of the two middle values) and the
+// q-quantile (NumPy's linear method), as src/jaxsubset/_subsets.py's median/quantile.
+//
+// - Ranges that overlap with both ends non-decreasing (windows): a double heap (a max-heap of
+//   the lower part, a min-heap of the upper one, every point's heap slot known), points
+//   entering and leaving in order: O(log w) per point, as bottleneck's move_median, for any
+//   window sizes.
+// - Other ranges: the range's values copied and partially sorted (nth_element): O(count).
+// The values read are the exact order statistics, so results are bit for bit the reference
+// road's; NaN readings are never ranked (a range holding one gives NaN unless omitted).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels.h"
+
+namespace jaxsubset {
+
+namespace {
+
+// NumPy's _lerp: a + (b - a) t from the nearer end, each a fused multiply-add as XLA:CPU
+// contracts the reference road's (so the quantiles are bit for bit the reference's)
+template <typename T>
+inline T lerp(T a, T b, T t) {
+  const T d = b - a;
+  return t >= T(0.5) ? std::fma(-d, T(1) - t, b) : std::fma(d, t, a);
+}
+
+// the ranks read for `n` ranked values: (lo, hi, t) as _subsets.quantile (h in T)
+template <typename T>
+struct Rank {
+  int64_t lo, hi;
+  T t;
+};
+
+template <typename T>
+inline Rank<T> ranks(const Out& o, int64_t n) {
+  if (o.stat == kMedian) return {std::max<int64_t>(n - 1, 0) / 2, n / 2, T(0)};
+  const T h = static_cast<T>(std::max<int64_t>(n - 1, 0)) * static_cast<T>(o.q);
+  const T lo = std::floor(h);
+  const int64_t lo_i = std::min(static_cast<int64_t>(lo), std::max<int64_t>(n - 1, 0));
+  return {lo_i, std::min(lo_i + 1, std::max<int64_t>(n - 1, 0)), h - lo};
+}
+
+template <typename T>
+inline T value(const Out& o, T a, T b, T t) {
+  return o.stat == kMedian ? (a + b) / T(2) : lerp(a, b, t);
+}
+
+// The double heap over the points of a sliding range. Points live in ring slots
+// (index & mask); a slot knows its heap (0 lower, 1 upper, -1 none) and position.
+template <typename T>
+class DoubleHeap {
+ public:
+  explicit DoubleHeap(int64_t capacity) {
+    int64_t cap = 1;
+    while (cap < capacity) cap <<= 1;
+    mask_ = cap - 1;
+    val_.assign(static_cast<size_t>(cap), T(0));
+    heap_of_.assign(static_cast<size_t>(cap), -1);
+    pos_.assign(static_cast<size_t>(cap), 0);
+    h_[0].reserve(static_cast<size_t>(cap));
+    h_[1].reserve(static_cast<size_t>(cap));
+  }
+
+  int64_t size() const { return static_cast<int64_t>(h_[0].size() + h_[1].size()); }
+  int64_t lower_size() const { return static_cast<int64_t>(h_[0].size()); }
+  T lower_top() const { return val_[h_[0][0]]; }
+  T upper_top() const { return val_[h_[1][0]]; }
+
+  void insert(int64_t index, T v) {
+    const int64_t slot = index & mask_;
+    val_[slot] = v;
+    const int which = (!h_[0].empty() && v <= lower_top()) ? 0 : 1;
+    push(which, slot);
+  }
+
+  void erase(int64_t index) {
+    const int64_t slot = index & mask_;
+    const int which = heap_of_[slot];
+    if (which < 0) return;  // a NaN reading, never ranked
+    auto& h = h_[which];
+    const int64_t at = pos_[slot];
+    const int64_t last = h.back();
+    h.pop_back();
+    heap_of_[slot] = -1;
+    if (last != slot) {
+      h[at] = last;
+      pos_[last] = at;
+      sift_up(which, at);
+      sift_down(which, pos_[last]);
+    }
+  }
+
+  // the lower heap holds exactly `want` points (the ranks 0 .. want - 1)
+  void balance(int64_t want) {
+    while (lower_size() > want) move_top(0, 1);
+    while (lower_size() < want && !h_[1].empty()) move_top(1, 0);
+  }
+
+  void clear() {
+    for (int w = 0; w < 2; ++w) {
+      for (int64_t s : h_[w]) heap_of_[s] = -1;
+      h_[w].clear();
+    }
+  }
+
+ private:
+  // heap 0 is a max-heap, heap 1 a min-heap: "above" means closer to the top
+  bool above(int which, int64_t a, int64_t b) const {
+    return which == 0 ? val_[a] > val_[b] : val_[a] < val_[b];
+  }
+  void place(int which, int64_t at, int64_t slot) {
+    h_[which][at] = slot;
+    pos_[slot] = at;
+    heap_of_[slot] = static_cast<int8_t>(which);
+  }
+  void push(int which, int64_t slot) {
+    h_[which].push_back(slot);
+    place(which, static_cast<int64_t>(h_[which].size()) - 1, slot);
+    sift_up(which, pos_[slot]);
+  }
+  int64_t pop(int which) {
+    auto& h = h_[which];
+    const int64_t top = h[0];
+    const int64_t last = h.back();
+    h.pop_back();
+    heap_of_[top] = -1;
+    if (!h.empty()) {
+      place(which, 0, last);
+      sift_down(which, 0);
+    }
+    return top;
+  }
+  void move_top(int from, int to) { push(to, pop(from)); }
+  void sift_up(int which, int64_t at) {
+    auto& h = h_[which];
+    const int64_t slot = h[at];
+    while (at > 0) {
+      const int64_t parent = (at - 1) / 2;
+      if (!above(which, slot, h[parent])) break;
+      place(which, at, h[parent]);
+      at = parent;
+    }
+    place(which, at, slot);
+  }
+  void sift_down(int which, int64_t at) {
+    auto& h = h_[which];
+    const int64_t n = static_cast<int64_t>(h.size());
+    const int64_t slot = h[at];
+    for (;;) {
+      int64_t child = 2 * at + 1;
+      if (child >= n) break;
+      if (child + 1 < n && above(which, h[child + 1], h[child])) ++child;
+      if (!above(which, h[child], slot)) break;
+      place(which, at, h[child]);
+      at = child;
+    }
+    place(which, at, slot);
+  }
+
+  int64_t mask_;
+  std::vector<T> val_;
+  std::vector<int8_t> heap_of_;
+  std::vector<int64_t> pos_;
+  std::vector<int64_t> h_[2];
+};
+
+template <typename T>
+void heap_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o, bool omit) {
+  const T* yc = y + ch;
+  DoubleHeap<T> heap(std::max<int64_t>(r.longest(), 1));
+  int64_t lo = 0, hi = 0, nan = 0;  // the points [lo, hi) are held (NaN ones only counted)
+  for (int64_t k = 0; k < r.K; ++k) {
+    const int64_t s = r.st(k), e = s + r.ct(k);
+    if (e == s) {  // left out (see Ranges::monotone)
+      o.put<T>(k, C, ch, nan_v<T>());
+      continue;
+    }
+    if (s >= hi) {  // nothing held stays: start afresh at s
+      heap.clear();
+      lo = hi = s;
+      nan = 0;
+    }
+    for (; lo < s; ++lo) {
+      if (std::isnan(yc[lo * C])) --nan; else heap.erase(lo);
+    }
+    for (; hi < e; ++hi) {
+      const T v = yc[hi * C];
+      if (std::isnan(v)) ++nan; else heap.insert(hi, v);
+    }
+    const int64_t n = heap.size();
+    T res = nan_v<T>();
+    if (n > 0 && (omit || nan == 0)) {
+      const Rank<T> rk = ranks<T>(o, n);
+      heap.balance(rk.lo + 1);
+      const T a = heap.lower_top();
+      const T b = rk.hi > rk.lo ? heap.upper_top() : a;
+      res = value<T>(o, a, b, rk.t);
+    }
+    o.put<T>(k, C, ch, res);
+  }
+}
+
+template <typename T>
+void select_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o, bool omit) {
+  const T* yc = y + ch;
+  std::vector<T> buf;
+  for (int64_t k = 0; k < r.K; ++k) {
+    const int64_t s = r.st(k), e = s + r.ct(k);
+    buf.clear();
+    bool has_nan = false;
+    for (int64_t i = s; i < e; ++i) {
+      const T v = yc[i * C];
+      if (std::isnan(v)) has_nan = true; else buf.push_back(v);
+    }
+    const int64_t n = static_cast<int64_t>(buf.size());
+    T res = nan_v<T>();
+    if (n > 0 && (omit || !has_nan)) {
+      const Rank<T> rk = ranks<T>(o, n);
+      auto at = buf.begin() + rk.lo;
+      std::nth_element(buf.begin(), at, buf.end());
+      const T a = *at;
+      const T b = rk.hi > rk.lo ? *std::min_element(at + 1, buf.end()) : a;
+      res = value<T>(o, a, b, rk.t);
+    }
+    o.put<T>(k, C, ch, res);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void order_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
+                  bool omit) {
+  // the heaps where ranges overlap (windows), a selection per range where they hardly do
+  const bool heaps = r.overlapping();
+  for (const Out& o : outs) {
+    if (!is_order(o.stat)) continue;
+    if (heaps) {
+      heap_road<T>(y, C, ch, r, o, omit);
+    } else {
+      select_road<T>(y, C, ch, r, o, omit);
+    }
+  }
+}
+
+template void order_ranges<float>(const float*, int64_t, int64_t, const Ranges&,
+                                  const std::vector<Out>&, bool);
+template void order_ranges<double>(const double*, int64_t, int64_t, const Ranges&,
+                                   const std::vector<Out>&, bool);
+
+}  // namespace jaxsubset

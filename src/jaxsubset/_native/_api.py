@@ -1,0 +1,148 @@
+"""Calling the native kernels from JAX: one FFI call, batched, differentiable, CPU only.
+
+:func:`native_ranges` is what the statistics dispatcher calls for the road ``"native"``:
+
+- one ``jax.ffi.ffi_call`` computes every requested statistic; leading batch dimensions are
+  looped in the kernel (``vmap_method="expand_dims"``), so ``vmap`` is one call;
+- ``jax.lax.platform_dependent`` puts the call in the CPU branch and the pure-JAX road in
+  every other, so a program lowered for a GPU/TPU never names the CPU-only target;
+- ``jax.custom_jvp``: the native value, the pure-JAX road's tangent (``grad``, ``jvp``,
+  ``jacfwd``, ``vmap(grad)`` equal that road's).
+
+Integer and bool ``y`` are read in the default float dtype, float16/bfloat16 in float32 with
+results rounded back, as every road (``_registry``'s conventions).
+"""
+
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._typing import Array
+from ._load import available
+
+
+# the statistic codes of csrc/common.h (the kernel's `stats` attribute)
+CODES = {
+    "count": 0,
+    "sum": 1,
+    "mean": 2,
+    "var": 3,
+    "std": 4,
+    "sem": 5,
+    "min": 6,
+    "max": 7,
+    "first": 8,
+    "last": 9,
+    "skew": 10,
+    "kurt": 11,
+    "median": 12,
+    "quantile": 13,
+}
+STATISTICS = tuple(CODES)  # what the native road computes (all but "cov"/"corr")
+TARGET = "jaxsubset_range_stats"
+
+# set while the pure-JAX road of a native call is traced (its default branch and tangent),
+# so the chooser never sends that road back to the native one
+_BYPASS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "jaxsubset_native_bypass", default=False
+)
+
+
+@contextlib.contextmanager
+def bypass() -> Iterator[None]:
+    """Inside: :func:`usable` is False (the pure-JAX road of a native call is being traced)."""
+    token = _BYPASS.set(True)
+    try:
+        yield
+    finally:
+        _BYPASS.reset(token)
+
+
+def usable() -> bool:
+    """Whether ``method="auto"`` may take the native road now: kernels registered, the
+    computation traced for the CPU, and not inside a native call's own pure-JAX road."""
+    return not _BYPASS.get() and jax.default_backend() == "cpu" and available()
+
+
+def _code(name: str) -> tuple[int, float]:
+    if name.startswith("quantile("):
+        return CODES["quantile"], float(name[len("quantile(") : -1])
+    return CODES[name], 0.0
+
+
+def _call(y: Array, start: Array, count: Array, stats: tuple[str, ...], omit: bool, ddof: int):
+    """The FFI call: ``y`` (N, C) float32/64, ``start``/``count`` (K,) clipped ranges."""
+    k, c = start.shape[0], y.shape[1]
+    shapes = [jax.ShapeDtypeStruct((k, c), start.dtype if s == "count" else y.dtype) for s in stats]
+    codes = [_code(s) for s in stats]
+    out = jax.ffi.ffi_call(TARGET, shapes, vmap_method="expand_dims")(
+        y,
+        start,
+        count,
+        stats=np.array([cd for cd, _ in codes], np.int64),
+        qs=np.array([q for _, q in codes], np.float64),
+        omit=np.int64(omit),
+        ddof=np.int64(ddof),
+    )
+    return dict(zip(stats, out, strict=True))
+
+
+def native_ranges(
+    y: Array,
+    start: Array,
+    count: Array,
+    stats: tuple[str, ...],
+    *,
+    omit: bool,
+    ddof: int,
+    fallback: Callable[[Array, Array, Array], dict[str, Array]],
+) -> dict[str, Array]:
+    """Statistics of ``y`` over clipped index ranges by the native kernel.
+
+    Args:
+        y: ``(N, C)`` values, any real dtype.
+        start: ``(K,)`` first index of each range, in ``[0, N]`` (``clip_ranges``).
+        count: ``(K,)`` points per range, ``start + count <= N``.
+        stats: dispatcher names (``"quantile(0.9)"`` for a quantile), of :data:`STATISTICS`.
+        omit: leave NaN readings out.
+        ddof: delta degrees of freedom of var/std/sem.
+        fallback: the pure-JAX road ``(y, start, count) -> dict`` with the same results: the
+            branch for other platforms and the derivative.
+
+    Returns:
+        dict of ``(K, C)`` arrays by name, dtypes as the reference road's.
+    """
+    in_dtype = y.dtype
+    if not jnp.issubdtype(in_dtype, jnp.inexact):
+        y = y.astype(jnp.result_type(float))
+    half = jnp.finfo(y.dtype).bits < 32
+    if half:
+        y = y.astype(jnp.float32)
+
+    def pure(v: Array, s: Array, c: Array) -> dict[str, Array]:
+        with bypass():
+            out = fallback(v, s, c)
+        return {name: out[name].astype(v.dtype) if name != "count" else out[name] for name in stats}
+
+    def native(v: Array, s: Array, c: Array) -> dict[str, Array]:
+        return _call(v, s, c, stats, omit, ddof)
+
+    @jax.custom_jvp
+    def f(v: Array, s: Array, c: Array) -> dict[str, Array]:
+        return jax.lax.platform_dependent(v, s, c, cpu=native, default=pure)
+
+    @f.defjvp
+    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
+        v, s, c = primals
+        _, tan = jax.jvp(lambda w: pure(w, s, c), (v,), (tangents[0],))
+        return f(v, s, c), tan
+
+    out = f(y, start, count)
+    if half:
+        out = {name: a if name == "count" else a.astype(in_dtype) for name, a in out.items()}
+    return out
