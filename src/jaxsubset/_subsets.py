@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._reduce import ordered_sum, reduce_extreme
+from ._reduce import centre, finite_extreme, reduce_extreme, squared_deviations
 from ._statistics._median import lerp
 from ._typing import Array, Bool, Int, Shaped
 from ._validate import check_nan_policy, index_dtype, is_traced, static_int
@@ -196,10 +196,14 @@ class Subsets:
         Returns:
             ``(*batch, *channels)``.
         """
+        sub = self._propagating(nan_policy, "Subsets.sum")
+        if sub is not None:
+            n, c, s1, _ = sub._centre()
+            return n.astype(s1.dtype) * c + s1  # the same pass as the mean's
         m, _ = self._values_mask(nan_policy, "Subsets.sum")
         clean, poisoned = self._clean(m)
         # integer y sums in the float dtype, as every statistics road: never an int32 wrap
-        total = ordered_sum(jnp.where(clean, self._float_y(), 0), self._axis)
+        total = jnp.sum(jnp.where(clean, self._float_y(), 0), axis=self._axis)
         return jnp.where(poisoned, jnp.nan, total)
 
     @one_program
@@ -212,7 +216,29 @@ class Subsets:
         Returns:
             ``(*batch, *channels)`` float.
         """
+        sub = self._propagating(nan_policy, "Subsets.mean")
+        if sub is not None:
+            n, c, s1, _ = sub._centre()
+            return jnp.where(n > 0, c + s1 / jnp.where(n > 0, n, 1).astype(s1.dtype), jnp.nan)
         return self._mean(*self._values_mask(nan_policy, "Subsets.mean"))
+
+    def _propagating(self, nan_policy: str, func: str) -> "Subsets | None":
+        """``self`` where NaN propagates (``"raise"``: guarded by its check), None to omit NaN."""
+        nan_policy = check_nan_policy(nan_policy, func)
+        if nan_policy == "omit":
+            return None
+        return self._raise_on_nan(func) if nan_policy == "raise" else self
+
+    def _centre(self) -> tuple[Array, Array, Array, Array]:
+        """``(n, c, s1, ok)`` of the held points, NaN kept (:func:`jaxsubset._reduce.centre`):
+        the points held, the shift (one of each subset's values), ``sum(y - c)``, and whether it
+        is finite (no NaN or inf held); each ``(*batch, *channels)``."""
+        y = self._float_y()
+        ax = self._axis
+        shape = y.shape[:ax] + y.shape[ax + 1 :]
+        n = jnp.broadcast_to(self._per_channel(self.n_held), shape)
+        c, s1, ok = centre(y, self._point_mask(), ax)
+        return n, c, s1, ok
 
     def _clean(self, m: Array) -> tuple[Array, Array]:
         """The mask without NaN, and where a NaN is held under ``m`` (``(*batch, *channels)``).
@@ -226,7 +252,7 @@ class Subsets:
     def _mean(self, m: Array, n: Array) -> Array:
         y = self._float_y()
         clean, poisoned = self._clean(m)
-        total = ordered_sum(jnp.where(clean, y, 0), self._axis)
+        total = jnp.sum(jnp.where(clean, y, 0), axis=self._axis)
         mean = total / jnp.where(n > 0, n, 1).astype(y.dtype)
         return jnp.where(poisoned | (n <= 0), jnp.nan, mean)
 
@@ -243,6 +269,20 @@ class Subsets:
             holds an infinite value (``inf - inf``, as NumPy); exactly 0 for a constant one.
         """
         ddof = static_int(ddof, "ddof", "Subsets.var", minimum=0)
+        sub = self._propagating(nan_policy, "Subsets.var")
+        if sub is not None and sub.capacity > 0:
+            # two passes about the mean of one pass about one of the subset's own values
+            # (``centre``): a constant subset's deviations are exactly 0, an offset costs no
+            # digits, and a NaN or inf held shows in the first sum (NaN, as NumPy's inf - inf)
+            n, c, s1, ok = sub._centre()
+            y, ax = sub._float_y(), sub._axis
+            mean = c + s1 / jnp.where(n > 0, n, 1).astype(y.dtype)
+            ss = squared_deviations(
+                y, sub._point_mask(), jnp.expand_dims(mean, ax), jnp.expand_dims(ok, ax), ax
+            )
+            denom = n - ddof
+            var = ss / jnp.where(denom > 0, denom, 1).astype(y.dtype)
+            return jnp.where(ok & (denom > 0), var, jnp.nan)
         m, n = self._values_mask(nan_policy, "Subsets.var")
         y = self._float_y()
         clean, poisoned = self._clean(m)
@@ -257,9 +297,9 @@ class Subsets:
             ss = jnp.zeros(n_f.shape, y.dtype)
         else:
             z = self._about_own_value(y, finite)  # constant: exactly 0 however sums round
-            mz = jnp.expand_dims(ordered_sum(z, ax) / safe_n, ax)
+            mz = jnp.expand_dims(jnp.sum(z, axis=ax) / safe_n, ax)
             dev = jnp.where(finite, z - mz, 0)
-            ss = ordered_sum(dev * dev, ax)
+            ss = jnp.sum(dev * dev, axis=ax)
         denom = n - ddof
         var = ss / jnp.where(denom > 0, denom, 1).astype(y.dtype)
         return jnp.where(poisoned | (denom <= 0), jnp.nan, var)
@@ -324,14 +364,14 @@ class Subsets:
         poisoned = poisoned | jnp.any(clean & ~finite, axis=ax)
         z = self._about_own_value(y, finite)
         n_f = jnp.sum(finite, axis=ax)
-        mz = jnp.expand_dims(ordered_sum(z, ax), ax) / jnp.expand_dims(
+        mz = jnp.expand_dims(jnp.sum(z, axis=ax), ax) / jnp.expand_dims(
             jnp.where(n_f > 0, n_f, 1).astype(y.dtype), ax
         )
         d = jnp.where(finite, z - mz, 0)
         d2 = d * d
-        m2 = ordered_sum(d2, ax)
-        m3 = ordered_sum(d2 * d, ax)
-        m4 = ordered_sum(d2 * d2, ax)
+        m2 = jnp.sum(d2, axis=ax)
+        m3 = jnp.sum(d2 * d, axis=ax)
+        m4 = jnp.sum(d2 * d2, axis=ax)
         return shape_statistic(which, n, m2, m3, m4, poisoned)
 
     @one_program
@@ -413,7 +453,24 @@ class Subsets:
         return self._end("last", nan_policy)
 
     def _extreme(self, which: str, nan_policy: str) -> Array:
-        m, n = self._values_mask(nan_policy, f"Subsets.{which}")
+        func = f"Subsets.{which}"
+        sub = self._propagating(nan_policy, func)
+        if sub is None or sub.capacity == 0:
+            return self._nan_extreme(which, *self._values_mask(nan_policy, func))
+        # XLA's fastest reduction where no subset holds a NaN (told by the first sum of the
+        # mean, shared with it in one program); the NaN-keeping one only where one does
+        n, _, _, ok = sub._centre()
+        fill = jnp.inf if which == "min" else -jnp.inf
+        fast = finite_extreme(jnp.where(sub._point_mask(), sub._float_y(), fill), sub._axis, which)
+        m, _ = sub._values_mask("propagate", func)
+
+        def careful() -> Array:
+            return jnp.where(ok, fast, sub._nan_extreme(which, m, n))
+
+        ext = lax.cond(jnp.all(ok), lambda: fast, careful)
+        return jnp.where(n <= 0, jnp.nan, ext)
+
+    def _nan_extreme(self, which: str, m: Array, n: Array) -> Array:
         clean, poisoned = self._clean(m)
         fill = jnp.inf if which == "min" else -jnp.inf
         masked = jnp.where(clean, self._float_y(), fill)
@@ -547,12 +604,12 @@ class Subsets:
                 return jnp.zeros(v.shape, v.dtype)
             shift = lax.stop_gradient(jnp.take_along_axis(jnp.where(fin, v, 0), first, axis=ax))
             z = jnp.where(fin, v - shift, 0)
-            return jnp.where(fin, z - jnp.expand_dims(ordered_sum(z, ax), ax) / safe, 0)
+            return jnp.where(fin, z - jnp.expand_dims(jnp.sum(z, axis=ax), ax) / safe, 0)
 
         da, db = deviations(a), deviations(b)
         zero = jnp.zeros(n.shape, y.dtype)
         parts = (n, zero, zero, zero, zero) + tuple(
-            ordered_sum(v, ax) for v in (da * db, da * da, db * db)
+            jnp.sum(v, axis=ax) for v in (da * db, da * da, db * db)
         )
         parts = parts + (jnp.sum(bad, axis=ax),)
         batch = n.shape[:-1]
