@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._reduce import centre, finite_extreme, reduce_extreme, squared_deviations
+from ._reduce import centre, finite_extreme, holds_nan, reduce_extreme, squared_deviations
 from ._statistics._median import lerp
 from ._typing import Array, Bool, Int, Shaped
 from ._validate import check_nan_policy, index_dtype, is_traced, static_int
@@ -461,11 +461,14 @@ class Subsets:
         # mean, shared with it in one program); the NaN-keeping one only where one does
         n, _, _, ok = sub._centre()
         fill = jnp.inf if which == "min" else -jnp.inf
-        fast = finite_extreme(jnp.where(sub._point_mask(), sub._float_y(), fill), sub._axis, which)
-        m, _ = sub._values_mask("propagate", func)
+        y, mask, ax = sub._float_y(), sub._point_mask(), sub._axis
+        fast = finite_extreme(jnp.where(mask, y, fill), ax, which)
+        # the held values only (a view for chunks and full windows, whose masks fold away):
+        # the branch reads no mask, which XLA would otherwise write out as a whole array
+        held = jnp.where(mask, y, 0)
 
-        def careful() -> Array:
-            return jnp.where(ok, fast, sub._nan_extreme(which, m, n))
+        def careful() -> Array:  # a NaN held: NaN; +-inf only: the fast extreme is right
+            return jnp.where(ok | ~holds_nan(held, ax), fast, jnp.nan)
 
         ext = lax.cond(jnp.all(ok), lambda: fast, careful)
         return jnp.where(n <= 0, jnp.nan, ext)
