@@ -79,6 +79,12 @@ class Subsets:
     mask: Bool[Array, "*batch L"]
     start: Int[Array, "*batch"]
     count: Int[Array, "*batch"]
+    # static: ``y`` is a reshaped view of the data (``chunks``), so reading one slot of every
+    # subset costs no pass of its own; the sums then share the variance's pass about each
+    # subset's first value (``_reduce.centre``). Elsewhere (rows read by a gather, whose one
+    # column XLA would write out in full) they sum directly. Either way the same values to
+    # the rounding of a sum; only which of two exact formulas runs.
+    _view: bool = dataclasses.field(default=False, repr=False, metadata=dict(static=True))
 
     # ------------------------------------------------------------------ shape information
     @property
@@ -197,9 +203,11 @@ class Subsets:
             ``(*batch, *channels)``.
         """
         sub = self._propagating(nan_policy, "Subsets.sum")
-        if sub is not None:
+        if sub is not None and sub._view:
             n, c, s1, _ = sub._centre()
-            return n.astype(s1.dtype) * c + s1  # the same pass as the mean's
+            return n.astype(s1.dtype) * c + s1  # the variance's first pass
+        if sub is not None:
+            return sub._total()
         m, _ = self._values_mask(nan_policy, "Subsets.sum")
         clean, poisoned = self._clean(m)
         # integer y sums in the float dtype, as every statistics road: never an int32 wrap
@@ -218,8 +226,12 @@ class Subsets:
         """
         sub = self._propagating(nan_policy, "Subsets.mean")
         if sub is not None:
-            n, c, s1, _ = sub._centre()
-            return jnp.where(n > 0, c + s1 / jnp.where(n > 0, n, 1).astype(s1.dtype), jnp.nan)
+            if sub._view:  # the variance's first pass, about each subset's first value
+                n, c, total, _ = sub._centre()
+            else:  # NaN and inf propagate through the sum itself
+                n, c, total = sub._held(), 0, sub._total()
+            safe = jnp.where(n > 0, n, 1).astype(total.dtype)
+            return jnp.where(n > 0, c + total / safe, jnp.nan)
         return self._mean(*self._values_mask(nan_policy, "Subsets.mean"))
 
     def _propagating(self, nan_policy: str, func: str) -> "Subsets | None":
@@ -233,12 +245,17 @@ class Subsets:
         """``(n, c, s1, ok)`` of the held points, NaN kept (:func:`jaxsubset._reduce.centre`):
         the points held, the shift (one of each subset's values), ``sum(y - c)``, and whether it
         is finite (no NaN or inf held); each ``(*batch, *channels)``."""
-        y = self._float_y()
-        ax = self._axis
-        shape = y.shape[:ax] + y.shape[ax + 1 :]
-        n = jnp.broadcast_to(self._per_channel(self.n_held), shape)
-        c, s1, ok = centre(y, self._point_mask(), ax)
-        return n, c, s1, ok
+        c, s1, ok = centre(self._float_y(), self._point_mask(), self._axis)
+        return self._held(), c, s1, ok
+
+    def _total(self) -> Array:
+        """The sums of the held values, NaN and inf propagating through the sum itself."""
+        return jnp.sum(jnp.where(self._point_mask(), self._float_y(), 0), axis=self._axis)
+
+    def _held(self) -> Array:
+        """``(*batch, *channels)`` int: the points held, per channel."""
+        y, ax = self.y, self._axis
+        return jnp.broadcast_to(self._per_channel(self.n_held), y.shape[:ax] + y.shape[ax + 1 :])
 
     def _clean(self, m: Array) -> tuple[Array, Array]:
         """The mask without NaN, and where a NaN is held under ``m`` (``(*batch, *channels)``).
@@ -834,10 +851,38 @@ def _gather(
         xs = jnp.zeros(mask.shape, x.dtype)
         ys = jnp.zeros(mask.shape + y.shape[1:], y.dtype)
         return Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
-    # Masked-out slots read index 0 and are then zeroed: the window is never moved.
-    idx = jnp.where(mask, start[..., None] + offsets, 0)
-    xs = jnp.take(x, idx, axis=0, mode="clip")
-    ys = jnp.take(y, idx, axis=0, mode="clip")
+    xs, ys = read_rows((x, y), start, capacity)
     xs = jnp.where(mask, xs, 0)
     ys = jnp.where(mask.reshape(mask.shape + (1,) * (y.ndim - 1)), ys, 0)
     return Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
+
+
+def read_rows(arrays: tuple[Array, ...], start: Array, size: int) -> tuple[Array, ...]:
+    """``a[start : start + size]`` of each array (rows along axis 0), for every ``start``.
+
+    Each range is ONE contiguous row read (``vmap`` of ``lax.dynamic_slice``, a row copy in
+    XLA, never a gather point by point) from the array padded by ``size`` rows of zeros at the
+    end, so no slice is ever clamped back (``dynamic_slice``'s rule): a range running past the
+    data reads zeros there, never a shifted window. XLA fuses the padding into the read (no
+    copy of the array is made).
+
+    Args:
+        arrays: ``(N, ...)`` arrays of one length ``N``.
+        start: ``(*batch)`` int in ``[0, N]``.
+        size: static number of rows read per start.
+
+    Returns:
+        ``(*batch, size, ...)`` for every array.
+    """
+    batch = start.shape
+    flat = start.reshape(-1)
+    out = []
+    for a in arrays:
+        base = jnp.pad(a, [(0, size)] + [(0, 0)] * (a.ndim - 1))
+
+        def row(i: Array, base: Array = base) -> Array:
+            return lax.dynamic_slice_in_dim(base, i, size, axis=0)
+
+        rows = jax.vmap(row)(flat)
+        out.append(rows.reshape(batch + rows.shape[1:]))
+    return tuple(out)
