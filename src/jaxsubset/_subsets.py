@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._reduce import ordered_sum, reduce_extreme
+from ._reduce import centre, finite_extreme, holds_nan, reduce_extreme, squared_deviations
 from ._statistics._median import lerp
 from ._trace import eager
 from ._typing import Array, Bool, Int, Shaped
@@ -80,6 +80,12 @@ class Subsets:
     mask: Bool[Array, "*batch L"]
     start: Int[Array, "*batch"]
     count: Int[Array, "*batch"]
+    # static: ``y`` is a reshaped view of the data (``chunks``), so reading one slot of every
+    # subset costs no pass of its own; the sums then share the variance's pass about each
+    # subset's first value (``_reduce.centre``). Elsewhere (rows read by a gather, whose one
+    # column XLA would write out in full) they sum directly. Either way the same values to
+    # the rounding of a sum; only which of two exact formulas runs.
+    _view: bool = dataclasses.field(default=False, repr=False, metadata=dict(static=True))
 
     # ------------------------------------------------------------------ shape information
     @property
@@ -197,10 +203,16 @@ class Subsets:
         Returns:
             ``(*batch, *channels)``.
         """
+        sub = self._propagating(nan_policy, "Subsets.sum")
+        if sub is not None and sub._view:
+            n, c, s1, _ = sub._centre()
+            return n.astype(s1.dtype) * c + s1  # the variance's first pass
+        if sub is not None:
+            return sub._total()
         m, _ = self._values_mask(nan_policy, "Subsets.sum")
         clean, poisoned = self._clean(m)
         # integer y sums in the float dtype, as every statistics road: never an int32 wrap
-        total = ordered_sum(jnp.where(clean, self._float_y(), 0), self._axis)
+        total = jnp.sum(jnp.where(clean, self._float_y(), 0), axis=self._axis)
         return jnp.where(poisoned, jnp.nan, total)
 
     @one_program
@@ -213,7 +225,38 @@ class Subsets:
         Returns:
             ``(*batch, *channels)`` float.
         """
+        sub = self._propagating(nan_policy, "Subsets.mean")
+        if sub is not None:
+            if sub._view:  # the variance's first pass, about each subset's first value
+                n, c, total, _ = sub._centre()
+            else:  # NaN and inf propagate through the sum itself
+                n, c, total = sub._held(), 0, sub._total()
+            safe = jnp.where(n > 0, n, 1).astype(total.dtype)
+            return jnp.where(n > 0, c + total / safe, jnp.nan)
         return self._mean(*self._values_mask(nan_policy, "Subsets.mean"))
+
+    def _propagating(self, nan_policy: str, func: str) -> "Subsets | None":
+        """``self`` where NaN propagates (``"raise"``: guarded by its check), None to omit NaN."""
+        nan_policy = check_nan_policy(nan_policy, func)
+        if nan_policy == "omit":
+            return None
+        return self._raise_on_nan(func) if nan_policy == "raise" else self
+
+    def _centre(self) -> tuple[Array, Array, Array, Array]:
+        """``(n, c, s1, ok)`` of the held points, NaN kept (:func:`jaxsubset._reduce.centre`):
+        the points held, the shift (one of each subset's values), ``sum(y - c)``, and whether it
+        is finite (no NaN or inf held); each ``(*batch, *channels)``."""
+        c, s1, ok = centre(self._float_y(), self._point_mask(), self._axis)
+        return self._held(), c, s1, ok
+
+    def _total(self) -> Array:
+        """The sums of the held values, NaN and inf propagating through the sum itself."""
+        return jnp.sum(jnp.where(self._point_mask(), self._float_y(), 0), axis=self._axis)
+
+    def _held(self) -> Array:
+        """``(*batch, *channels)`` int: the points held, per channel."""
+        y, ax = self.y, self._axis
+        return jnp.broadcast_to(self._per_channel(self.n_held), y.shape[:ax] + y.shape[ax + 1 :])
 
     def _clean(self, m: Array) -> tuple[Array, Array]:
         """The mask without NaN, and where a NaN is held under ``m`` (``(*batch, *channels)``).
@@ -227,7 +270,7 @@ class Subsets:
     def _mean(self, m: Array, n: Array) -> Array:
         y = self._float_y()
         clean, poisoned = self._clean(m)
-        total = ordered_sum(jnp.where(clean, y, 0), self._axis)
+        total = jnp.sum(jnp.where(clean, y, 0), axis=self._axis)
         mean = total / jnp.where(n > 0, n, 1).astype(y.dtype)
         return jnp.where(poisoned | (n <= 0), jnp.nan, mean)
 
@@ -244,6 +287,20 @@ class Subsets:
             holds an infinite value (``inf - inf``, as NumPy); exactly 0 for a constant one.
         """
         ddof = static_int(ddof, "ddof", "Subsets.var", minimum=0)
+        sub = self._propagating(nan_policy, "Subsets.var")
+        if sub is not None and sub.capacity > 0:
+            # two passes about the mean of one pass about one of the subset's own values
+            # (``centre``): a constant subset's deviations are exactly 0, an offset costs no
+            # digits, and a NaN or inf held shows in the first sum (NaN, as NumPy's inf - inf)
+            n, c, s1, ok = sub._centre()
+            y, ax = sub._float_y(), sub._axis
+            mean = c + s1 / jnp.where(n > 0, n, 1).astype(y.dtype)
+            ss = squared_deviations(
+                y, sub._point_mask(), jnp.expand_dims(mean, ax), jnp.expand_dims(ok, ax), ax
+            )
+            denom = n - ddof
+            var = ss / jnp.where(denom > 0, denom, 1).astype(y.dtype)
+            return jnp.where(ok & (denom > 0), var, jnp.nan)
         m, n = self._values_mask(nan_policy, "Subsets.var")
         y = self._float_y()
         clean, poisoned = self._clean(m)
@@ -258,9 +315,9 @@ class Subsets:
             ss = jnp.zeros(n_f.shape, y.dtype)
         else:
             z = self._about_own_value(y, finite)  # constant: exactly 0 however sums round
-            mz = jnp.expand_dims(ordered_sum(z, ax) / safe_n, ax)
+            mz = jnp.expand_dims(jnp.sum(z, axis=ax) / safe_n, ax)
             dev = jnp.where(finite, z - mz, 0)
-            ss = ordered_sum(dev * dev, ax)
+            ss = jnp.sum(dev * dev, axis=ax)
         denom = n - ddof
         var = ss / jnp.where(denom > 0, denom, 1).astype(y.dtype)
         return jnp.where(poisoned | (denom <= 0), jnp.nan, var)
@@ -325,14 +382,14 @@ class Subsets:
         poisoned = poisoned | jnp.any(clean & ~finite, axis=ax)
         z = self._about_own_value(y, finite)
         n_f = jnp.sum(finite, axis=ax)
-        mz = jnp.expand_dims(ordered_sum(z, ax), ax) / jnp.expand_dims(
+        mz = jnp.expand_dims(jnp.sum(z, axis=ax), ax) / jnp.expand_dims(
             jnp.where(n_f > 0, n_f, 1).astype(y.dtype), ax
         )
         d = jnp.where(finite, z - mz, 0)
         d2 = d * d
-        m2 = ordered_sum(d2, ax)
-        m3 = ordered_sum(d2 * d, ax)
-        m4 = ordered_sum(d2 * d2, ax)
+        m2 = jnp.sum(d2, axis=ax)
+        m3 = jnp.sum(d2 * d, axis=ax)
+        m4 = jnp.sum(d2 * d2, axis=ax)
         return shape_statistic(which, n, m2, m3, m4, poisoned)
 
     @one_program
@@ -414,7 +471,27 @@ class Subsets:
         return self._end("last", nan_policy)
 
     def _extreme(self, which: str, nan_policy: str) -> Array:
-        m, n = self._values_mask(nan_policy, f"Subsets.{which}")
+        func = f"Subsets.{which}"
+        sub = self._propagating(nan_policy, func)
+        if sub is None or sub.capacity == 0:
+            return self._nan_extreme(which, *self._values_mask(nan_policy, func))
+        # XLA's fastest reduction where no subset holds a NaN (told by the first sum of the
+        # mean, shared with it in one program); the NaN-keeping one only where one does
+        n, _, _, ok = sub._centre()
+        fill = jnp.inf if which == "min" else -jnp.inf
+        y, mask, ax = sub._float_y(), sub._point_mask(), sub._axis
+        fast = finite_extreme(jnp.where(mask, y, fill), ax, which)
+        # the held values only (a view for chunks and full windows, whose masks fold away):
+        # the branch reads no mask, which XLA would otherwise write out as a whole array
+        held = jnp.where(mask, y, 0)
+
+        def careful() -> Array:  # a NaN held: NaN; +-inf only: the fast extreme is right
+            return jnp.where(ok | ~holds_nan(held, ax), fast, jnp.nan)
+
+        ext = lax.cond(jnp.all(ok), lambda: fast, careful)
+        return jnp.where(n <= 0, jnp.nan, ext)
+
+    def _nan_extreme(self, which: str, m: Array, n: Array) -> Array:
         clean, poisoned = self._clean(m)
         fill = jnp.inf if which == "min" else -jnp.inf
         masked = jnp.where(clean, self._float_y(), fill)
@@ -548,12 +625,12 @@ class Subsets:
                 return jnp.zeros(v.shape, v.dtype)
             shift = lax.stop_gradient(jnp.take_along_axis(jnp.where(fin, v, 0), first, axis=ax))
             z = jnp.where(fin, v - shift, 0)
-            return jnp.where(fin, z - jnp.expand_dims(ordered_sum(z, ax), ax) / safe, 0)
+            return jnp.where(fin, z - jnp.expand_dims(jnp.sum(z, axis=ax), ax) / safe, 0)
 
         da, db = deviations(a), deviations(b)
         zero = jnp.zeros(n.shape, y.dtype)
         parts = (n, zero, zero, zero, zero) + tuple(
-            ordered_sum(v, ax) for v in (da * db, da * da, db * db)
+            jnp.sum(v, axis=ax) for v in (da * db, da * da, db * db)
         )
         parts = parts + (jnp.sum(bad, axis=ax),)
         batch = n.shape[:-1]
@@ -775,10 +852,38 @@ def _gather(
         xs = jnp.zeros(mask.shape, x.dtype)
         ys = jnp.zeros(mask.shape + y.shape[1:], y.dtype)
         return Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
-    # Masked-out slots read index 0 and are then zeroed: the window is never moved.
-    idx = jnp.where(mask, start[..., None] + offsets, 0)
-    xs = jnp.take(x, idx, axis=0, mode="clip")
-    ys = jnp.take(y, idx, axis=0, mode="clip")
+    xs, ys = read_rows((x, y), start, capacity)
     xs = jnp.where(mask, xs, 0)
     ys = jnp.where(mask.reshape(mask.shape + (1,) * (y.ndim - 1)), ys, 0)
     return Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
+
+
+def read_rows(arrays: tuple[Array, ...], start: Array, size: int) -> tuple[Array, ...]:
+    """``a[start : start + size]`` of each array (rows along axis 0), for every ``start``.
+
+    Each range is ONE contiguous row read (``vmap`` of ``lax.dynamic_slice``, a row copy in
+    XLA, never a gather point by point) from the array padded by ``size`` rows of zeros at the
+    end, so no slice is ever clamped back (``dynamic_slice``'s rule): a range running past the
+    data reads zeros there, never a shifted window. XLA fuses the padding into the read (no
+    copy of the array is made).
+
+    Args:
+        arrays: ``(N, ...)`` arrays of one length ``N``.
+        start: ``(*batch)`` int in ``[0, N]``.
+        size: static number of rows read per start.
+
+    Returns:
+        ``(*batch, size, ...)`` for every array.
+    """
+    batch = start.shape
+    flat = start.reshape(-1)
+    out = []
+    for a in arrays:
+        base = jnp.pad(a, [(0, size)] + [(0, 0)] * (a.ndim - 1))
+
+        def row(i: Array, base: Array = base) -> Array:
+            return lax.dynamic_slice_in_dim(base, i, size, axis=0)
+
+        rows = jax.vmap(row)(flat)
+        out.append(rows.reshape(batch + rows.shape[1:]))
+    return tuple(out)

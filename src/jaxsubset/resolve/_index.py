@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _bucket
-from .._subsets import Subsets, _gather
+from .._subsets import Subsets, _gather, read_rows
 from .._typing import Array, ArrayLike
 from .._validate import (
     as_int_bounds,
@@ -426,7 +426,7 @@ def split(
     mask = jnp.ones((n1 + n2, s1), bool)
     if n2:
         mask = mask.at[n1:].set(jnp.arange(s1) < s2)
-    return Subsets(x=pieces(x), y=pieces(y), mask=mask, start=start, count=count)
+    return Subsets(x=pieces(x), y=pieces(y), mask=mask, start=start, count=count, _view=True)
 
 
 def sliding_ranges(
@@ -530,7 +530,5 @@ def full_windows(x: Array, y: Array, start: Array, count: Array, size: int) -> S
     all-True that XLA folds out of the reductions and of a user's ``where(mask, ...)``, and
     no slot needs zeroing (BENCHMARKS.md measures it against the masked gather).
     """
-    idx = start[:, None] + jnp.arange(size, dtype=start.dtype)
-    xs = jnp.take(x, idx, axis=0, mode="clip")
-    ys = jnp.take(y, idx, axis=0, mode="clip")
-    return Subsets(x=xs, y=ys, mask=jnp.ones(idx.shape, bool), start=start, count=count)
+    xs, ys = read_rows((x, y), start, size)  # one row read per window
+    return Subsets(x=xs, y=ys, mask=jnp.ones(xs.shape, bool), start=start, count=count)
