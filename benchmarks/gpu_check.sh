@@ -31,20 +31,20 @@ core="tests/test_roads.py tests/test_closed_over.py tests/test_subsets.py tests/
 status=0
 for x64 in 1 0; do
   echo "== core tests on $(cat "$out/env.txt" | tail -1 | cut -c1-60), JAX_ENABLE_X64=$x64"
-  JAX_ENABLE_X64=$x64 timeout ${GPU_CHECK_TEST_S:-150} "$py" -m pytest $core -q -p no:cacheprovider \
+  JAX_ENABLE_X64=$x64 timeout ${GPU_CHECK_TEST_S:-120} "$py" -m pytest $core -q -p no:cacheprovider \
     -o addopts="" -n 6 --dist worksteal -W ignore::DeprecationWarning 2>&1 |
     tee "$out/tests_x64_$x64.log" | tail -25 || status=1
 done
 
-for bench in rawjax core; do
+for bench in ${GPU_CHECK_BENCHES:-rawjax core}; do
   f=benchmarks/bench_$bench.py
   [ -f "$f" ] || { echo "== $f missing: skipped"; continue; }
   echo "== $f --n $n (float64 and float32 as the script runs them)"
   args="--json $out/bench_$bench.json"
-  [ "$bench" = rawjax ] && args="$args --n $n"
+  [ "$bench" = rawjax ] && args="$args --n $n --rounds 5 --markdown $out/bench_rawjax.md"
   [ "$bench" = core ] && args="$args --bandwidth-gbs 4800"
   [ -n "$quick" ] && args="$args --quick"
-  JAX_ENABLE_X64=1 timeout ${GPU_CHECK_BENCH_S:-120} "$py" "$f" $args 2>&1 |
+  JAX_ENABLE_X64=1 timeout ${GPU_CHECK_BENCH_S:-150} "$py" "$f" $args 2>&1 |
     tee "$out/bench_$bench.log" | tail -60 || status=1
 done
 exit $status
