@@ -180,6 +180,19 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
       // the counted points of each window (NaN left out with omit): an integer count, kept
       // by two pointers (exact), then NaN where it is below min_periods
       const T nan = nan_v<T>();
+      bool has_count = false;
+      for (const Out& o : item) has_count |= o.stat == kCount;
+      if (!omit && !has_count) {
+        // every row counted: a window's rows (k + lead + 1 cut to len, minus its start) are
+        // concave in k, so the windows under min_periods are a prefix and a suffix
+        auto put_nan = [&](int64_t k) {
+          for (const Out& o : item) o.put<T>(k, C, ch, nan);
+        };
+        int64_t k = 0;
+        for (; k < N && r.ct(k) < min_periods; ++k) put_nan(k);
+        for (int64_t j = N - 1; j >= k && r.ct(j) < min_periods; --j) put_nan(j);
+        continue;
+      }
       int64_t lo = 0, hi = 0, nans = 0;
       for (int64_t k = 0; k < N; ++k) {
         const int64_t s = r.st(k), e = s + r.ct(k);

@@ -203,15 +203,17 @@ def reduce_sliding(
         alone = not roads
         mp = min_periods if alone else None
 
-        def pure(v: Array, m: Array, names: tuple[str, ...] = native) -> dict[str, Array]:
+        def pure(v: Array, m: Array) -> dict[str, Array]:
             # the pure-JAX road "auto" takes where native is not (non-CPU, derivative)
             return reduce_sliding(
                 v, None if length is None else m, window, names, ddof=ddof, omit=omit,
                 capacity=capacity, func=func, min_periods=mp, finite=finite,
             )  # fmt: skip
 
+        # finished inside: the statistics asked for only (the kernel counts for itself)
+        names = tuple(dict.fromkeys(stats)) if mp is not None else native
         got = native_sliding(
-            y, length, window, native, omit=omit, ddof=ddof, min_periods=mp, fallback=pure
+            y, length, window, names, omit=omit, ddof=ddof, min_periods=mp, fallback=pure
         )
         if alone:
             res = {s: got[s] for s in (stats if mp is not None else (*stats, "count"))}
