@@ -37,10 +37,23 @@ struct Ranges {
   bool i64;
   int64_t K;
   int64_t N;
+  // sliding: no arrays; row k's window is [k + lead - win + 1, k + lead] cut to [0, len)
+  // (fixed-count windows: pandas' trailing window ending `lead` rows later)
+  bool sliding = false;
+  int64_t win = 0, lead = 0, len = 0;
   int64_t st(int64_t k) const {
+    if (sliding) {
+      const int64_t s = k + lead - win + 1;
+      return s < 0 ? 0 : (s > len ? len : s);
+    }
     return i64 ? static_cast<const int64_t*>(start)[k] : static_cast<const int32_t*>(start)[k];
   }
   int64_t ct(int64_t k) const {
+    if (sliding) {
+      const int64_t e = k + lead + 1 < len ? k + lead + 1 : len;
+      const int64_t s = st(k);
+      return e > s ? e - s : 0;
+    }
     return i64 ? static_cast<const int64_t*>(count)[k] : static_cast<const int32_t*>(count)[k];
   }
   // what scan() found, in one pass over the ranges

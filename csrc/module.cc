@@ -110,6 +110,124 @@ ffi::Error RangeStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer
   }
 }
 
+
+// jaxsubset_sliding_stats(y, length) -> one result per statistic, (*B, N, C): fixed-count
+// windows with no range arrays: row k's window is [k + lead - window + 1, k + lead] cut to the
+// first length[b] rows. min_periods >= 0: every result (count too) in y's float dtype, NaN
+// where the window has fewer than min_periods points counted as "count" counts them (rows,
+// NaN included, for "count" itself: pandas), written once.
+template <typename T>
+ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRets rets,
+                       ffi::Span<const int64_t> stats, ffi::Span<const double> qs, bool omit,
+                       int64_t ddof, int64_t window, int64_t lead, int64_t min_periods) {
+  auto ydims = y.dimensions();
+  if (ydims.size() < 2) return invalid("y must be (*batch, N, C)");
+  const size_t nb = ydims.size() - 2;
+  const int64_t N = ydims[nb], C = ydims[nb + 1];
+  if (length.dimensions().size() != nb + 1) return invalid("length must be (*batch, 1)");
+  const bool l64 = length.element_type() == ffi::DataType::S64;
+  if (!l64 && length.element_type() != ffi::DataType::S32) return invalid("length must be int");
+  if (window < 1 || lead < 0) return invalid("window must be >= 1 and lead >= 0");
+  if (rets.size() != stats.size()) return invalid("one result per statistic");
+  const bool finish_mp = min_periods >= 0;
+  std::vector<Out> outs(stats.size());
+  std::vector<int64_t> bdims(nb, 1);
+  for (size_t i = 0; i < stats.size(); ++i) {
+    auto res = rets.get<ffi::AnyBuffer>(i);
+    if (!res.has_value()) return res.error();
+    auto rdims = (*res)->dimensions();
+    if (rdims.size() != nb + 2 || rdims[nb] != N) return invalid("results must be (*batch, N, C)");
+    for (size_t d = 0; d < nb; ++d) bdims[d] = rdims[d];
+    outs[i].base = (*res)->untyped_data();
+    outs[i].stat = stats[i];
+    outs[i].q = i < qs.size() ? qs[i] : 0.0;
+    outs[i].integer = stats[i] == kCount && !finish_mp;
+    outs[i].i64 = (*res)->element_type() == ffi::DataType::S64;
+  }
+  int64_t B = 1;
+  for (int64_t d : bdims) B *= d;
+  auto ymap = BatchMap::make(ydims, nb, bdims, N * C, "y");
+  if (!ymap.has_value()) return ymap.error();
+  auto lmap = BatchMap::make(length.dimensions(), nb, bdims, 1, "length");
+  if (!lmap.has_value()) return lmap.error();
+  const T* ybase = static_cast<const T*>(y.untyped_data());
+  std::vector<Out> item, folded, order;
+  std::vector<int64_t> cnt;
+  for (int64_t b = 0; b < B; ++b) {
+    const char* lp = static_cast<const char*>(length.untyped_data()) + lmap->offset(b) * (l64 ? 8 : 4);
+    int64_t len = l64 ? *reinterpret_cast<const int64_t*>(lp) : *reinterpret_cast<const int32_t*>(lp);
+    len = len < 0 ? 0 : (len > N ? N : len);
+    Ranges r{nullptr, nullptr, false, N, N};
+    r.sliding = true;
+    r.win = window;
+    r.lead = lead;
+    r.len = len;
+    r.scan();
+    item.assign(outs.begin(), outs.end());
+    folded.clear();
+    order.clear();
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const size_t width = outs[i].integer ? (outs[i].i64 ? 8 : 4) : sizeof(T);
+      item[i].base = static_cast<char*>(outs[i].base) + b * N * C * width;
+      if (finish_mp && item[i].stat == kCount) continue;  // written by the finish below
+      (is_order(item[i].stat) ? order : folded).push_back(item[i]);
+    }
+    const T* yb = ybase + ymap->offset(b);
+    for (int64_t ch = 0; ch < C; ++ch) {
+      if (!folded.empty()) folded_ranges<T>(yb, C, ch, r, folded, omit, ddof);
+      if (!order.empty()) order_ranges<T>(yb, C, ch, r, order, omit);
+      if (!finish_mp) continue;
+      // the counted points of each window (NaN left out with omit): an integer count, kept
+      // by two pointers (exact), then NaN where it is below min_periods
+      const T nan = nan_v<T>();
+      bool has_count = false;
+      for (const Out& o : item) has_count |= o.stat == kCount;
+      if (!omit && !has_count) {
+        // every row counted: a window's rows (k + lead + 1 cut to len, minus its start) are
+        // concave in k, so the windows under min_periods are a prefix and a suffix
+        auto put_nan = [&](int64_t k) {
+          for (const Out& o : item) o.put<T>(k, C, ch, nan);
+        };
+        int64_t k = 0;
+        for (; k < N && r.ct(k) < min_periods; ++k) put_nan(k);
+        for (int64_t j = N - 1; j >= k && r.ct(j) < min_periods; --j) put_nan(j);
+        continue;
+      }
+      int64_t lo = 0, hi = 0, nans = 0;
+      for (int64_t k = 0; k < N; ++k) {
+        const int64_t s = r.st(k), e = s + r.ct(k);
+        if (omit) {
+          for (; hi < e; ++hi) nans += std::isnan(static_cast<double>(yb[hi * C + ch]));
+          for (; lo < s; ++lo) nans -= std::isnan(static_cast<double>(yb[lo * C + ch]));
+        }
+        const int64_t rows = e - s, n = omit ? rows - nans : rows;
+        for (const Out& o : item) {
+          if (o.stat == kCount) {
+            o.put<T>(k, C, ch, rows >= min_periods ? static_cast<T>(n) : nan);
+          } else if (n < min_periods) {
+            o.put<T>(k, C, ch, nan);
+          }
+        }
+      }
+    }
+  }
+  return ffi::Error::Success();
+}
+
+ffi::Error SlidingStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRets rets,
+                            ffi::Span<const int64_t> stats, ffi::Span<const double> qs,
+                            int64_t omit, int64_t ddof, int64_t window, int64_t lead,
+                            int64_t min_periods) {
+  switch (y.element_type()) {
+    case ffi::DataType::F32:
+      return run_sliding<float>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods);
+    case ffi::DataType::F64:
+      return run_sliding<double>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods);
+    default:
+      return invalid("y must be float32 or float64");
+  }
+}
+
 }  // namespace
 }  // namespace jaxsubset
 
@@ -123,6 +241,19 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetRangeStats, jaxsubset::RangeStatsImpl,
                                   .Attr<xla::ffi::Span<const double>>("qs")
                                   .Attr<int64_t>("omit")
                                   .Attr<int64_t>("ddof"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetSlidingStats, jaxsubset::SlidingStatsImpl,
+                              xla::ffi::Ffi::Bind()
+                                  .Arg<xla::ffi::AnyBuffer>()  // y
+                                  .Arg<xla::ffi::AnyBuffer>()  // length
+                                  .RemainingRets()
+                                  .Attr<xla::ffi::Span<const int64_t>>("stats")
+                                  .Attr<xla::ffi::Span<const double>>("qs")
+                                  .Attr<int64_t>("omit")
+                                  .Attr<int64_t>("ddof")
+                                  .Attr<int64_t>("window")
+                                  .Attr<int64_t>("lead")
+                                  .Attr<int64_t>("min_periods"));
 
 namespace {
 
@@ -139,6 +270,7 @@ NB_MODULE(_kernels, m) {
   m.def("registrations", []() {
     nb::dict d;
     d["jaxsubset_range_stats"] = capsule(JaxsubsetRangeStats);
+    d["jaxsubset_sliding_stats"] = capsule(JaxsubsetSlidingStats);
     return d;
   });
   // what the handlers were built against: the import guard compares it with the running jaxlib

@@ -392,6 +392,8 @@ def _rolling_window(
     if needs_window_capacity(stats, method, func):
         cap = static_int(capacity, "capacity", func) if capacity is not None else window
     want = tuple(dict.fromkeys((*stats, "count")))
+    if all(road("sliding", s, method, func) == "native" for s in want):
+        want = stats  # the native kernel counts for min_periods itself (no "count" result)
     kw = dict(
         window=window, stats=stats, want=want, ddof=ddof, omit=nan_policy == "omit",
         method=method, capacity=cap, func=func, min_periods=min_periods,

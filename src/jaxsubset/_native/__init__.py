@@ -17,7 +17,7 @@ from typing import Any
 import jax.numpy as jnp
 
 from .._typing import Array
-from ._api import STATISTICS, bypass, native_ranges, usable
+from ._api import STATISTICS, bypass, native_ranges, native_sliding, usable
 from ._load import NativeUnavailableWarning, available, status
 
 
@@ -102,6 +102,7 @@ __all__ = [
     "available",
     "bypass",
     "native_ranges",
+    "native_sliding",
     "range_statistics",
     "status",
     "usable",

@@ -146,3 +146,92 @@ def native_ranges(
     if half:
         out = {name: a if name == "count" else a.astype(in_dtype) for name, a in out.items()}
     return out
+
+
+SLIDING_TARGET = "jaxsubset_sliding_stats"
+
+
+def native_sliding(
+    y: Array,
+    length: Array | None,
+    window: int,
+    stats: tuple[str, ...],
+    *,
+    omit: bool,
+    ddof: int,
+    min_periods: int | None,
+    fallback: Callable[[Array, Array], dict[str, Array]],
+    lead: int = 0,
+) -> dict[str, Array]:
+    """Fixed-count windows by the native kernel: no range arrays, ``min_periods`` inside.
+
+    Row ``k``'s window is ``[k + lead - window + 1, k + lead]`` cut to the first ``length``
+    rows (``None``: all). With an int ``min_periods`` every result (``"count"`` too) comes in
+    the float dtype, finished as ``_sliding.finish``; else ``"count"`` in the index dtype.
+
+    Args:
+        y: ``(N, C)`` values, any real dtype.
+        length: ``()`` present rows, or ``None``.
+        window: points per window (static).
+        stats: dispatcher names, of :data:`STATISTICS`.
+        omit: leave NaN readings out.
+        ddof: delta degrees of freedom of var/std/sem.
+        min_periods: ``None`` or the fewest counted points of a result that is not NaN.
+        fallback: the pure-JAX road ``(y, length) -> dict`` with the same results: the branch
+            for other platforms and the derivative.
+        lead: rows the window ends after its own row (static).
+
+    Returns:
+        dict of ``(N, C)`` arrays by name.
+    """
+    from .._validate import index_dtype
+
+    in_dtype = y.dtype
+    if not jnp.issubdtype(in_dtype, jnp.inexact):
+        y = y.astype(jnp.result_type(float))
+    half = jnp.finfo(y.dtype).bits < 32
+    if half:
+        y = y.astype(jnp.float32)
+    idt = index_dtype()
+    n = y.shape[0]
+    ln = jnp.asarray(n if length is None else length, idt).reshape(1)
+    done = min_periods is not None
+    codes = [_code(s) for s in stats]
+
+    def pure(v: Array, m: Array) -> dict[str, Array]:
+        with bypass():
+            out = fallback(v, m[0])
+        return {s: out[s].astype(idt if s == "count" and not done else v.dtype) for s in stats}
+
+    def native(v: Array, m: Array) -> dict[str, Array]:
+        shapes = [
+            jax.ShapeDtypeStruct((n, v.shape[1]), idt if s == "count" and not done else v.dtype)
+            for s in stats
+        ]
+        out = jax.ffi.ffi_call(SLIDING_TARGET, shapes, vmap_method="expand_dims")(
+            v,
+            m,
+            stats=np.array([cd for cd, _ in codes], np.int64),
+            qs=np.array([q for _, q in codes], np.float64),
+            omit=np.int64(omit),
+            ddof=np.int64(ddof),
+            window=np.int64(window),
+            lead=np.int64(lead),
+            min_periods=np.int64(-1 if min_periods is None else min_periods),
+        )
+        return dict(zip(stats, out, strict=True))
+
+    @jax.custom_jvp
+    def f(v: Array, m: Array) -> dict[str, Array]:
+        return jax.lax.platform_dependent(v, m, cpu=native, default=pure)
+
+    @f.defjvp
+    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
+        v, m = primals
+        _, tan = jax.jvp(lambda w: pure(w, m), (v,), (tangents[0],))
+        return f(v, m), tan
+
+    out = f(y, ln)
+    if half:
+        out = {s: a if s == "count" and not done else a.astype(in_dtype) for s, a in out.items()}
+    return out

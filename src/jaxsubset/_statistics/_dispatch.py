@@ -5,7 +5,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from .._native import native_ranges
+from .._native import native_ranges, native_sliding
 from .._typing import Array
 from .._validate import index_dtype, is_traced
 from ..reduce._choose import road as choose_road
@@ -196,11 +196,37 @@ def reduce_sliding(
     for s in dict.fromkeys((*stats, "count")):
         roads.setdefault(choose_road("sliding", s, method, func), []).append(s)
     out: dict[str, Array] = {}
+    native = tuple(roads.pop("native", ()))
+    if native:
+        # the native kernel walks the windows itself (no range arrays) and, when it computes
+        # every statistic, finishes min_periods in the same pass
+        alone = not roads
+        mp = min_periods if alone else None
+
+        def pure(v: Array, m: Array) -> dict[str, Array]:
+            # the pure-JAX road "auto" takes where native is not (non-CPU, derivative)
+            return reduce_sliding(
+                v, None if length is None else m, window, names, ddof=ddof, omit=omit,
+                capacity=capacity, func=func, min_periods=mp, finite=finite,
+            )  # fmt: skip
+
+        # finished inside: the statistics asked for only (the kernel counts for itself)
+        names = tuple(dict.fromkeys(stats)) if mp is not None else native
+        got = native_sliding(
+            y, length, window, names, omit=omit, ddof=ddof, min_periods=mp, fallback=pure
+        )
+        if alone:
+            res = {s: got[s] for s in (stats if mp is not None else (*stats, "count"))}
+            if half:
+                res = {s: v if is_count(s) and mp is None else v.astype(in_dtype)
+                       for s, v in res.items()}  # fmt: skip
+            return res
+        out.update(got)
     blocks = tuple(roads.pop("blocks", ()))
     rest = tuple(s for names in roads.values() for s in names)
     # all on the block road: it finishes them in the program computing them (no pass of
     # its own over N-long results); otherwise every result is finished here
-    inside = min_periods is not None and not rest
+    inside = min_periods is not None and not rest and not native
     if blocks:
         out.update(
             sliding_statistics(

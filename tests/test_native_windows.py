@@ -1,0 +1,159 @@
+"""The native kernel for fixed-count windows (``jaxsubset_sliding_stats``): no range arrays,
+``min_periods`` finished inside. Equal to the reference road (bit for bit what is read, a few
+ulps for the moments), to bottleneck and pandas; jit, vmap as one call, grad the block road's.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxsubset
+from jaxsubset import window_statistic
+from references import FLOAT, X64
+
+
+pytestmark = pytest.mark.skipif(
+    not jaxsubset._native.available(), reason=f"native road: {jaxsubset._native.status()}"
+)
+RNG = np.random.default_rng(2727)
+EPS = np.finfo(FLOAT).eps
+N = 300
+READ = ("count", "min", "max", "first", "last", "median")
+MOMENTS = ("sum", "mean", "var", "std", "sem", "skew", "kurt")
+TARGET = "jaxsubset_sliding_stats"
+
+
+def _data() -> np.ndarray:
+    y = RNG.normal(2.0, 3.0, (N, 2))
+    y[[5, 90, 91], 0] = np.nan
+    y[150, 1] = np.inf
+    y[151, 0] = -np.inf
+    y[200:230, 0] = 0.0
+    return y.astype(FLOAT)
+
+
+Y = _data()
+
+
+def _lowered(f, *args) -> str:
+    return jax.jit(f).lower(*args).as_text()
+
+
+@pytest.mark.parametrize("policy", ["propagate", "omit"])
+@pytest.mark.parametrize(("w", "center", "mp"), [(1, False, 1), (7, False, 1), (7, True, 4),
+                                                  (40, False, 40), (40, True, 0),
+                                                  (N + 5, False, 3)])  # fmt: skip
+def test_equals_the_reference_road(w, center, mp, policy):
+    stats = (*READ, *MOMENTS)
+    kw = dict(min_periods=mp, nan_policy=policy, center=center, ddof=1)
+    nat = window_statistic(Y, w, stats, method="native", **kw)
+    ref = window_statistic(Y, w, stats, method="reference", capacity=512, **kw)
+    for s in READ:
+        np.testing.assert_array_equal(np.asarray(nat[s]), np.asarray(ref[s]), err_msg=s)
+        assert nat[s].dtype == ref[s].dtype, s
+    for s in MOMENTS:
+        a, b = np.asarray(nat[s], float), np.asarray(ref[s], float)
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=s)
+        ok = np.isfinite(b)
+        if not ok.any():  # (w=1 with ddof=1: every variance NaN, checked above)
+            continue
+        scale = 1.0 if s in ("skew", "kurt") else np.abs(b[ok]).max() + 1
+        np.testing.assert_allclose(a[ok], b[ok], rtol=64 * EPS, atol=64 * EPS * scale, err_msg=s)
+    q = window_statistic(Y, w, "quantile", q=0.3, method="native", **kw)
+    qr = window_statistic(Y, w, "quantile", q=0.3, method="reference", capacity=512, **kw)
+    np.testing.assert_array_equal(np.asarray(q), np.asarray(qr))
+
+
+def test_the_kernel_walks_the_windows_itself():
+    def f(y):
+        return window_statistic(y, 25, ("mean", "std", "max"), min_periods=10)
+
+    text = _lowered(f, Y)
+    assert text.count(TARGET) == 1
+    assert "jaxsubset_range_stats" not in text
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float16"])
+def test_other_dtypes_follow_the_reference(dtype):
+    y = RNG.integers(-50, 50, (N, 1)) if dtype == "int32" else RNG.normal(0, 2, (N, 1))
+    y = y.astype(dtype)
+    stats = ("count", "sum", "mean", "std", "max", "median")
+    nat = window_statistic(y, 9, stats, method="native", min_periods=3)
+    ref = window_statistic(y, 9, stats, method="reference", capacity=16, min_periods=3)
+    for s in stats:
+        assert nat[s].dtype == ref[s].dtype, s
+        if s in ("count", "max", "median") or dtype == "int32" and s == "sum":
+            np.testing.assert_array_equal(np.asarray(nat[s]), np.asarray(ref[s]), err_msg=s)
+        else:
+            e = np.finfo(np.float32 if dtype != "int32" else FLOAT).eps
+            np.testing.assert_allclose(np.asarray(nat[s], float), np.asarray(ref[s], float),
+                                       rtol=64 * e, atol=64 * e, err_msg=s)  # fmt: skip
+
+
+def test_equals_bottleneck_and_pandas():
+    bn = pytest.importorskip("bottleneck")
+    pd = pytest.importorskip("pandas")
+    y = RNG.normal(5.0, 1.0, 2000)
+    y[::13] = np.nan
+    y = y.astype(FLOAT)
+    for w, mp in ((3, 1), (50, 20), (700, 700)):
+        got = window_statistic(y, w, ("mean", "std", "min", "max", "count"), min_periods=mp,
+                               method="native")  # fmt: skip
+        for s in ("mean", "std", "min", "max"):
+            want = getattr(bn, f"move_{s}")(y.astype(np.float64), w, min_count=mp)
+            tol = 0.0 if s in ("min", "max") else (1e-11 if X64 else 64 * EPS * 5)
+            a = np.asarray(got[s], float)
+            if s == "std":  # bottleneck's running sums: an absolute error in the variance
+                a, want = a * a, want * want
+            np.testing.assert_allclose(a, want, rtol=tol, atol=tol, err_msg=f"w={w} {s}")
+        want = pd.Series(y.astype(np.float64)).rolling(w, min_periods=mp).count().to_numpy()
+        np.testing.assert_array_equal(np.asarray(got["count"], float), want)
+    cen = window_statistic(y, 7, "mean", center=True, method="native")
+    want = pd.Series(y.astype(np.float64)).rolling(7, center=True, min_periods=1).mean()
+    tol = 1e-12 if X64 else 64 * EPS * 5
+    np.testing.assert_allclose(np.asarray(cen, float), want.to_numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("bad", [1e30, np.inf, np.nan])
+def test_a_value_outside_a_window_never_changes_it(bad):
+    y = RNG.normal(1.0, 1.0, (N, 1)).astype(FLOAT)
+    y2 = y.copy()
+    y2[123] = bad
+    stats = (*READ, *MOMENTS)
+    a = window_statistic(y, 10, stats, method="native", ddof=1)
+    b = window_statistic(y2, 10, stats, method="native", ddof=1)
+    outside = (np.arange(N) < 123) | (np.arange(N) >= 133)
+    for s in stats:
+        np.testing.assert_array_equal(np.asarray(a[s])[outside], np.asarray(b[s])[outside],
+                                      err_msg=s)  # fmt: skip
+    z = np.r_[1e30 if X64 else 1e18, -3.0, np.zeros(60)].astype(FLOAT)
+    out = window_statistic(z, 4, ("sum", "mean", "var", "std"), method="native")
+    for s in out:
+        assert (np.asarray(out[s])[5:] == 0.0).all(), s
+
+
+def test_vmap_is_one_call_and_grad_is_the_block_roads():
+    ys = np.stack([Y, Y[::-1] * 3, Y + 1]).astype(FLOAT)
+
+    def f(y):
+        return window_statistic(y, 12, ("mean", "std", "max", "median"), nan_policy="omit",
+                                min_periods=5, center=True)  # fmt: skip
+
+    assert _lowered(jax.vmap(f), ys).count(TARGET) == 1
+    got = jax.jit(jax.vmap(f))(ys)
+    for i in range(3):
+        one = f(ys[i])
+        for s in one:
+            np.testing.assert_array_equal(np.asarray(got[s][i]), np.asarray(one[s]), err_msg=s)
+    y = RNG.normal(size=(120, 1)).astype(FLOAT)
+
+    def total(v, method):
+        out = window_statistic(v, 10, ("sum", "mean", "std", "max"), method=method)
+        return sum(jnp.nansum(out[s]) for s in out)
+
+    g_nat = jax.jit(jax.grad(total), static_argnums=(1,))(y, "native")
+    g_blk = jax.jit(jax.grad(total), static_argnums=(1,))(y, "blocks")
+    np.testing.assert_allclose(np.asarray(g_nat), np.asarray(g_blk), rtol=1e-5, atol=1e-5)
+    vg = jax.vmap(jax.grad(lambda v: total(v, "native")))(np.stack([y, 2 * y]))
+    np.testing.assert_allclose(np.asarray(vg[0]), np.asarray(g_blk), rtol=1e-5, atol=1e-5)
