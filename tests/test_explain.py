@@ -17,6 +17,13 @@ X = np.arange(N, dtype=FLOAT)
 Y = RNG.normal(size=N).astype(FLOAT)
 
 
+@pytest.fixture(autouse=True)
+def _pure_jax_roads(monkeypatch):
+    """The pure-JAX roads' choices (on the CPU the native road, where built, takes every range
+    and window statistic: test_native_reports_the_native_road)."""
+    monkeypatch.setenv("JAXSUBSET_NATIVE", "off")
+
+
 def test_a_few_long_ranges_take_the_padded_road_many_take_the_tree():
     few = jaxsubset.explain(jaxsubset.range_statistic, Y, jaxsubset.ranges.chunks(X, 4), "mean")
     (choice,) = few.choices
@@ -80,3 +87,15 @@ def test_bins_and_jit():
     cached = jaxsubset.explain(f, Y)
     assert cached.choices == () and "no road chosen" in str(cached)
     np.testing.assert_allclose(cached.result, Y.reshape(4, -1).sum(axis=1), **tol())
+
+
+def test_native_reports_the_native_road(monkeypatch):
+    from jaxsubset import _native
+
+    monkeypatch.delenv("JAXSUBSET_NATIVE", raising=False)
+    if not _native.usable():
+        pytest.skip(f"the native road is {_native.status()}")
+    e = jaxsubset.explain(jaxsubset.range_statistic, Y, jaxsubset.ranges.rolling(X, 5.0), "std")
+    assert e.choices[0].roads == (("std", "native"),)
+    want = pd.Series(Y.astype(np.float64)).rolling(5, min_periods=1).std(ddof=0)
+    np.testing.assert_allclose(e.result, want, **tol())
