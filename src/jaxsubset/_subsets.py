@@ -230,7 +230,8 @@ class Subsets:
             if sub._view:  # the variance's first pass, about each subset's first value
                 n, c, total, _ = sub._centre()
             else:  # NaN and inf propagate through the sum itself
-                n, c, total = sub._held(), 0, sub._total()
+                n, total = sub._held(), sub._total()
+                c = jnp.zeros((), total.dtype)
             safe = jnp.where(n > 0, n, 1).astype(total.dtype)
             return jnp.where(n > 0, c + total / safe, jnp.nan)
         return self._mean(*self._values_mask(nan_policy, "Subsets.mean"))
