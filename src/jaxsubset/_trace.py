@@ -42,8 +42,10 @@ def in_trace() -> bool:
         >>> import jax
         >>> in_trace()
         False
-        >>> jax.jit(lambda v: v + in_trace())(1)
-        Array(2, dtype=int32, weak_type=True)
+        >>> seen = []
+        >>> _ = jax.jit(lambda v: seen.append(in_trace()) or v)(1)
+        >>> seen
+        [True]
     """
     if _trace_state_clean():
         return False

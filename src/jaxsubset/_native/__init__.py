@@ -6,7 +6,7 @@ it:
 
 - :func:`available` / :func:`status`: whether the kernels are built, safe for the running
   jaxlib (the import guard, ``_load``) and not switched off (``JAXSUBSET_NATIVE=off``);
-- :func:`range_statistics`: statistics over index ranges straight from the kernels.
+- ``native_ranges`` / ``native_sliding``: the kernels behind the dispatcher (custom_jvp, vmap).
 
 Results follow the library's conventions (``jaxsubset._statistics._registry``) and its
 exactness contract: every result combines only partials of its own range's points.

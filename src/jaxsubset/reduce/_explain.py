@@ -48,7 +48,7 @@ def explain(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Explanation
         >>> x = jnp.arange(10.0)
         >>> e = jaxsubset.explain(jaxsubset.rolling_statistic, x, x, 3.0, "mean")
         >>> print(e)  # evenly spaced x: every window holds 3 points
-        rolling_statistic: sliding: mean -> blocks (fixed-count windows of 3 points)
+        rolling_statistic: sliding: mean -> ... (fixed-count windows of 3 points)
         >>> e.result[-1].tolist()
         8.0
     """
