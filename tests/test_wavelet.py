@@ -18,7 +18,7 @@ from checks import compile_and_check, vmap_and_check
 from jaxsubset import Ranges, range_statistic, rolling_statistic
 from jaxsubset._statistics import _wavelet
 from jaxsubset._statistics._dispatch import reduce_ranges
-from jaxsubset._statistics._registry import choose
+from jaxsubset.reduce import road as choose
 from references import run_fully_optimised
 
 
