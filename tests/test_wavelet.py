@@ -28,6 +28,13 @@ STATS = ("median", "quantile")
 QS = (0.0, 0.25, 0.5, 0.9, 1.0)
 
 
+@pytest.fixture(autouse=True)
+def _wavelet_road(monkeypatch):
+    """This module tests the pure-JAX wavelet road and its capacity rule (NaN past it); on the
+    CPU "auto" otherwise takes the native road where built (tests/test_native.py)."""
+    monkeypatch.setenv("JAXSUBSET_NATIVE", "off")
+
+
 def _nasty(n: int, seed: int) -> np.ndarray:
     """Two channels: normal values with NaN, +-inf, -0.0/0.0 and runs of exact ties."""
     rng = np.random.default_rng(seed)
