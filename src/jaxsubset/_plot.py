@@ -115,6 +115,49 @@ def plot_subsets(
         >>> ax.get_xlabel(), [t.get_text() for t in ax.get_legend().get_texts()]
         ('x', ['data', 'subset 0', 'subset 1', 'subset 2', 'statistic'])
     """
+    x_np, y2, start, count, vals = checked_inputs(x, y, subsets_or_ranges, values)
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        # constrained layout makes room for the legend outside the axes
+        _, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+    else:
+        import matplotlib  # noqa: F401  (a clear ImportError here if it is missing)
+    gap = gap_threshold(x_np, gap_factor)
+    draw_data(ax, x_np, y2, gap)
+    k = start.shape[0]
+    # first/last are only read where the subset is not empty (no NaN: x may be datetime64)
+    first = x_np[np.clip(start, 0, max(len(x_np) - 1, 0))] if len(x_np) else np.zeros(k)
+    last = x_np[np.clip(start + count - 1, 0, max(len(x_np) - 1, 0))] if len(x_np) else first
+    ok = count > 0
+    if vals is not None:
+        ok = ok & np.isfinite(vals)
+    if k <= max_shaded:
+        draw_shaded(ax, x_np, y2, start, count, first, last, gap)
+        if vals is not None:
+            colours = [f"C{i % 10}" for i in np.flatnonzero(ok)]
+            ax.hlines(vals[ok], first[ok], last[ok], colors=colours, linestyles=":", lw=2.5)
+            ax.plot([], [], ":", color="dimgray", lw=2.5, label=value_label)
+    elif vals is not None:
+        centre = first + (last - first) / 2
+        if centre.dtype.kind in "mM":
+            centre = centre.astype(x_np.dtype)
+        cx, cv = centre[ok], vals[ok]
+        line = break_gaps(cx, cv, gap_threshold(cx, gap_factor))
+        ax.plot(*line, "-", color="crimson", lw=1.5, label=f"{value_label} ({k} subsets)")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    legend_outside(ax)
+    return ax
+
+
+def checked_inputs(
+    x: ArrayLike, y: ArrayLike, subsets_or_ranges: Any, values: ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``x``, ``y`` as ``(N, C)``, the subsets' starts and counts and the ``(K,)`` values,
+    checked with errors naming the argument."""
     x_np = np.asarray(x)
     y_np = np.asarray(y)
     if x_np.ndim != 1:
@@ -133,67 +176,42 @@ def plot_subsets(
             raise ValueError(
                 f"plot_subsets: `values` must hold one value per subset ({k}), got {vals.shape[0]}"
             )
-    if ax is None:
-        import matplotlib.pyplot as plt
+    return x_np, y_np.reshape(x_np.shape[0], -1), start, count, vals
 
-        # constrained layout makes room for the legend outside the axes
-        _, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
-    else:
-        import matplotlib  # noqa: F401  (a clear ImportError here if it is missing)
 
-    y2 = y_np.reshape(x_np.shape[0], -1)
-    gap = gap_threshold(x_np, gap_factor)
+def draw_data(ax: Any, x: np.ndarray, y2: np.ndarray, gap: float | None) -> None:
+    """Each channel dashed black, on top of the subsets' coloured lines (zorder 2), so the
+    data stays visible where the subsets cover all of it."""
     for c in range(y2.shape[1]):
-        xb, yb = break_gaps(x_np, y2[:, c], gap)
-        # on top of the subsets' coloured lines (zorder 2), so the data stays visible where
-        # the subsets cover all of it
+        xb, yb = break_gaps(x, y2[:, c], gap)
         ax.plot(xb, yb, "--", color="black", lw=1.0, zorder=2.5, label="data" if c == 0 else None)
 
-    nonempty = count > 0
-    # first/last are only read where the subset is not empty (no NaN: x may be datetime64)
-    first = x_np[np.clip(start, 0, max(len(x_np) - 1, 0))] if len(x_np) else np.zeros(k)
-    last = x_np[np.clip(start + count - 1, 0, max(len(x_np) - 1, 0))] if len(x_np) else first
-    if k <= max_shaded:
-        for i in range(k):
-            colour = f"C{i % 10}"
-            if count[i] > 0:
-                sl = slice(start[i], start[i] + count[i])
-                ax.axvspan(first[i], last[i], color=colour, alpha=0.12, lw=0)
-                for c in range(y2.shape[1]):
-                    ax.plot(
-                        *break_gaps(x_np[sl], y2[sl, c], gap),
-                        "-",
-                        color=colour,
-                        lw=3.0,  # wider than the dashed data drawn over it
-                        label=f"subset {i}" if c == 0 and k <= 10 else None,
-                    )
-        if k > 10:  # one legend entry for all of them
-            ax.plot([], [], "-", color="C0", lw=3.0, label=f"{k} subsets")
-        if vals is not None:
-            ok = nonempty & np.isfinite(vals)
-            colours = [f"C{i % 10}" for i in np.flatnonzero(ok)]
-            ax.hlines(vals[ok], first[ok], last[ok], colors=colours, linestyles=":", lw=2.5)
-            ax.plot([], [], ":", color="dimgray", lw=2.5, label=value_label)
-    else:
-        if vals is not None:
-            centre = first + (last - first) / 2
-            if centre.dtype.kind in "mM":
-                centre = centre.astype(x_np.dtype)
-            ok = nonempty & np.isfinite(vals)
-            cx, cv = centre[ok], vals[ok]
-            ax.plot(
-                *break_gaps(cx, cv, gap_threshold(cx, gap_factor)),
-                "-",
-                color="crimson",
-                lw=1.5,
-                label=f"{value_label} ({k} subsets)",
-            )
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
-    legend_outside(ax)
-    return ax
+
+def draw_shaded(
+    ax: Any,
+    x: np.ndarray,
+    y2: np.ndarray,
+    start: np.ndarray,
+    count: np.ndarray,
+    first: np.ndarray,
+    last: np.ndarray,
+    gap: float | None,
+) -> None:
+    """Each non-empty subset in its own colour over a lightly shaded span; one legend entry
+    per subset up to 10, one for all of them beyond."""
+    k = start.shape[0]
+    for i in range(k):
+        if count[i] <= 0:
+            continue
+        colour = f"C{i % 10}"
+        sl = slice(start[i], start[i] + count[i])
+        ax.axvspan(first[i], last[i], color=colour, alpha=0.12, lw=0)
+        for c in range(y2.shape[1]):
+            label = f"subset {i}" if c == 0 and k <= 10 else None
+            # wider than the dashed data drawn over it
+            ax.plot(*break_gaps(x[sl], y2[sl, c], gap), "-", color=colour, lw=3.0, label=label)
+    if k > 10:  # one legend entry for all of them
+        ax.plot([], [], "-", color="C0", lw=3.0, label=f"{k} subsets")
 
 
 def legend_outside(ax: Any) -> Any:
