@@ -1,6 +1,7 @@
 """Independent NumPy references and mode helpers shared by the tests."""
 
 import os
+import warnings
 
 import jax
 import numpy as np
@@ -80,3 +81,84 @@ def run_fully_optimised(fn, *args):
     import jax
 
     return jax.jit(fn).lower(*args).compile(FULLY_OPTIMISED)(*args)
+
+
+def range_oracle(
+    y: np.ndarray, start, count, statistic: str, ddof: int = 0, omit: bool = False
+) -> np.ndarray:
+    """NumPy slicing: the statistic of ``y[start:start + count]`` for every range, in float64.
+
+    The one per-range oracle of the suite: ``y`` is ``(N, C)``; ranges past either end are
+    clipped as NumPy slices are; ``omit`` drops NaN first (``nan_policy="omit"``). Returns
+    ``(K, C)`` with the library's conventions: count and sum of an empty range 0, every other
+    statistic NaN, var/std/sem NaN where ``n - ddof <= 0``, skew/kurt by pandas' rules.
+    """
+    raw = np.asarray(start)
+    start = np.clip(raw, 0, len(y))
+    stop = np.clip(raw + np.maximum(np.asarray(count), 0), start, len(y))
+    out = []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for a, b in zip(start.reshape(-1), stop.reshape(-1), strict=True):
+            seg = y[a:b].astype(np.float64)
+            keep = ~np.isnan(seg) if omit else np.ones(seg.shape, bool)
+            row = []
+            for c in range(y.shape[1]):
+                v = seg[keep[:, c], c]
+                n = len(v)
+                if statistic == "count":
+                    row.append(n)
+                elif statistic == "sum":
+                    row.append(v.sum())
+                elif n == 0 or (statistic in ("var", "std", "sem") and n - ddof <= 0):
+                    row.append(np.nan)
+                elif statistic in ("var", "std"):
+                    row.append(getattr(np, statistic)(v, ddof=ddof))
+                elif statistic == "sem":
+                    row.append(np.std(v, ddof=ddof) / np.sqrt(n))
+                elif statistic in ("first", "last"):  # with propagate: the point, NaN or not
+                    row.append(v[0] if statistic == "first" else v[-1])
+                elif statistic in ("skew", "kurt"):
+                    row.append(shape_oracle(v, statistic, y.dtype))
+                elif statistic in ("mean", "min", "max", "median"):
+                    row.append(getattr(np, statistic)(v))
+                else:  # a new statistic needs its oracle here before the matrix passes
+                    raise NotImplementedError(f"no NumPy oracle for statistic {statistic!r}")
+            out.append(row)
+    return np.asarray(out, float)
+
+
+def shape_oracle(v: np.ndarray, statistic: str, dtype) -> float:
+    """pandas' rules (bias-corrected G1/G2 by SciPy) for one subset's values, in float64."""
+    import scipy.stats
+
+    need = 3 if statistic == "skew" else 4
+    if len(v) < need or not np.isfinite(v).all() or np.ptp(v) == 0:
+        return np.nan
+    v = v - v[0]  # exact for nearby values: SciPy's rounded mean of 1e9 + noise would cost
+    # ~1e-7 of the skewness (both statistics are shift-invariant)
+    # where the moments overflow the data's float dtype the library says NaN
+    big = np.finfo(dtype if np.dtype(dtype).kind == "f" else FLOAT).max / 4
+    m2 = np.sum((v - v.mean()) ** 2)
+    if m2 ** (1.5 if statistic == "skew" else 2.0) > big:  # M3 <= M2**1.5, M4 <= M2**2
+        return np.nan
+    if statistic == "skew":
+        return float(scipy.stats.skew(v, bias=False))
+    return float(scipy.stats.kurtosis(v, bias=False))
+
+
+def quantile_oracle(y, start, count, q, omit):
+    """NumPy's ``quantile``/``nanquantile`` (linear) of every range, in float64."""
+    raw = np.asarray(start)
+    start = np.clip(raw, 0, len(y))
+    stop = np.clip(raw + np.maximum(np.asarray(count), 0), start, len(y))
+    f = np.nanquantile if omit else np.quantile
+    out = np.full((len(start), y.shape[1]), np.nan)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        for k, (a, b) in enumerate(zip(start, stop, strict=True)):
+            for c in range(y.shape[1]):
+                v = y[a:b, c].astype(np.float64)
+                if (~np.isnan(v)).sum() if omit else len(v):
+                    out[k, c] = f(v, q)
+    return out

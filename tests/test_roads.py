@@ -6,8 +6,6 @@ The model is jax's own ``_CheckAgainstNumpy`` / ``_CompileAndCheck``: one table 
 checker, tolerances by dtype.
 """
 
-import warnings
-
 import jax
 import jax.extend
 import jax.numpy as jnp
@@ -17,14 +15,13 @@ import pytest
 import jaxsubset
 from checks import compile_once, vmap_and_check
 from jaxsubset import Ranges, range_statistic, rolling_statistic
+from references import FLOAT, X64, quantile_oracle, range_oracle
 
 
-X64 = jax.config.jax_enable_x64
-FLOAT = np.float64 if X64 else np.float32
 # The matrix covers every public statistic: a new one in ``jaxsubset.STATISTICS`` joins it by
-# itself (and fails until ``_oracle`` knows it and the tree road computes it or is listed as
-# unable to). The quantile takes ``q=``: its own tests are below. A fold of partials (the tree
-# road) cannot compute the order statistics.
+# itself (and fails until ``references.range_oracle`` knows it and the tree road computes it or
+# is listed as unable to). The quantile takes ``q=``: its own tests are below. A fold of
+# partials (the tree road) cannot compute the order statistics.
 ORDER_STATISTICS = ("median", "quantile")
 STATS = tuple(s for s in jaxsubset.STATISTICS if s != "quantile")
 ROADS = {"tree": tuple(s for s in STATS if s not in ORDER_STATISTICS), "reference": STATS}
@@ -72,62 +69,6 @@ def _kinds() -> dict[str, Ranges]:
 
 
 KINDS = _kinds()
-
-
-def _oracle(y: np.ndarray, start, count, statistic: str, ddof: int, omit: bool) -> np.ndarray:
-    """NumPy slicing: the statistic of ``y[start:start + count]`` for every range."""
-    raw = np.asarray(start)
-    start = np.clip(raw, 0, len(y))
-    stop = np.clip(raw + np.maximum(np.asarray(count), 0), start, len(y))
-    out = []
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        for a, b in zip(start.reshape(-1), stop.reshape(-1), strict=True):
-            seg = y[a:b].astype(np.float64)
-            keep = ~np.isnan(seg) if omit else np.ones(seg.shape, bool)
-            row = []
-            for c in range(y.shape[1]):
-                v = seg[keep[:, c], c]
-                n = len(v)
-                if statistic == "count":
-                    row.append(n)
-                elif statistic == "sum":
-                    row.append(v.sum())
-                elif n == 0 or (statistic in ("var", "std", "sem") and n - ddof <= 0):
-                    row.append(np.nan)
-                elif statistic in ("var", "std"):
-                    row.append(getattr(np, statistic)(v, ddof=ddof))
-                elif statistic == "sem":
-                    row.append(np.std(v, ddof=ddof) / np.sqrt(n))
-                elif statistic in ("first", "last"):  # with propagate: the point, NaN or not
-                    row.append(v[0] if statistic == "first" else v[-1])
-                elif statistic in ("skew", "kurt"):
-                    row.append(_shape_oracle(v, statistic, y.dtype))
-                elif statistic in ("mean", "min", "max", "median"):
-                    row.append(getattr(np, statistic)(v))
-                else:  # a new statistic needs its oracle here before the matrix passes
-                    raise NotImplementedError(f"no NumPy oracle for statistic {statistic!r}")
-            out.append(row)
-    return np.asarray(out, float)
-
-
-def _shape_oracle(v: np.ndarray, statistic: str, dtype) -> float:
-    """pandas' rules (bias-corrected G1/G2 by SciPy) for one subset's values, in float64."""
-    import scipy.stats
-
-    need = 3 if statistic == "skew" else 4
-    if len(v) < need or not np.isfinite(v).all() or np.ptp(v) == 0:
-        return np.nan
-    v = v - v[0]  # exact for nearby values: SciPy's rounded mean of 1e9 + noise would cost
-    # ~1e-7 of the skewness (both statistics are shift-invariant)
-    # where the moments overflow the data's float dtype the library says NaN
-    big = np.finfo(dtype if np.dtype(dtype).kind == "f" else FLOAT).max / 4
-    m2 = np.sum((v - v.mean()) ** 2)
-    if m2 ** (1.5 if statistic == "skew" else 2.0) > big:  # M3 <= M2**1.5, M4 <= M2**2
-        return np.nan
-    if statistic == "skew":
-        return float(scipy.stats.skew(v, bias=False))
-    return float(scipy.stats.kurtosis(v, bias=False))
 
 
 def _tol(statistic: str, y: np.ndarray, start, count) -> tuple[float, np.ndarray]:
@@ -197,7 +138,7 @@ def test_every_road_equals_numpy_and_the_reference(omit):
     kinds = np.asarray(LABELS)
     for road, stats in ROADS.items():
         for s in stats:
-            want = _oracle(Y, ranges.start, ranges.count, s, 1, omit)
+            want = range_oracle(Y, ranges.start, ranges.count, s, 1, omit)
             for kind in KINDS:
                 sel = kinds == kind
                 sub = Ranges(ranges.start[sel], ranges.count[sel])
@@ -237,7 +178,7 @@ def test_roads_across_dtypes_offsets_and_time_axes(case):
     stats = ROADS["tree"]
     got = {road: range_statistic(y, ranges, stats, method=road, capacity=512) for road in ROADS}
     for s in stats:
-        want = _oracle(y, ranges.start, ranges.count, s, 0, False)
+        want = range_oracle(y, ranges.start, ranges.count, s, 0, False)
         for road in ROADS:
             _assert_matches(got[road][s], want, s, y, ranges, f"{case}/{road}/{s}")
     if case == "datetime":  # the same windows from datetime64 x and from its nanoseconds
@@ -262,7 +203,7 @@ def test_roads_under_jit_and_vmap_without_recompiling():
     for start, got in zip(starts, outs, strict=True):
         for road, stats in ROADS.items():
             for s in stats:
-                want = _oracle(Y, start, ranges.count, s, 0, True)
+                want = range_oracle(Y, start, ranges.count, s, 0, True)
                 _assert_matches(got[road][s], want, s, Y, Ranges(start, ranges.count), road)
     # vmap over datasets: each batch element equals its own (jitted) call, up to rounding:
     # the batched program may fuse (and contract to FMA) differently, never mix batch
@@ -397,7 +338,7 @@ def test_half_floats_compute_in_float32_and_come_back_in_their_dtype(dtype):
     y = (RNG.normal(3.0, 2.0, 64)).astype(dt)
     r = jaxsubset.ranges.sliding(np.arange(64.0), 16, step=8)
     want = {
-        s: _oracle(y.astype(np.float32)[:, None], r.start, r.count, s, 0, False)[:, 0]
+        s: range_oracle(y.astype(np.float32)[:, None], r.start, r.count, s, 0, False)[:, 0]
         for s in ("sum", "mean", "std", "max")
     }
     for road in ROADS:
@@ -468,30 +409,13 @@ def test_new_statistics_equal_pandas_rolling_and_groupby():
                 )
 
 
-def _quantile_oracle(y, start, count, q, omit):
-    """NumPy's ``quantile``/``nanquantile`` (linear) of every range, in float64."""
-    raw = np.asarray(start)
-    start = np.clip(raw, 0, len(y))
-    stop = np.clip(raw + np.maximum(np.asarray(count), 0), start, len(y))
-    f = np.nanquantile if omit else np.quantile
-    out = np.full((len(start), y.shape[1]), np.nan)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        for k, (a, b) in enumerate(zip(start, stop, strict=True)):
-            for c in range(y.shape[1]):
-                v = y[a:b, c].astype(np.float64)
-                if (~np.isnan(v)).sum() if omit else len(v):
-                    out[k, c] = f(v, q)
-    return out
-
-
 @pytest.mark.parametrize("omit", [False, True], ids=["propagate", "omit"])
 def test_quantile_equals_numpy_on_every_kind(omit):
     policy = "omit" if omit else "propagate"
     kinds = np.asarray(LABELS)
     for q in (0.9, 0.37):
         got = range_statistic(Y, ALL, ("quantile", "median"), q=q, nan_policy=policy, capacity=512)
-        want = _quantile_oracle(Y, ALL.start, ALL.count, q, omit)
+        want = quantile_oracle(Y, ALL.start, ALL.count, q, omit)
         for kind in KINDS:
             sel = kinds == kind
             sub = Ranges(ALL.start[sel], ALL.count[sel])

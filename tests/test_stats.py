@@ -9,7 +9,7 @@ import scipy.stats
 import jaxsubset
 from checks import compile_once
 from jaxsubset import binned_statistic, range_statistic
-from references import FLOAT, X64
+from references import FLOAT, X64, range_oracle
 
 
 BINNED = ["mean", "std", "median", "count", "sum", "min", "max"]
@@ -46,30 +46,9 @@ YS = RNG.normal(3.0, 2.0, (N, 2)).astype(FLOAT)
 
 
 def _reference(y, start, count, statistic, ddof=0):
-    with np.errstate(all="ignore"):
-        return _reference_loop(y, start, count, statistic, ddof)
-
-
-def _reference_loop(y, start, count, statistic, ddof):
-    out = []
-    for a, c in zip(np.ravel(start), np.ravel(count), strict=True):
-        seg = y[a : a + c]
-        if c == 0:
-            out.append(np.full(y.shape[1:], 0.0 if statistic in ("sum", "count") else np.nan))
-            continue
-        out.append(
-            {
-                "count": np.full(y.shape[1:], c),
-                "sum": seg.sum(0),
-                "mean": seg.mean(0),
-                "var": seg.var(0, ddof=ddof) if c > ddof else np.full(y.shape[1:], np.nan),
-                "std": seg.std(0, ddof=ddof) if c > ddof else np.full(y.shape[1:], np.nan),
-                "min": seg.min(0),
-                "max": seg.max(0),
-                "median": np.median(seg, 0),
-            }[statistic]
-        )
-    return np.asarray(out, float).reshape(np.shape(start) + y.shape[1:])
+    """``references.range_oracle`` in the ranges' batch shape: ``start.shape + y.shape[1:]``."""
+    flat = range_oracle(y, np.ravel(start), np.ravel(count), statistic, ddof)
+    return flat.reshape(np.shape(start) + y.shape[1:])
 
 
 RANGE_KINDS = {
