@@ -427,3 +427,22 @@ def test_bucketed_rolling_quantiles_are_bit_identical(monkeypatch):
         jax.config.update("jax_disable_most_optimizations", before)
     np.testing.assert_array_equal(out["on"], out["off"])
     assert os.environ.get("JAXSUBSET_BUCKETS") == "off"
+
+
+def test_docs_run_time_check_section_holds_for_this_jax():
+    # docs/guide/checks-and-cache.md: a fired check under a jit of one's own is JAX's
+    # JaxRuntimeError on EVERY call in JAX >= 0.10 (the docs said ValueError on later calls),
+    # and `checked` turns it into the plain ValueError
+    x = jnp.arange(10.0)
+
+    @jax.jit
+    def total(stop):
+        return jaxsubset.check_overflow(jaxsubset.isolate(x, x, 0, stop, capacity=4)).sum()
+
+    if tuple(int(p) for p in jax.__version__.split(".")[:2]) >= (0, 10):
+        for _ in range(3):
+            with pytest.raises(jax.errors.JaxRuntimeError, match="capacity"):
+                total(8)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="capacity"):
+            jaxsubset.checked(total)(8)
