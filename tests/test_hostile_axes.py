@@ -100,6 +100,20 @@ def _width(kind, unit, k):
     return unit * k, unit * k
 
 
+def _constructed(make, counts, sums=None):
+    """A constructor's Subsets have the exact counts (and sums of ``arange`` values), or, in
+    32-bit mode only, it refuses with a clear error naming ``x`` (``Subsets.x`` of int64
+    beyond int32 or of dates would be int64)."""
+    try:
+        s = make()
+    except (TypeError, ValueError) as e:
+        assert not X64 and "`x`" in str(e), e
+        return
+    np.testing.assert_array_equal(np.asarray(s.count).reshape(-1), counts)
+    if sums is not None:
+        np.testing.assert_array_equal(np.asarray(s.sum()).reshape(-1), sums)
+
+
 # ------------------------------------------------------------------ the property, both modes
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ax=axes(), k=st.integers(1, 3), a=st.integers(0, N - 1), b=st.integers(0, N - 1))
@@ -115,12 +129,15 @@ def test_hostile_axes_right_answer_or_clear_error(ax, k, a, b):
     want = np.searchsorted(p, p[hi_i], "left") - np.searchsorted(p, p[lo_i], "left")
     assert int(r.count) == want
     # the constructor: the same subsets, or (32-bit mode) a clear error naming x
-    try:
-        s = jaxsubset.select(xs, np.arange(N, dtype=np.float32), lo, hi, capacity=N)
-        assert int(s.count) == want
-        assert float(s.sum()) == float(np.arange(N)[np.searchsorted(p, p[lo_i]) :][:want].sum())
-    except (TypeError, ValueError) as e:
-        assert not X64 and "`x`" in str(e), e
+    _constructed(
+        lambda: jaxsubset.select(xs, np.arange(N, dtype=np.float32), lo, hi, capacity=N),
+        [want],
+        [float(np.arange(N)[np.searchsorted(p, p[lo_i]) :][:want].sum())],
+    )
+    # the index constructors carry x into Subsets.x as JAX holds it (or refuse it by name)
+    _constructed(lambda: jaxsubset.chunks(xs, y, 3), [4, 4, 4])
+    _constructed(lambda: jaxsubset.sliding(xs, y, 5, step=5), [5, 5])
+    _constructed(lambda: jaxsubset.isolate(xs, y, a, b, capacity=N), [max(b - a, 0)])
     # binned_statistic: NumPy's digitize on the exact positions (SciPy's bins)
     edges = x[[0, lo_i, max(hi_i, lo_i + 1) if lo_i + 1 < N else lo_i, N - 1]]
     if kind.startswith("dates") or kind == "bool":
@@ -133,6 +150,10 @@ def test_hostile_axes_right_answer_or_clear_error(ax, k, a, b):
         d[p == e_exact[-1]] -= 1  # the last edge closed, as SciPy
         np.testing.assert_array_equal(res.binnumber, d)
         np.testing.assert_array_equal(res.statistic, np.bincount(d, minlength=5)[1:4])
+        _constructed(
+            lambda: jaxsubset.bins(xs, y, np.asarray(edges), capacity=N),
+            np.bincount(d, minlength=5)[1:4],
+        )
         if kind in ("far", "int", "bool"):  # (SciPy's last-edge rounding fails on subnormals)
             ref = scipy.stats.binned_statistic(p, y, "count", bins=e_exact)
             np.testing.assert_array_equal(res.statistic, ref.statistic)
@@ -148,6 +169,7 @@ def test_hostile_axes_right_answer_or_clear_error(ax, k, a, b):
     got = jaxsubset.ranges.rolling(xs, width)
     np.testing.assert_array_equal(np.asarray(got.count), count)
     np.testing.assert_array_equal(np.asarray(got.start), start)
+    _constructed(lambda: jaxsubset.rolling(xs, y, width, capacity=N), count)
     rs = jaxsubset.rolling_statistic(xs, y, width, ("count", "sum"))
     np.testing.assert_array_equal(rs["count"], count)
     sums = [y[s0 : s0 + c].sum(dtype=np.float64) for s0, c in zip(start, count, strict=True)]
@@ -167,6 +189,7 @@ def test_hostile_axes_right_answer_or_clear_error(ax, k, a, b):
         np.sum((p >= first + j * e_ex) & (p < first + (j + 1) * e_ex)) for j in range(len(lo_w))
     ]
     np.testing.assert_array_equal(np.asarray(dyn.count), want_c)
+    _constructed(lambda: jaxsubset.dynamic(xs, y, every, capacity=N), want_c)
     # ewm_statistic: pandas' weights, from the exact time differences
     h, h_ex = _width(kind, unit, 2)
     m = np.asarray(jaxsubset.ewm_statistic(xs, y, h, "mean"), np.float64)
@@ -206,13 +229,33 @@ def test_nearest_query_between_samples_is_not_rounded():
     assert jaxsubset.nearest(np.array([0, 1, 1, 2, 4, 4, 4, 7]), [3.0000001]).tolist() == [4]
 
 
-def test_int64_y_through_a_constructor_is_refused_or_exact():
+_X4 = np.arange(4.0)
+_INT64_ROADS = {  # every road that takes y: (call, the exact total of its first result)
+    "chunks": lambda y: jaxsubset.chunks(_X4, y, 1).sum()[0],
+    "select": lambda y: jaxsubset.select(_X4, y, 0.0, 9.0, capacity=4).sum(),
+    "rolling": lambda y: jaxsubset.rolling(_X4, y, 9.0, capacity=4).sum()[-1],
+    "sliding": lambda y: jaxsubset.sliding(_X4, y, 4).sum()[0],
+    "isolate": lambda y: jaxsubset.isolate(_X4, y, 0, 4, capacity=4).sum(),
+    "bins": lambda y: jaxsubset.bins(_X4, y, [0.0, 9.0], capacity=4).sum()[0],
+    "dynamic": lambda y: jaxsubset.dynamic(_X4, y, 9.0, capacity=4).sum()[0],
+    "rolling_statistic": lambda y: jaxsubset.rolling_statistic(_X4, y, 9.0, "sum")[-1],
+    "range_statistic": lambda y: jaxsubset.range_statistic(
+        y, jaxsubset.ranges.chunks(_X4, 1), "sum"
+    )[0],
+    "binned_statistic": lambda y: jaxsubset.binned_statistic(_X4, y, "sum", 1).statistic[0],
+    "ewm_statistic": lambda y: jaxsubset.ewm_statistic(_X4, y, 1e-9, "mean")[0],
+}
+
+
+@pytest.mark.parametrize("road", sorted(_INT64_ROADS))
+def test_int64_y_is_refused_or_exact_on_every_road(road):
     y = np.array([2**40, 1, 2, 3], np.int64)
+    want = 2**40 if road == "ewm_statistic" else 2**40 + 6
     if X64:
-        assert float(jaxsubset.chunks(np.arange(4.0), y, 1).sum()[0]) == 2**40 + 6
-    else:
-        with pytest.raises(ValueError, match=r"chunks: `y` holds 1099511627776"):
-            jaxsubset.chunks(np.arange(4.0), y, 1)
+        assert float(_INT64_ROADS[road](y)) == want
+    else:  # it wrapped (chunks(...).sum() was 6)
+        with pytest.raises(ValueError, match=r"`(y|values)` holds 1099511627776"):
+            _INT64_ROADS[road](y)
 
 
 def test_traced_bound_next_to_an_unheld_x_is_a_clear_error():
