@@ -115,7 +115,7 @@ def _constructed(make, counts, sums=None):
 
 
 # ------------------------------------------------------------------ the property, both modes
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ax=axes(), k=st.integers(1, 3), a=st.integers(0, N - 1), b=st.integers(0, N - 1))
 def test_hostile_axes_right_answer_or_clear_error(ax, k, a, b):
     kind, x, unit = ax
