@@ -180,20 +180,23 @@ def test_period_bins_errors():
     np.testing.assert_array_equal(np.asarray(got), eager)
 
 
-def test_period_bins_need_x64_and_bin_edges_do_not():
-    """``bin_edges`` is NumPy only (either JAX mode); the binned statistics on datetime64 x
-    need int64, so 32-bit mode gets the time axes' clear error."""
+def test_period_bins_in_either_mode():
+    """``bin_edges`` is NumPy only (either JAX mode); the binned statistics and the ranges of
+    datetime64 x are exact in 32-bit mode too (resolved as in 64-bit mode, issue 30), only
+    ``Subsets`` (whose x would be int64 nanoseconds) need 64-bit mode."""
     t = np.array(["2001-01-30", "2001-02-02", "2001-04-01"], "datetime64[D]")
     e = jaxsubset.bin_edges(t, "1M")
     assert e.astype("datetime64[D]").astype(str).tolist() == [
         "2001-01-01", "2001-02-01", "2001-03-01", "2001-04-01", "2001-05-01"]  # fmt: skip
     ns = jaxsubset.bin_edges(jaxsubset.to_ns(t), "1M")  # int64 ns in, int64 ns out
     assert ns.dtype == np.int64 and (ns == e.view(np.int64)).all()
+    res = jaxsubset.binned_statistic(t, np.arange(3.0), "mean", bins="1M")
+    np.testing.assert_array_equal(res.statistic, [0.0, 1.0, np.nan, 2.0])
+    np.testing.assert_array_equal(res.bin_edges, e)
+    assert jaxsubset.ranges.bins(t, "1M").count.tolist() == [1, 1, 0, 1]
     if not X64:
         with pytest.raises(TypeError, match="64-bit mode"):
-            jaxsubset.binned_statistic(t, np.ones(3), "mean", bins="1M")
-        with pytest.raises(TypeError, match="64-bit mode"):
-            jaxsubset.ranges.bins(t, "1M")
+            jaxsubset.bins(t, np.ones(3), "1M", capacity=2)
 
 
 def test_parse_period_and_bin_edges_checks():

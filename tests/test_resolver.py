@@ -196,11 +196,17 @@ def test_int64_x_that_does_not_fit_is_an_error_naming_x():
         jaxsubset.select(x, x, 0, 1, capacity=2)
 
 
-@pytest.mark.skipif(X64, reason="32-bit mode only: time axes need x64")
-def test_time_axis_is_a_clear_error_in_32_bit_mode():
+def test_time_axis_windows_are_exact_in_either_mode():
+    # 32-bit mode: the index ranges of a time axis are resolved as in 64-bit mode (issue 30);
+    # only Subsets, whose x would be int64 nanoseconds, need 64-bit mode
     t = np.arange("2001-01-01", "2001-01-11", dtype="datetime64[D]")
-    with pytest.raises(TypeError, match=r"needs JAX's 64-bit mode"):
-        jaxsubset.ranges.rolling(t, "7D")
+    r = jaxsubset.ranges.rolling(t, "7D")
+    want = pd.Series(np.ones(10), index=pd.DatetimeIndex(t)).rolling("7D").count()
+    assert r.count.tolist() == want.astype(int).tolist()
+    assert r.count.dtype == jaxsubset._validate.index_dtype()
+    if not X64:
+        with pytest.raises(TypeError, match=r"needs JAX's 64-bit mode"):
+            jaxsubset.rolling(t, np.ones(10), "7D", capacity=8)
 
 
 # ------------------------------------------------------------------------------------ time

@@ -69,11 +69,27 @@ def time_kind(value: Any) -> str | None:
     return kind if kind in "Mm" else None
 
 
+def naive_utc(value: Any) -> Any:
+    """Timezone-aware dates (a pandas ``DatetimeIndex``/``Series``/``Timestamp``, a
+    ``datetime`` with ``tzinfo``) as their instants in UTC, naive: a time axis holds UTC
+    nanoseconds (as the command reads ``+01:00``). Anything else is returned as it is."""
+    if getattr(getattr(value, "dtype", None), "tz", None) is not None:
+        return np.asarray(
+            value.dt.tz_convert(None) if hasattr(value, "dt") else value.tz_convert(None)
+        )
+    if isinstance(value, _dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(_dt.UTC).replace(tzinfo=None)
+    return value
+
+
 def require_x64(func: str) -> None:
     if not jax.config.read("jax_enable_x64"):
         raise TypeError(
-            f"{func}: time axes are held as int64 nanoseconds, which needs JAX's 64-bit mode: "
-            "call `jax.config.update('jax_enable_x64', True)` at start-up"
+            f"{func}: `x` is a time axis, whose positions here would be int64 nanoseconds "
+            "(e.g. `Subsets.x`), which needs JAX's 64-bit mode: call "
+            "`jax.config.update('jax_enable_x64', True)` at start-up. In 32-bit mode the "
+            "statistics (rolling_statistic, binned_statistic, ewm_statistic, range_statistic "
+            "of jaxsubset.ranges), jaxsubset.ranges and nearest take dates exactly"
         )
 
 
@@ -82,6 +98,12 @@ def as_kind(value: Any, convert: Any, kind: str) -> np.ndarray:
     ``Timestamp``/``Timedelta``) converted one by one with ``convert``. TypeError otherwise."""
     if hasattr(value, "dtype") and not isinstance(value, _dt.datetime | _dt.timedelta):
         arr = np.asarray(value)
+        if arr.dtype == object:  # Python objects in an array (tz-aware Timestamps)
+            return (
+                as_kind(arr.tolist(), convert, kind)
+                if arr.ndim
+                else as_kind(arr.item(), convert, kind)
+            )
     else:
         obj = np.asarray(value, dtype=object)
         arr = np.asarray([convert(v) for v in obj.ravel()]).reshape(obj.shape)
@@ -91,12 +113,14 @@ def as_kind(value: Any, convert: Any, kind: str) -> np.ndarray:
 
 
 def datetime_to_ns(value: Any, name: str, func: str) -> np.ndarray:
-    """Dates (datetime64, ``datetime``, ISO strings, pandas Timestamps) as int64 nanoseconds."""
+    """Dates (datetime64, ``datetime``, ISO strings, pandas Timestamps) as int64 nanoseconds;
+    timezone-aware ones at their UTC instants (:func:`naive_utc`)."""
+    value = naive_utc(value)
     try:
         if isinstance(value, str) or (isinstance(value, np.ndarray) and value.dtype.kind == "U"):
             arr = np.asarray(value, dtype="datetime64[ns]")
         else:
-            arr = as_kind(value, np.datetime64, "M")
+            arr = as_kind(value, lambda v: np.datetime64(naive_utc(v)), "M")
     except (TypeError, ValueError):
         raise TypeError(
             f"{func}: `{name}` must be dates (numpy.datetime64 or ISO strings) on a time axis, "
@@ -249,6 +273,7 @@ def window_width(
 def x_to_ns(x: Any, func: str) -> np.ndarray:
     """A datetime64/timedelta64 x as int64 nanoseconds (checked for NaT and range)."""
     require_x64(func)
+    x = naive_utc(x)
     if time_kind(x) == "m":
         return timedelta_to_ns(np.asarray(x), "x", func)
     arr = np.asarray(x)
@@ -522,7 +547,7 @@ def bin_edges(x: Any, bins: int | str, *, max_bins: int | None = None) -> np.nda
         isinstance(max_bins, bool) or not isinstance(max_bins, int) or max_bins < 1
     ):
         raise TypeError(f"{func}: `max_bins` must be a positive int or None, got {max_bins!r}")
-    arr = np.asarray(x)
+    arr = np.asarray(naive_utc(x))
     if arr.ndim != 1 or arr.shape[0] == 0:
         raise ValueError(f"{func}: `x` must be a non-empty 1-D array, got shape {arr.shape}")
     kind = time_kind(arr)

@@ -19,6 +19,7 @@ from jax import lax
 from . import _bucket
 from ._axis import bound_array, period_edges, time_kind, to_datetime64, x_to_ns
 from ._checks import error_if
+from ._exact import binned_exact, binned_wide
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
 from ._statistics._registry import (
@@ -49,6 +50,7 @@ from ._validate import (
 )
 from .reduce import Request, choose
 from .reduce._choose import bins_layout
+from .resolve._keys import keys
 
 
 # ---------------------------------------------------------------------------- binned_statistic
@@ -182,9 +184,32 @@ def binnumber(
         d = bucketize(x, edges, nbins).astype(idt)
         if nbins is not None:  # +inf is above every real edge and at or below the padding
             d = jnp.minimum(d, nb + 1)
-    on_edge = (x >= last) & (around(x, dec) == around(last, dec))
+    d, kx, k_last = exact_bins(x, edges, d, nb)
+    on_edge = (kx >= k_last) & (around(x, dec) == around(last, dec))
     d = jnp.where(on_edge, d - 1, d)
     return jnp.where(jnp.isnan(x), nb + 1, d)
+
+
+def exact_bins(x: Array, edges: Array, d: Array, nb: Any) -> tuple[Array, Array, Array]:
+    """``d`` (bin numbers from float arithmetic) verified in the order-preserving integer keys
+    of ``x`` and the edges, and searched in them where any is off: float comparisons on the
+    CPU flush subnormals to zero (NumPy's ``test_gh_23110``: -0.9e-308 in the first of two
+    bins over ``(-1e-308, -2e-313)``), the keys never. Returns ``(d, keys(x), key of the
+    last real edge)``."""
+    kx, ke = keys(x), keys(edges)
+    nb = jnp.asarray(nb, d.dtype)
+    bottom = jnp.full((1,), jnp.iinfo(ke.dtype).min, ke.dtype)
+    top = jnp.full((2,), jnp.iinfo(ke.dtype).max, ke.dtype)
+    table = jnp.concatenate([bottom, ke, top])  # table[d]: the lower edge of bin d
+    inside = (d <= nb) & (table[jnp.clip(d, 0, nb + 1)] <= kx)
+    above = (d > nb) | (kx < table[jnp.clip(d + 1, 0, nb + 2)])
+    # keys past edges[nb] (padding, +inf) count as above the last real edge
+    ok = jnp.all(((d == 0) | inside) & ((d == nb + 1) | above | (d > nb)) | jnp.isnan(x))
+
+    def search() -> Array:
+        return jnp.minimum(jnp.searchsorted(ke, kx, side="right").astype(d.dtype), nb + 1)
+
+    return lax.cond(ok, lambda: d, search), kx, ke[jnp.minimum(nb, ke.shape[0] - 1)]
 
 
 POW10_INT = [10**k for k in range(19)]
@@ -218,12 +243,13 @@ def int_binnumber(x: Array, edges: Array, dec: Array, nbins: Array | None = None
     target = around(edges[li], dec)
     whole = (target == jnp.floor(target)) & (target < lim) & (target >= float(info.min))
     tgt = jnp.where(whole, target, 0).astype(x.dtype)
-    top = 18 if bits > 32 else 9
+    top = len(str(int(info.max))) - 1  # the largest power of ten x's dtype holds (int8: 100)
     p = jnp.asarray(POW10_INT[: top + 1], x.dtype)[jnp.clip(-dec, 0, top)]
     q = x // p
     rem = x - q * p
     up = (2 * rem > p) | ((2 * rem == p) & (q % 2 == 1))
     rounded = jnp.where(dec >= 0, x, (q + up.astype(x.dtype)) * p)
+    rounded = jnp.where(-dec > top, 0, rounded)  # rounded to more digits than x has: 0
     on_edge = (d >= n_fit) & fits[li] & (x >= t[li]) & whole & (rounded == tgt)
     return jnp.where(on_edge, d - 1, d)
 
@@ -513,6 +539,11 @@ def binned_statistic(
         [0.5, 2.5]
     """
     func = "binned_statistic"
+    if binned_wide(func, x, bins, range):  # positions float32/int32 cannot hold: 64-bit bins
+        return binned_exact(
+            binned_statistic, x, values, statistic, bins, range, capacity=capacity,
+            x_sorted=x_sorted, nan_policy=nan_policy, method=method, q=q,
+        )  # fmt: skip
     fn, statistic, nan_policy, method = binned_args(statistic, q, nan_policy, method, func)
     tk = time_kind(x)
     if isinstance(bins, str):  # a period: its edges from the concrete dates, as dates
@@ -590,7 +621,8 @@ def binned_values(
         vals = traced_array(values)
     else:
         np_v = np.asarray(values)
-        if np_v.dtype.kind not in "biuf":
+        # bfloat16 (an ml_dtypes extension type, NumPy kind "V") is a float like float16
+        if np_v.dtype.kind not in "biuf" and not jnp.issubdtype(np_v.dtype, jnp.floating):
             raise TypeError(f"{func}: `values` must be real numeric, got dtype {np_v.dtype}")
         check_int_fits(np_v, "values", func)  # int64 in 32-bit mode: jnp.asarray would wrap
         vals = device_array(values, np_v)

@@ -20,10 +20,11 @@ In the style of ``equinox.error_if``:
   for its side effect; the program then goes through JAX's Python dispatch (an effect), a
   little slower per call. ``shard_map`` programs (``jaxsubset.shard``) run it per device.
 
-What reaches the caller under a ``jit`` of one's own (JAX 0.10): JAX replaces an exception
-raised in a host callback by its own, a ``jax.errors.JaxRuntimeError`` on a jitted function's
-first call (Python dispatch) and a ``ValueError`` on later calls (C++ dispatch), both with the
-text ``INTERNAL: CpuCallback error calling callback: Traceback ...`` ending with
+What reaches the caller under a ``jit`` of one's own: JAX replaces an exception raised in a
+host callback by its own, a ``jax.errors.JaxRuntimeError`` (a ``RuntimeError``), on every call
+in JAX 0.10 (some earlier releases raise it on a jitted function's first call, through Python
+dispatch, and pass a ``ValueError`` on later calls, through C++ dispatch), with the text
+``INTERNAL: CpuCallback error calling callback: Traceback ...`` ending with
 ``ValueError: <message>``. Wrap the call in :func:`reraise` (or decorate the function with
 :func:`checked`) to get a plain ``ValueError(<message>)`` instead; ``stream`` and ``shard``
 do this themselves. JAX logs the failing callback's traceback to stderr;
@@ -218,7 +219,8 @@ def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
     Gradients pass through ``x`` unchanged. ``JAXSUBSET_CHECKS=off`` returns ``x`` unchecked.
 
     Under a ``jit`` of one's own JAX delivers the error as a ``jax.errors.JaxRuntimeError``
-    (first call) or a ``ValueError`` (later calls) whose text starts with JAX's
+    (JAX 0.10: on every call; some earlier releases: on the first call, a ``ValueError`` on
+    later ones) whose text starts with JAX's
     ``INTERNAL: CpuCallback error ...`` line and whose last line is ``ValueError: <message>``;
     :func:`reraise` / :func:`checked` turn either into ``ValueError(<message>)``.
 
@@ -353,8 +355,9 @@ def fired_message(err: BaseException) -> str | None:
     """The message of the check that caused ``err``, else ``None``.
 
     ``err`` is what JAX raised for a failed host callback: a ``jax.errors.JaxRuntimeError``
-    (a jitted function's first call, traced and compiled in Python) or a ``ValueError``
-    (later calls, through JAX's C++ dispatch), both with JAX's text around the message.
+    (JAX 0.10 on every call; some earlier releases on a jitted function's first call only)
+    or a ``ValueError`` (those releases' later calls, through the C++ dispatch), both with
+    JAX's text around the message.
     """
     if getattr(err, MARK, False):
         return str(err)

@@ -1,19 +1,23 @@
 """Hopping and tumbling windows on x: polars' ``group_by_dynamic`` (``every``, ``period``,
 ``offset``), resolved to index ranges by the one resolver (:func:`select_ranges`)."""
 
-import functools
 import re
 from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import concrete_bound, datetime_to_ns, time_kind, timedelta_to_ns
+from ._axis import concrete_bound, datetime_to_ns, naive_utc, time_kind, timedelta_to_ns
 from ._checks import argument_guard
+from ._exact import exact_positions, exact_subsets
+from ._hop import bound_dtype, check_step, float_count, float_windows, int_window_keys
 from ._subsets import Subsets
 from ._typing import ArrayLike
 from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
-from .resolve import Ranges, bucketed_gather, eager, resolve_select, to_subsets
+from .resolve import Ranges, bucketed_gather, eager, gather, resolve_select, sides, to_subsets
+from .resolve._keys import traced_key
+from .resolve._type import real_length
+from .resolve._xranges import xrange
 
 
 CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")
@@ -161,10 +165,21 @@ def steps(
         return True, months, per_months, step(offset, "offset", x, func, time, positive=False)
     ev = step(every, "every", x, func, time, positive=True)
     per = ev if period is None else step(period, "period", x, func, time, positive=True)
-    return False, ev, per, step(offset, "offset", x, func, time, positive=False)
+    off = step(offset, "offset", x, func, time, positive=False)
+    if time == "M" and isinstance(every, str) and WEEKS.match(every):
+        off = off + MONDAY  # polars' "1w": weeks start on Monday (1970-01-05), not Thursday
+    return False, ev, per, off
 
 
-def host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tuple[Any, int]:
+# polars' week unit, lower-case as all of its duration strings ("2w"); "7D", "1W" (the
+# command's spelling) stay fixed durations counted from the epoch, as polars' "7d"
+WEEKS = re.compile(r"^\s*[0-9]+\s*w\s*$")
+MONDAY = np.int64(4 * DAY)  # 1970-01-01 was a Thursday
+
+
+def host_starts(
+    xc: np.ndarray, every: Any, offset: Any, open_lo: bool, func: str = "dynamic"
+) -> tuple[Any, int]:
     """The first window start and the number of windows, from concrete sorted ``x``.
 
     As polars (``start_by="window"``): the first point truncated to a multiple of ``every``,
@@ -181,14 +196,10 @@ def host_starts(xc: np.ndarray, every: Any, offset: Any, open_lo: bool) -> tuple
         if s0 > lo or (open_lo and s0 == lo):  # back to <= lo (< lo for an open start)
             s0 -= ((s0 - lo) // e + 1 if open_lo else -(-(s0 - lo) // e)) * e
         return s0, (hi - s0) // e + 1
-    flo, fhi, fe = float(xc[0]), float(xc[-1]), float(every)
-    f0 = float(np.floor(flo / fe)) * fe + float(offset)
-    if f0 > flo or (open_lo and f0 == flo):
-        back = np.floor((f0 - flo) / fe) + 1.0 if open_lo else np.ceil((f0 - flo) / fe)
-        f0 -= float(back) * fe
-        while f0 > flo or (open_lo and f0 == flo):  # a quotient rounded down
-            f0 -= fe
-    return f0, int(np.floor((fhi - f0) / fe)) + 1
+    dt = bound_dtype(xc.dtype, every, offset)  # the traced road's dtype and arithmetic
+    check_step(every, dt, func)
+    f0, _ = float_windows(xc[0], every, offset, open_lo, 0, dt, np)
+    return f0, float_count(f0, xc[-1], every, dt)
 
 
 def window_bounds(
@@ -204,7 +215,14 @@ def window_bounds(
     """The windows' ``(lo, hi)`` from concrete sorted ``x`` (only its ends are read): Python
     ints on integer axes, else float64; ``per`` may be traced (then ``hi`` is too)."""
     s0: Any
-    s0, k = host_starts(xc[[0, -1]] if xc.size else xc, ev, off, closed in ("right", "neither"))
+    if xc.dtype.kind == "f" and xc.size and not np.isfinite(xc[[0, -1]]).all():
+        bad = xc[0] if not np.isfinite(xc[0]) else xc[-1]
+        raise ValueError(
+            f"{func}: `x` holds {bad.item()!r}: hopping windows need finite positions (windows "
+            "up to it would be infinitely many); drop or clip such points first"
+        )
+    ends = xc[[0, -1]] if xc.size else xc
+    s0, k = host_starts(ends, ev, off, closed in ("right", "neither"), func)
     if num_windows is not None:
         k = num_windows
     check_count(k, max_windows, func)
@@ -213,8 +231,11 @@ def window_bounds(
         lo = np.asarray([s0 + i * e for i in range(k)], object)
         hi = np.asarray([s0 + i * e + p for i in range(k)], object)
     else:
-        lo = np.asarray(s0, np.float64) + np.arange(k) * np.float64(ev)
-        hi = lo + (per if is_traced(per) else np.float64(per))
+        dt = bound_dtype(xc.dtype, ev, off, per)
+        first = xc[0] if xc.size else np.zeros((), xc.dtype)
+        _, lo = float_windows(first, ev, off, closed in ("right", "neither"), k, dt, np)
+        lo = np.asarray(lo, dt)
+        hi = lo + (per if is_traced(per) else np.asarray(per).astype(dt))
     return lo, hi
 
 
@@ -259,6 +280,7 @@ def dynamic_ranges(
     )
 
 
+@exact_positions(computes=True, others=("every", "period", "offset"))
 def resolve_dynamic(
     x: ArrayLike,
     every: ArrayLike,
@@ -294,29 +316,35 @@ def resolve_dynamic(
             "Python int) when `x`, `every`, `offset` or `length` is traced"
         )
     open_lo = closed in ("right", "neither")
-    # one dtype for every bound: a fractional offset or period on an integer axis makes the
-    # bounds float (as eagerly), never truncated to integers
-    dt = functools.reduce(
-        jnp.promote_types, [jnp.asarray(v).dtype for v in (ev, off, per)], x.dtype
-    )
-    ej = jnp.asarray(ev).astype(dt)
-    first = x[0].astype(dt)
-    # back by whole `every` to <= first (< first for an open start), as host_starts
-    if jnp.issubdtype(dt, jnp.integer):
-        s0 = (first // ej) * ej + jnp.asarray(off).astype(dt)
-        back = (s0 - first) // ej + 1 if open_lo else -((first - s0) // ej)
-        s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - back * ej, s0)
-    else:
-        s0 = jnp.floor(first / ej) * ej + jnp.asarray(off).astype(dt)
-        q = (s0 - first) / ej
-        back = jnp.floor(q) + 1 if open_lo else jnp.ceil(q)
-        s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - back * ej, s0)
-        s0 = jnp.where((s0 > first) | (open_lo & (s0 == first)), s0 - ej, s0)  # q rounded down
-    lo = s0 + jnp.arange(num_windows, dtype=dt) * ej
+    # one dtype for every bound (a fractional offset or period on an integer axis makes the
+    # bounds float, as eagerly, never truncated) and the eager road's arithmetic (_hop)
+    ev, off, per = (v if is_traced(v) else jnp.asarray(v) for v in (ev, off, per))
+    dt = bound_dtype(x.dtype, ev, off, per)
+    if np.dtype(dt).kind in "iu":
+        lo_v, hi_v = int_window_keys(x[0], ev, off, per, open_lo, num_windows, dt)
+        lo_side, hi_side = sides(closed)
+        n_real = real_length(length, x.shape[0], func)
+        lo_k, hi_k = (
+            flagged_key(v, np.dtype(x.dtype), side)
+            for v, side in ((lo_v, lo_side), (hi_v, hi_side))
+        )
+        return xrange(x, lo_k, hi_k, closed, n_real)
+    check_step(ev, dt, func)
+    _, lo = float_windows(x[0], ev, off, open_lo, num_windows, dt, jnp)
     hi = lo + jnp.asarray(per).astype(dt)
     return resolve_select(x, lo, hi, closed=closed, length=length, func=func)
 
 
+def flagged_key(bound: tuple[Any, Any, Any], xdt: np.dtype, side: str) -> tuple[Any, Any, Any]:
+    """A traced bound ``(value, below, above)`` as a key of x's dtype, the flags kept."""
+    value, below, above = bound
+    key, below2, above2 = traced_key(value, xdt, side)
+    below = below if below2 is None else below | below2
+    above = above if above2 is None else above | above2
+    return key, below & ~above, above
+
+
+@exact_subsets(resolve_dynamic, gather, computes=True, others=("every", "period", "offset"))
 def dynamic(
     x: ArrayLike,
     y: ArrayLike,
@@ -344,7 +372,9 @@ def dynamic(
 
     On a datetime64 axis ``every``/``period``/``offset`` are fixed durations (``"1D"``,
     ``"6h"``, ``timedelta64``) and multiples of ``every`` are counted from the Unix epoch
-    (polars' ``"1w"`` starts weeks on Monday: ``every="7D", offset="4D"``). Calendar windows,
+    (``"7D"``: 7-day windows from Thursday 1970-01-01, as polars' ``"7d"``); polars' week
+    strings ``"1w"``, ``"2w"`` start on Monday, as polars (``every="7D", offset="4D"``;
+    an ``offset`` is added to that). Calendar windows,
     polars' ``"1mo"``, ``"1q"``, ``"1y"`` (``"3mo"``...) for ``every`` and then ``period``, start
     on the first of a month (a multiple of ``every`` months since 1970-01) plus a fixed
     ``offset`` in ``[0, 28D)`` (concrete ``x`` only). polars' integer strings (``"5i"``)
@@ -460,11 +490,18 @@ def dynamic_bounds(
             f"{func}: the bounds are computed on the host from concrete `x`, but `x` is traced "
             "(inside jit/vmap): compute them before, outside the traced function"
         )
+    for name, v in (("every", every), ("period", period), ("offset", offset)):
+        if is_traced(v):
+            raise TypeError(
+                f"{func}: the bounds are computed on the host, but `{name}` is traced (inside "
+                "jit/vmap): pass a concrete value, or call jaxsubset.dynamic/ranges.dynamic "
+                "with `num_windows` under jit"
+            )
     closed = check_closed(closed, func)
     if max_windows is not None:
         max_windows = static_int(max_windows, "max_windows", func)
     tk = time_kind(x)
-    arr = np.asarray(x)
+    arr = np.asarray(naive_utc(x))
     if arr.ndim != 1:
         raise ValueError(f"{func}: `x` must be 1-D, got shape {arr.shape}")
     ends = arr[[0, -1]] if arr.shape[0] else arr[:0]
@@ -482,6 +519,8 @@ def dynamic_bounds(
     out = []
     for v in (lo, hi):
         v = np.asarray(v)
+        if v.dtype.kind == "f":  # computed in the windows' own dtype, exact in float64
+            v = v.astype(np.float64)
         if v.dtype == object or v.dtype.kind in "iu":
             try:
                 v = np.asarray(v.tolist(), np.int64).reshape(v.shape)

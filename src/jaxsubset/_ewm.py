@@ -3,16 +3,34 @@
 The weight of point ``j`` at point ``i`` is ``0.5 ** ((x[i] - x[j]) / halflife)``, as
 ``pandas.Series.ewm(halflife=..., times=x)`` with ``adjust=True``. The weighted moments of every
 prefix come from ONE parallel scan (``lax.associative_scan``, O(N) work, O(log N) depth; no
-serial loop over the data) of partials ``(t, W, mean, M2, D, n)``: the time of the partial's
-last reading, the sum of its weights (relative to that time), their weighted mean and squared
-deviations, ``D = W**2 - sum(w**2)`` (the sum of ``w_i * w_j`` over pairs ``i != j``) and the
-count. Combining an earlier partial ``a`` with a later ``b`` first decays ``a`` to ``b``'s time
-(``W``, ``M2`` by ``f``, ``D`` by ``f**2``, ``f = 0.5 ** ((t_b - t_a) / halflife) <= 1``:
-nothing grows, so nothing overflows), then merges them as Chan's weighted pairwise update, and
-``D = D_a + D_b + 2 W_a W_b``: a sum of non-negative terms, never the difference
-``W**2 - sum(w**2)``, which cancels to 0 (a NaN variance) in float32 after a gap of some 25
-halflives. NaN readings (``"omit"``) are identity partials, so the time of a partial is that
-of its last reading. A constant series gives exactly 0 variance.
+serial loop over the data) of partials. A partial holds the time of its last finite reading,
+``W`` (the sum of its weights relative to that time, the last reading weighing 1), its mean as
+a shift ``k`` (the value of its last finite reading) plus ``m``, its biased variance ``V`` and
+``E = 1 - sum(w**2) / W**2`` (so the unbiased variance, pandas' ``bias=False``, is ``V / E``),
+the count of its finite readings and of its ``+inf``/``-inf`` ones.
+
+Numerics (what is guaranteed, and why):
+
+- **Shifted moments.** Means are merged as differences of shifts and offsets,
+  ``d = (k_b - k_a) + (m_b - m_a)``: for float32 values far from zero (``1e4 + 1e-3 * noise``)
+  the shifts are readings, their difference exact, so ``var``/``std`` keep the accuracy of
+  the rolling moments instead of losing every digit to the mean's rounding.
+- **No cancellation, no underflow to NaN.** ``V`` and ``E`` merge as sums of non-negative
+  terms (``E = 2 s u + u**2 E_a + s**2 E_b`` for the shares ``u``/``s`` of the earlier/later
+  partial), never as the difference ``W**2 - sum(w**2)``. After a long gap the earlier
+  partial's share ``u`` underflows (0.5 ** 150 in float32): ``V`` and ``E`` then carry a
+  common scale ``exp(l)`` (``l`` from ``log u``, which does not underflow), so their ratio,
+  the unbiased variance ``(V_a + d**2) / 2`` of the limit, stays a number, as in exact
+  arithmetic; the mean is the newest reading's.
+- **Infinities are values, as in NumPy** (the library's rule for every statistic): from the
+  first ``+inf`` (``-inf``) on, the mean is ``+inf`` (``-inf``; NaN once both were read),
+  ``var``/``std`` NaN; a weight ``0.5 ** (dt / halflife)`` is never 0, so they never leave.
+  pandas' ``ewm`` reads infinities as missing: replace them by NaN first for its numbers.
+- NaN readings (``"omit"``) are identity partials; a constant series gives exactly 0.
+- **Times** are differences from the first point: of ``x`` itself inside ``jit`` (integers
+  exactly, as unsigned), or, for host positions JAX's 32-bit mode cannot hold (float64 far
+  from zero, time axes), computed on the host in float64 and carried as two floats
+  ``hi + lo`` (:func:`host_times`), so gaps keep their digits in 32-bit mode too.
 """
 
 import functools
@@ -25,11 +43,27 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._axis import bound_array, time_kind
+from ._axis import (
+    bound_array,
+    concrete_bound,
+    datetime_to_ns,
+    naive_utc,
+    time_kind,
+    timedelta_to_ns,
+)
+from ._checks import argument_guard
+from ._exact import wide
 from ._statistics._registry import check_statistics, float_dtype
 from ._stats import as_y, raise_on_nan
 from ._typing import Array, ArrayLike
-from ._validate import as_x, check_nan_policy, check_sorted_x, is_traced, static_int
+from ._validate import (
+    as_x,
+    check_nan_policy,
+    check_sorted_x,
+    is_traced,
+    static_int,
+    traced_array,
+)
 
 
 EWM_STATISTICS = ("mean", "var", "std")
@@ -38,24 +72,43 @@ EWM_STATISTICS = ("mean", "var", "std")
 def combine(a: tuple, b: tuple, lam: Array) -> tuple:
     """The partial of ``a`` followed by ``b`` (``a``'s points all before ``b``'s).
 
-    A partial without readings (``n == 0``: NaN rows) is the identity, so a partial's time is
-    that of its last reading and its weights stay relative to it (the last reading weighs 1):
-    NaN rows never decay the moments, which a long gap would otherwise underflow to 0 (a mean
-    of 0, a NaN variance, where pandas repeats the previous result).
+    A partial is ``(times, moments, counts)``: ``times`` ``(P, ...)`` the parts of the time of
+    its last finite reading, ``moments`` ``(6, ...)`` ``W, k, m, V, E, l`` (``V``/``E`` scaled
+    by ``exp(l)``), ``counts`` ``(3, ...)`` its finite, ``+inf`` and ``-inf`` readings (three
+    stacked leaves: a scan level slices three arrays, not ten). A partial without finite
+    readings (NaN and infinite rows) is the identity for the moments (its infinities are
+    counted), so a partial's time is that of its last finite reading and its weights stay
+    relative to it. It holds ``W = 1`` and zeros, so the merge below stays finite (also in
+    gradients) where it is not taken.
     """
-    ta, wa, ma, qa, da, na = a
-    tb, wb, mb, qb, db, nb = b
-    f = jnp.exp(-lam * (tb - ta).astype(wa.dtype))
-    fa = (wa * f, qa * f, da * f * f)
-    w = fa[0] + wb
-    both = (fa[0] > 0) & (wb > 0)
-    share = jnp.where(both, wb / jnp.where(both, w, 1), 0)
-    d = jnp.where(both, mb - ma, 0)
-    m = jnp.where(fa[0] > 0, ma + d * share, mb)
-    q = fa[1] + qb + d * d * fa[0] * share
-    merged = (tb, w, m, q, fa[2] + db + 2 * fa[0] * wb, na + nb)
-    first = tuple(jnp.where(na == 0, vb, v) for vb, v in zip(b, merged, strict=True))
-    return tuple(jnp.where(nb == 0, va, v) for va, v in zip(a, first, strict=True))
+    (ta, ma_, ca), (tb, mb_, cb) = a, b
+    wa, ka, ma, va, ea, la = ma_
+    wb, kb, mb, vb, eb, lb = mb_
+    calc = wa.dtype
+    gap = jnp.sum((tb - ta).astype(calc), axis=0)
+    decay = lam * gap
+    waf = wa * jnp.exp(-decay)
+    w = waf + wb  # W >= 1: the last reading weighs 1
+    u, s = waf / w, wb / w  # the shares of the earlier and the later partial
+    # the scale of V and E: log u, which does not underflow where u does (see the docstring)
+    log_u = jnp.log(wa) - decay - jnp.log(w)
+    big = jnp.where(eb != 0, jnp.maximum(lb, log_u), log_u)  # b without pairs: no scale
+    ell = jnp.where(big > SAFE[np.dtype(calc).name], 0, big)
+    eu = jnp.where(ell == 0, u, jnp.exp(jnp.minimum(log_u - ell, 0)))  # u, unless rescaled
+    fa = eu * jnp.exp(la)  # u * exp(la - ell)
+    fb = jnp.exp(jnp.minimum(lb - ell, 0))
+    d = (kb - ka) + (mb - ma)  # the later mean minus the earlier, from exact shifts
+    v = va * fa + s * (vb * fb + (d * d) * eu)
+    e = 2 * s * eu + ea * fa * u + s * s * eb * fb
+    m = mb - jnp.where(u > 0, u * d, 0)
+    merged = jnp.stack([w, kb, m, v, e, ell])
+    keep_a, keep_b = cb[0] == 0, ca[0] == 0  # a side without finite readings: the other's
+    moments = jnp.where(keep_a, ma_, jnp.where(keep_b, mb_, merged))
+    return jnp.where(keep_a, ta, tb), moments, ca + cb
+
+
+# log u above this: no term of V and E underflows, so they are kept unscaled (exact u)
+SAFE = {n: float(np.log(np.finfo(n).tiny)) / 2 for n in ("float32", "float64")}
 
 
 def ewm_statistic(
@@ -75,13 +128,21 @@ def ewm_statistic(
     result at point ``i`` (``j <= i``; tied ``x`` weigh alike). ``"var"`` is the weighted
     variance with pandas' ``bias=False`` correction ``W**2 / (W**2 - sum(w**2))`` (on evenly
     spaced ``x`` it equals ``Series.ewm(halflife=h).var()``, where pandas cannot take
-    ``times``); ``bias=True`` gives the plain weighted variance. Computed by one parallel scan.
+    ``times``); ``bias=True`` gives the plain weighted variance. Computed by one parallel scan,
+    with shifted moments (float32 values far from zero keep the rolling moments' accuracy) and
+    no NaN from weights that underflow after long gaps (the module docstring says how).
+    ``+-inf`` readings are values, as in NumPy and the library's other statistics: from the
+    first one on the mean is that infinity (NaN once both signs were read) and ``var``/
+    ``std`` are NaN (pandas reads infinities as missing: replace them by NaN first for its
+    numbers).
 
     Args:
-        x: ``(N,)`` sorted times: numbers, or ``numpy.datetime64`` (int64 nanoseconds; needs
-            JAX's 64-bit mode).
+        x: ``(N,)`` sorted, finite times: numbers, or ``numpy.datetime64`` (int64
+            nanoseconds). Positions JAX's 32-bit mode cannot hold (float64 far from zero,
+            int64, dates) are differenced on the host first, so gaps keep their digits.
         y: ``(N, *channels)`` values.
-        halflife: the time over which a weight halves, > 0 (scalar, may be traced); on a
+        halflife: the time over which a weight halves, > 0 (scalar, may be traced: a traced
+            one that is not > 0 raises at run time, see :func:`jaxsubset.checked`); on a
             datetime64 axis a duration (``"4D"``, ``numpy.timedelta64``).
         statistic: ``"mean"``, ``"var"``, ``"std"``, or a tuple/list of them (a dict is
             returned).
@@ -110,14 +171,6 @@ def ewm_statistic(
     if not isinstance(bias, bool | np.bool_):
         raise TypeError(f"{func}: `bias` must be a bool, got {bias!r}")
     tk = time_kind(x)
-    x = as_x(x, func)
-    check_sorted_x(x, func)
-    y = as_y(y, func)
-    if y.shape[0] != x.shape[0]:
-        raise ValueError(
-            f"{func}: `x` and `y` must have the same length along the first axis, "
-            f"got len(x)={x.shape[0]} and y.shape={tuple(y.shape)}"
-        )
     if not is_traced(halflife) and not isinstance(halflife, str):
         if np.ndim(halflife) != 0:
             raise ValueError(f"{func}: `halflife` must be a scalar, got shape {np.shape(halflife)}")
@@ -126,17 +179,76 @@ def ewm_statistic(
                 f"{func}: `halflife` must be a duration on a time axis (numpy.timedelta64 or "
                 f"a string such as '4D'), got {halflife!r}"
             )
-    h = bound_array(halflife, "halflife", x, func, tk, width=True)
-    if not is_traced(h) and not float(np.asarray(h)) > 0:
+    host = wide(func, x, {}, computes=True, others={"halflife": halflife})
+    times: Any
+    if host:  # positions JAX's 32-bit mode cannot hold: the times computed on the host
+        times, n_x = host_times(x, tk, func)
+        h: Any = np.asarray(concrete_bound(halflife, "halflife", None, func, tk, width=True))
+        h = h.astype(np.float64)
+    else:
+        x = as_x(x, func)
+        check_sorted_x(x, func)
+        check_finite_x(x, func)
+        times, n_x = x, x.shape[0]
+        h = bound_array(halflife, "halflife", x, func, tk, width=True)
+    y = as_y(y, func)
+    if y.shape[0] != n_x:
+        raise ValueError(
+            f"{func}: `x` and `y` must have the same length along the first axis, "
+            f"got len(x)={n_x} and y.shape={tuple(y.shape)}"
+        )
+    if is_traced(h):  # checked at run time with the host's rule, as traced widths are
+        h = argument_guard(traced_array(h), ~(traced_array(h) > 0), func, "halflife", "> 0")
+    elif not float(np.asarray(h)) > 0:
         raise ValueError(f"{func}: `halflife` must be > 0, got {halflife!r}")
     if nan_policy == "raise":
         y = raise_on_nan(y, func, "y")
-    return ewm(x, y, h, stats, single, min_periods, bias, nan_policy == "omit")
+    if host:
+        h = jax.device_put(np.float32(h))  # a scale only (its rounding is relative)
+    return ewm(times, y, h, stats, single, min_periods, bias, nan_policy == "omit")
+
+
+def check_finite_x(x: Any, func: str) -> None:
+    """Concrete float ``x`` must be finite: a time of ``+-inf`` has no distance to others."""
+    if is_traced(x) or np.dtype(x.dtype).kind != "f":
+        return
+    bad = ~np.isfinite(np.asarray(x))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"{func}: `x` holds {np.asarray(x)[i].item()!r} at index {i}; times must be finite"
+        )
+
+
+def host_times(x: Any, tk: str | None, func: str) -> tuple[tuple[np.ndarray, ...], int]:
+    """Concrete times JAX's 32-bit mode cannot hold, as differences from the first time in
+    two float32 parts ``hi + lo`` (computed in int64/float64 on the host, exact to about
+    ``2**-48`` of the span), and their number; checked as :func:`check_sorted_x` checks."""
+    arr = np.asarray(naive_utc(x))
+    if arr.ndim != 1:
+        raise ValueError(f"{func}: `x` must be 1-D, got shape {arr.shape}")
+    if tk is not None:
+        if np.isnat(arr).any():
+            i = int(np.argmax(np.isnat(arr)))
+            raise ValueError(f"{func}: `x` holds NaT at index {i}; a time must be known")
+        arr = (timedelta_to_ns if tk == "m" else datetime_to_ns)(arr, "x", func)
+    check_sorted_x(arr, func)  # type: ignore[arg-type]  # (it reads NumPy arrays too)
+    check_finite_x(arr, func)
+    if arr.size == 0:
+        rel = np.zeros(0)
+    elif arr.dtype.kind in "iu":  # sorted: the unsigned difference is exact, whatever the span
+        u = arr.astype(np.int64).view(np.uint64) if arr.dtype.kind == "i" else arr
+        rel = (u - u[0]).astype(np.float64)
+    else:
+        rel = arr.astype(np.float64) - np.float64(arr[0])
+    hi = rel.astype(np.float32)
+    lo = (rel - hi.astype(np.float64)).astype(np.float32)
+    return (jax.device_put(hi), jax.device_put(lo)), int(arr.shape[0])
 
 
 @functools.partial(jax.jit, static_argnames=("stats", "single", "min_periods", "bias", "omit"))
 def ewm(
-    x: Array,
+    x: Any,
     y: Array,
     h: Array,
     stats: tuple[str, ...],
@@ -145,43 +257,46 @@ def ewm(
     bias: bool,
     omit: bool,
 ) -> Any:
+    """The scan; ``x`` is the sorted times, or their ``(hi, lo)`` parts from the host."""
     fdt = float_dtype(y.dtype)
     calc = jnp.float32 if jnp.finfo(fdt).bits < 32 else fdt
     n = y.shape[0]
     ch = tuple(y.shape[1:])
     y2 = y.reshape(n, math.prod(ch)).astype(calc)  # (not -1: ambiguous for N = 0)
-    ok = ~jnp.isnan(y2)
-    one = ok.astype(calc)
     lam = jnp.log(jnp.asarray(2.0, calc)) / h.astype(calc)
-    # times relative to the first point: differences of x are exact for integer (ns) axes
-    rel = x - x[:1] if n else x
-    if np.issubdtype(x.dtype, np.signedinteger):  # sorted: 0 <= rel < 2**bits, read unsigned
-        rel = lax.bitcast_convert_type(rel, np.dtype(f"uint{8 * x.dtype.itemsize}"))
-    t = jnp.broadcast_to(rel[:, None], y2.shape)
+    if isinstance(x, tuple):
+        parts = x
+    else:  # times relative to the first point: exact differences for integer (ns) axes
+        rel = x - x[:1] if n else x
+        if np.issubdtype(x.dtype, np.signedinteger):  # sorted: 0 <= rel < 2**bits, unsigned
+            rel = lax.bitcast_convert_type(rel, np.dtype(f"uint{8 * x.dtype.itemsize}"))
+        parts = (rel,)
+    t = jnp.stack([jnp.broadcast_to(p[:, None], y2.shape) for p in parts])
+    finite = jnp.isfinite(y2)
     zero = jnp.zeros_like(y2)
-    leaves = (t, one, jnp.where(ok, y2, 0), zero, zero, ok.astype(jnp.int32))
+    moments = jnp.stack([jnp.ones_like(y2), jnp.where(finite, y2, 0), zero, zero, zero, zero])
+    counts = jnp.stack([finite, y2 == jnp.inf, y2 == -jnp.inf]).astype(jnp.int32)
+    leaves = (t, moments, counts)
     if n:
-        _, w, m, q, d, cnt = lax.associative_scan(lambda a, b: combine(a, b, lam), leaves, axis=0)
-    else:
-        _, w, m, q, d, cnt = leaves
-    good = cnt >= max(min_periods, 1)
+        leaves = lax.associative_scan(lambda a, b: combine(a, b, lam), leaves, axis=1)
+    (_, k, m, v, e, ell), (cnt, pos, neg) = leaves[1], leaves[2]
+    good = cnt + pos + neg >= max(min_periods, 1)
     if not omit:
-        good = good & (jnp.cumsum(~ok, axis=0) == 0)
+        good = good & (jnp.cumsum(jnp.isnan(y2), axis=0) == 0)
     nan = jnp.asarray(jnp.nan, calc)
     out = {}
     if "mean" in stats:
-        out["mean"] = jnp.where(good, m, nan)
+        inf = jnp.where(neg > 0, jnp.where(pos > 0, nan, -jnp.inf), jnp.inf)
+        out["mean"] = jnp.where(good, jnp.where(pos + neg > 0, inf, k + m), nan)
     if {"var", "std"} & set(stats):
-        if bias:
-            den = w
-            var = q / jnp.where(den > 0, den, 1)
-        else:
-            den = d  # W**2 - sum(w**2), carried without cancellation
-            var = q * w / jnp.where(den > 0, den, 1)
-        var = jnp.where(good & (den > 0), jnp.maximum(var, 0), nan)
+        if bias:  # V, the weighted mean of squared deviations (its scale exp(ell) <= 1)
+            var, ok = v * jnp.exp(ell), cnt > 0
+        else:  # V / E: pandas' bias=False correction, the common scale cancelling
+            var, ok = v / jnp.where(e > 0, e, 1), e > 0
+        var = jnp.where(good & ok & (pos + neg == 0), jnp.maximum(var, 0), nan)
         out["var"] = var
-        pos = var > 0
-        out["std"] = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
+        pos_var = var > 0
+        out["std"] = jnp.where(pos_var, jnp.sqrt(jnp.where(pos_var, var, 1)), var)
     res = {s: out[s].astype(fdt).reshape((n, *ch)) for s in stats}
     return res[stats[0]] if single else res
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _bucket
 from ._axis import bound_array, time_kind, window_width
+from ._exact import wide
 from ._statistics._dispatch import (
     finish,
     median_capacity,
@@ -178,8 +179,15 @@ def rolling_statistic(
             capacity, func,
         )  # fmt: skip
     method = check_method(method, func, RANGE_ROADS)
-    x, y, widths, at = x_width_args(x, y, width, before, after, at, stats, nan_policy, func)
-    r = resolve_windows(x, y, widths, at, closed, center, func)
+    given = {"width": width, "before": before, "after": after, "at": at}
+    if x is not None and wide(func, x, {}, computes=True, others=given):
+        # positions JAX's 32-bit mode cannot hold: resolved as in 64-bit mode (_exact)
+        y = y_args(np.shape(x)[0] if np.ndim(x) else None, y, stats, nan_policy, func)
+        check_widths(time_kind(x), given, func)
+        r = resolve_rolling(x, **given, closed=closed, center=center, func=func)
+    else:
+        x, y, widths, at = x_width_args(x, y, width, before, after, at, stats, nan_policy, func)
+        r = resolve_windows(x, y, widths, at, closed, center, func)
     omit = nan_policy == "omit"
     request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
     return reduce_windows(y, r, request, names, single, one_per_row=at is None)
@@ -225,35 +233,48 @@ def x_width_args(
         raise TypeError(f"{func}: `x` is needed for x-width windows (only `window=` takes None)")
     tk = time_kind(x)
     x = as_x(x, func)
-    y = as_y(y, func)
-    check_pairs(stats, y.shape, func)
-    if y.shape[0] != x.shape[0]:
-        raise ValueError(
-            f"{func}: `x` and `y` must have the same length along the first axis, "
-            f"got len(x)={x.shape[0]} and y.shape={tuple(y.shape)}"
-        )
-    if nan_policy == "raise":
-        y = raise_on_nan(y, func, "y")
+    y = y_args(x.shape[0], y, stats, nan_policy, func)
     widths: dict[str, Any] = {"width": width, "before": before, "after": after}
+    check_widths(tk, widths, func)
     for name, w in widths.items():
         if w is None:
             continue
-        if not is_traced(w) and not isinstance(w, str) and np.ndim(w) != 0:
-            raise ValueError(f"{func}: `{name}` must be a scalar, got shape {np.shape(w)}")
-        # a time axis: "7D" / timedelta64 widths and datetime64 anchors as int64 nanoseconds
-        if tk is not None and not is_traced(w) and not isinstance(w, str):
-            if time_kind(w) is None:  # NumPy would take a bare number as a generic duration
-                raise TypeError(
-                    f"{func}: `{name}` must be a duration on a time axis (numpy.timedelta64 or "
-                    f"a string such as '7D'), got {w!r}; a plain number would be read as "
-                    "nanoseconds"
-                )
         if not is_traced(w):
             window_width(w, name, x, func, tk)  # the resolver's own check: >= 0
         widths[name] = bound_array(w, name, x, func, tk, width=True)
     if at is not None:
         at = bound_array(at, "at", x, func, tk)
     return x, y, widths, at
+
+
+def check_widths(tk: str | None, given: dict[str, Any], func: str) -> None:
+    """Concrete widths are scalars; on a time axis durations (``"7D"``, ``timedelta64``)."""
+    for name in ("width", "before", "after"):
+        w = given[name]
+        if w is None or is_traced(w) or isinstance(w, str):
+            continue
+        if np.ndim(w) != 0:
+            raise ValueError(f"{func}: `{name}` must be a scalar, got shape {np.shape(w)}")
+        if tk is not None and time_kind(w) is None:  # NumPy would read a bare number as a
+            raise TypeError(  # generic duration
+                f"{func}: `{name}` must be a duration on a time axis (numpy.timedelta64 or "
+                f"a string such as '7D'), got {w!r}; a plain number would be read as "
+                "nanoseconds"
+            )
+
+
+def y_args(n_x: int | None, y: Any, stats: tuple[str, ...], nan_policy: str, func: str) -> Array:
+    """``y`` checked against ``len(x)`` (``n_x``) and the statistics (``"raise"``: for NaN)."""
+    y = as_y(y, func)
+    check_pairs(stats, y.shape, func)
+    if y.shape[0] != n_x:
+        raise ValueError(
+            f"{func}: `x` and `y` must have the same length along the first axis, "
+            f"got len(x)={n_x} and y.shape={tuple(y.shape)}"
+        )
+    if nan_policy == "raise":
+        y = raise_on_nan(y, func, "y")
+    return y
 
 
 def resolve_windows(

@@ -11,7 +11,7 @@ import numpy as np
 from jax import lax
 
 from ._reduce import centre, finite_extreme, holds_nan, reduce_extreme, squared_deviations
-from ._statistics._median import lerp
+from ._statistics._median import lerp, rank
 from ._trace import eager
 from ._typing import Array, Bool, Int, Shaped
 from ._validate import check_nan_policy, index_dtype, static_int
@@ -577,7 +577,7 @@ class Subsets:
         clean, poisoned = self._clean(m)
         ordered = jnp.sort(jnp.where(clean, y, jnp.inf), axis=ax)
         # the rank in the float dtype of the values, as NumPy computes it in float64
-        h = jnp.maximum(n - 1, 0).astype(y.dtype) * jnp.asarray(q, y.dtype)
+        h = rank(n, q, y.dtype)
         lo = jnp.floor(h)
         t = h - lo
         lo_i = lo.astype(n.dtype)

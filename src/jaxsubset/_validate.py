@@ -13,7 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import is_traced as is_traced, traced_array as traced_array, x_to_ns
+from ._axis import (
+    is_traced as is_traced,
+    naive_utc,
+    traced_array as traced_array,
+    x_to_ns,
+)
 
 
 CLOSED_VALUES = ("left", "right", "both", "neither")
@@ -76,14 +81,26 @@ def check_nan_policy(nan_policy: Any, func: str) -> str:
 def as_x(x: Any, func: str) -> jax.Array:
     """Return ``x`` as a 1-D JAX array (numeric), raising a clear error otherwise."""
     if is_traced(x):
-        arr = x
+        arr = traced_array(x)
+        if arr.dtype == jnp.bool_:  # as for concrete x below
+            arr = arr.astype(jnp.uint8)
     else:
-        np_x = np.asarray(x)
+        np_x = np.asarray(naive_utc(x))  # timezone-aware dates: their UTC instants
         if np_x.dtype.kind in "mM":
             np_x = x_to_ns(np_x, func)  # a time axis: exact int64 nanoseconds
         elif np_x.dtype.kind not in "biuf":
-            raise TypeError(f"{func}: `x` must be numeric, got dtype {np_x.dtype}")
+            raise TypeError(
+                f"{func}: `x` must be numeric, got dtype {np_x.dtype}"
+                + (
+                    " (bfloat16 holds 3 significant digits, too few for positions: convert x "
+                    "to float16, float32 or float64; bfloat16 values are fine as y)"
+                    if jnp.issubdtype(np_x.dtype, jnp.floating)
+                    else ""
+                )
+            )
         check_int_fits(np_x, "x", func)
+        if np_x.dtype.kind == "b":  # positions False/True: the integers 0/1, as NumPy orders them
+            np_x = np_x.astype(np.uint8)
         arr = device_array(x, np_x)
     if arr.ndim != 1:
         raise ValueError(f"{func}: `x` must be 1-D, got shape {tuple(arr.shape)}")
@@ -135,6 +152,7 @@ def as_xy(x: Any, y: Any, func: str) -> tuple[jax.Array, jax.Array]:
         # bfloat16 (an ml_dtypes extension type, NumPy kind "V") is a float like float16
         if np_y.dtype.kind not in "biufc" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be numeric, got dtype {np_y.dtype}")
+        check_int_fits(np_y, "y", func)  # int64 in 32-bit mode: jnp.asarray would wrap it
         y = device_array(y, np_y)
     if y.ndim < 1:
         raise ValueError(f"{func}: `y` must have a leading axis of length len(x), got a scalar")

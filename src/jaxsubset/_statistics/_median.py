@@ -146,11 +146,31 @@ def sorted_by_label(lab: Array, v: Array) -> Array:
     return v[perm]
 
 
+def rank(n: Array, q: Any, dtype: Any) -> Array:
+    """``h = (n - 1) q`` (``n >= 1``: else 0) rounded to ``dtype``, as NumPy rounds it, on every
+    road alike: kept apart from the ``h - floor(h)`` that follows, which a compiler free to
+    fuse it would compute from the unrounded product in some programs and not in others
+    (bucketed and unbucketed calls disagreeing in the last bit)."""
+    return rounded(jnp.maximum(n - 1, 0).astype(dtype) * jnp.asarray(q, dtype))
+
+
+def rounded(p: Array) -> Array:
+    """The product ``p`` rounded on its own: behind a select (of ``p``, or NaN where ``p`` is
+    NaN: the same values), which no compiler contracts with a following sum into a fused
+    multiply-add (XLA does where it optimises; ``optimization_barrier`` is removed before
+    code generation, so it would not stop it)."""
+    return jnp.where(p == p, p, jnp.nan)
+
+
 def lerp(a: Array, b: Array, t: Array) -> Array:
     """NumPy's ``_lerp``: ``a + (b - a) t`` from the nearer end (``b - (b - a)(1 - t)`` for
     ``t >= 0.5``), so ``t = 1`` gives ``b`` exactly (and NaN where an end is +-inf, as NumPy)."""
     d = b - a
-    return jnp.where(t >= 0.5, b - d * (1 - t), a + d * t)
+    # the products rounded on their own, as NumPy: a compiler free to fuse them into the
+    # sums (fused multiply-adds where XLA optimises) would round differently in different
+    # programs, so bucketed and unbucketed calls would disagree in the last bit
+    down, up = rounded(d * (1 - t)), rounded(d * t)
+    return jnp.where(t >= 0.5, b - down, a + up)
 
 
 def sorted_median(lab: Array, v: Array, nbins: int, start: Array, n: Array) -> Array:
@@ -195,7 +215,7 @@ def sorted_quantile(lab: Array, v: Array, nbins: int, start: Array, n: Array, q:
         return jnp.full((nbins,), jnp.nan, v.dtype)
     ordered = sorted_by_label(lab, v)
     top = jnp.maximum(n - 1, 0)
-    h = top.astype(v.dtype) * jnp.asarray(q, v.dtype)
+    h = rank(n, q, v.dtype)
     lo = jnp.floor(h)
     t = h - lo
     lo_i = lo.astype(n.dtype)

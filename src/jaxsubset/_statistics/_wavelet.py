@@ -42,7 +42,7 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._median import lerp, order_key
+from ._median import lerp, order_key, rank
 from ._reference import counted, nan_counts
 from ._registry import float_dtype, quantile_q
 
@@ -431,7 +431,7 @@ def wavelet_ranges(
         if s == "median":
             wanted.append((jnp.maximum(n - 1, 0) // 2, n // 2))
         else:
-            h = jnp.maximum(n - 1, 0).astype(fdt) * jnp.asarray(quantile_q(s), fdt)
+            h = rank(n, quantile_q(s), fdt)
             lo_i = jnp.floor(h).astype(n.dtype)
             wanted.append((lo_i, jnp.minimum(lo_i + 1, jnp.maximum(n - 1, 0))))
     # (K, C, 2 S): the order statistics of a range side by side (they share their paths)
@@ -451,7 +451,7 @@ def wavelet_ranges(
         if s == "median":
             v = (a + b) / 2
         else:
-            h = jnp.maximum(n - 1, 0).astype(fdt) * jnp.asarray(quantile_q(s), fdt)
+            h = rank(n, quantile_q(s), fdt)
             t = h - jnp.floor(h)
             v = lerp(a, b, t)  # NumPy's _lerp, as the padded road
         out[s] = jnp.where(bad, nan, v)

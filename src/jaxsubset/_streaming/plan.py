@@ -31,7 +31,7 @@ from ..resolve import (
     sides,
     window_widths,
 )
-from .sources import ArraySource, Source, canon
+from .sources import ArraySource, Source, position_dtype
 
 
 KINDS = ("chunks", "sliding", "rolling", "dynamic", "bins", "select")
@@ -268,7 +268,7 @@ def x_keys(xp: np.ndarray, func: str) -> np.ndarray:
     dtype cannot hold, -0.0 equal to 0.0.
     """
     check_int_fits(xp, "x", func)
-    return keys(np.asarray(xp, dtype=canon(xp.dtype)), np)
+    return keys(np.asarray(xp, dtype=position_dtype(xp.dtype)), np)
 
 
 def key_pieces(pieces: Iterator[np.ndarray], func: str) -> Iterator[np.ndarray]:
@@ -349,10 +349,10 @@ def key_bounds(
 
 def x_dtype(source: Source) -> np.dtype:
     if isinstance(source, ArraySource):
-        return source.xdt
+        return source.pdt
     for xp in source.x_pieces():
         return xp.dtype
-    return canon(np.float64)
+    return position_dtype(np.float64)
 
 
 class Plan:
@@ -419,7 +419,7 @@ def plan(
     if isinstance(capacity, str) and capacity == "auto":
         return fitted(plan(source, kind, kind_args, 1, block, name), block)
     capacity = static_int(capacity, "capacity", func)
-    xdt = canon(x_dtype(source))  # the dtype JAX holds x in: the keys of `x_keys`
+    xdt = position_dtype(x_dtype(source))  # the dtype of the keys of `x_keys`
     per = max(1, min(block, GATHER_BUDGET // capacity))
     if kind == "bins":
         if "edges" not in kind_args:

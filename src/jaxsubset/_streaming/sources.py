@@ -20,6 +20,15 @@ def canon(dtype: Any) -> np.dtype:
     return np.dtype(jax.dtypes.canonicalize_dtype(np.dtype(dtype)))
 
 
+def position_dtype(dtype: Any) -> np.dtype:
+    """The dtype x is resolved in on the host (its keys, bounds, window arithmetic): float64
+    as it is, as the in-memory functions resolve positions float32 cannot hold in JAX's
+    32-bit mode (``jaxsubset._exact``), so the streamed ranges stay theirs; any other dtype
+    as JAX holds it. The pieces sent to the device are in :func:`canon` dtypes."""
+    d = np.dtype(dtype)
+    return d if d == np.float64 else canon(d)
+
+
 def fitted(a: Any, name: str, func: str, dtype: Any = None) -> np.ndarray:
     """``a`` in the dtype JAX holds it in, refusing integers that dtype would wrap (int64 in
     32-bit mode), as the in-memory functions do, instead of streaming the wrapped values."""
@@ -61,6 +70,7 @@ class ArraySource(Source):
         check_numeric(y.dtype, "y", func)
         self.length = int(x.shape[0])
         self.xdt, self.ydt = canon(x.dtype), canon(y.dtype)
+        self.pdt = position_dtype(x.dtype)  # x's dtype for resolving positions on the host
 
     def pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         release = Release(self.x, self.y)
@@ -77,7 +87,7 @@ class ArraySource(Source):
         release = Release(self.x)
         for a in range(0, self.length, self.read_size):
             release(a - 2 * self.read_size, a - self.read_size)
-            yield fitted(self.x[a : a + self.read_size], "x", self.func, self.xdt)
+            yield fitted(self.x[a : a + self.read_size], "x", self.func, self.pdt)
 
     def windows(
         self, block: int, halo: int, with_x: bool, buffers: Buffers
@@ -128,13 +138,14 @@ class ParquetSource(Source):
                 raise ValueError(f"{func}: column {c!r} not in {path} (columns: {names})")
         self.length = int(meta.metadata.num_rows)
 
-    def _batches(self, cols: list[str]) -> Iterator[list[np.ndarray]]:
+    def _batches(self, cols: list[str], positions: bool = False) -> Iterator[list[np.ndarray]]:
         pf = self.pq.ParquetFile(self.path)
         for batch in pf.iter_batches(batch_size=self.read_size, columns=cols):
             arrays = []
             for c in cols:
                 a = batch.column(batch.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
-                arrays.append(fitted(a, "x" if c == self.columns[0] else "y", self.func))
+                pdt = position_dtype(a.dtype) if positions else None
+                arrays.append(fitted(a, "x" if c == self.columns[0] else "y", self.func, pdt))
             yield arrays
 
     def pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -142,7 +153,7 @@ class ParquetSource(Source):
             yield cols[0], cols[1]
 
     def x_pieces(self) -> Iterator[np.ndarray]:
-        for (x,) in self._batches(self.columns[:1]):
+        for (x,) in self._batches(self.columns[:1], positions=True):
             yield x
 
 
@@ -156,6 +167,15 @@ class IterSource(Source):
         self.name = "iterable"
 
     def pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for x, y in self.blocks():
+            yield fitted(x, "x", self.func), fitted(y, "y", self.func)
+
+    def x_pieces(self) -> Iterator[np.ndarray]:
+        for x, _ in self.blocks():
+            yield fitted(x, "x", self.func, position_dtype(x.dtype))
+
+    def blocks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The ``(x, y)`` blocks as NumPy arrays, checked, in their own dtypes."""
         func = self.func
         if not self.reiterable:
             if self.used:
@@ -177,11 +197,12 @@ class IterSource(Source):
                 )
             check_numeric(x.dtype, "x", func)
             check_numeric(y.dtype, "y", func)
-            yield fitted(x, "x", func), fitted(y, "y", func)
+            yield x, y
 
 
 def check_numeric(dtype: np.dtype, name: str, func: str) -> None:
-    if np.dtype(dtype).kind not in "biuf":
+    # bfloat16 (an ml_dtypes extension type, NumPy kind "V") is a float like float16
+    if np.dtype(dtype).kind not in "biuf" and not jax.numpy.issubdtype(dtype, jax.numpy.floating):
         raise TypeError(f"{func}: `{name}` must be numeric, got dtype {dtype}")
 
 

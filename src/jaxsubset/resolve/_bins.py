@@ -14,6 +14,7 @@ from .._axis import (
     time_kind,
     x_to_ns,
 )
+from .._exact import exact_positions, exact_subsets
 from .._subsets import Subsets, _gather
 from .._typing import Array, ArrayLike
 from .._validate import (
@@ -26,6 +27,7 @@ from .._validate import (
     traced_array,
 )
 from ._buckets import cut_ranges, cut_subsets, eager, padded_xy
+from ._index import gather
 from ._keys import Key, map_key, resolve_bound
 from ._search import count_keys
 from ._type import Ranges, real_length, to_subsets
@@ -107,6 +109,7 @@ def bin_ranges(
     return resolve_bins(x, edges, length=length, func="ranges.bins")
 
 
+@exact_positions(others=("edges",))
 def resolve_bins(
     x: ArrayLike,
     edges: ArrayLike,
@@ -142,6 +145,7 @@ def resolve_bins(
     return Ranges(left, jnp.maximum(right - left, 0))
 
 
+@exact_subsets(resolve_bins, gather, others=("edges",))
 def bins(
     x: ArrayLike,
     y: ArrayLike,

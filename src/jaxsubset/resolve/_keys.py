@@ -8,7 +8,7 @@ are the NumPy forms of the traced ones, for concrete values (and for ``stream``'
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -79,13 +79,21 @@ def unkeys(k: Array, dtype: Any) -> Array:
     return jax.lax.bitcast_convert_type(bits, dtype)
 
 
-def host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, Any]:
-    """Concrete bound values (any numeric dtype, Python ints) -> ``(key, below, above)``, exact."""
+def host_key(
+    v: np.ndarray, xdt: np.dtype, side: str, err: Any = None
+) -> tuple[np.ndarray, Any, Any]:
+    """Concrete bound values (any numeric dtype, Python ints) -> ``(key, below, above)``, exact.
+
+    ``err``: float ``v`` stands for ``v + err`` (the exact error of a rounded sum, see
+    :func:`sum_key`), which decides where ``v`` itself is a value of x's dtype.
+    """
     up = side == "left"
     if xdt.kind in "iu":
         lo, hi = _int_limits(xdt)
         if v.dtype.kind == "f":
             f = np.ceil(v) if up else np.floor(v)
+            if err is not None:  # an integer sum whose true value lies past it
+                f = f + ((f == v) & (err > 0)) if up else f - ((f == v) & (err < 0))
             below = f < float(lo)  # lo is 0 or -2**k, hi + 1 is 2**k: exact as floats
             above = f >= float(hi + 1)
             return np.where(below | above, 0, f).astype(xdt), below, above
@@ -113,9 +121,30 @@ def host_key(v: np.ndarray, xdt: np.dtype, side: str) -> tuple[np.ndarray, Any, 
             lt, gt = back < v, back > v
         else:
             lt = gt = np.zeros(v.shape, bool)
+        if err is not None:  # r == v: the error's sign says on which side the truth lies
+            same = r.astype(v.dtype) == v
+            lt, gt = lt | (same & (err > 0)), gt | (same & (err < 0))
     key = keys(r, np)
     key = key + lt.astype(key.dtype) if up else key - gt.astype(key.dtype)
     return key, None, None
+
+
+def sum_key(a: Any, b: Any, xdt: np.dtype, side: str, xp: Any = jnp) -> Key:
+    """The key of ``a + b`` (one float dtype; ``xp``: ``jnp``, or ``np`` on the host).
+
+    A sum in a dtype narrower than float64 (float32 in JAX's 32-bit mode) is resolved as the
+    exact sum: its rounding error (TwoSum, exact) decides the bound where the rounded sum is
+    itself a value of x's dtype, so ``x - width`` keeps the digits 64-bit mode (and pandas,
+    in float64) gives float32 operands, eagerly and under ``jit`` alike. float64 sums are
+    rounded, as pandas rounds them.
+    """
+    s = a + b
+    key_of: Callable[..., Any] = traced_key if xp is jnp else host_key
+    if np.dtype(s.dtype).kind != "f" or np.dtype(s.dtype).itemsize >= 8:
+        return key_of(s, xdt, side)
+    z = s - a
+    err = (a - (s - z)) + (b - z)  # a + b == s + err exactly (no overflow)
+    return key_of(s, xdt, side, err)
 
 
 def as_float(e: Any) -> float:
@@ -126,8 +155,9 @@ def as_float(e: Any) -> float:
         return float("inf") if e > 0 else float("-inf")
 
 
-def traced_key(v: Array, xdt: np.dtype, side: str) -> Key:
-    """A traced bound -> ``(key, below, above)`` with the rules of :func:`host_key`.
+def traced_key(v: Array, xdt: np.dtype, side: str, err: Any = None) -> Key:
+    """A traced bound -> ``(key, below, above)`` with the rules of :func:`host_key` (``err``
+    as there).
 
     Exact except that a float bound of another width than a float ``x`` is converted by XLA,
     which on CPU flushes subnormal inputs to zero.
@@ -138,6 +168,8 @@ def traced_key(v: Array, xdt: np.dtype, side: str) -> Key:
         lo, hi = _int_limits(xdt)
         if vdt.kind == "f":
             f = jnp.ceil(v) if up else jnp.floor(v)
+            if err is not None:  # as host_key
+                f = f + ((f == v) & (err > 0)) if up else f - ((f == v) & (err < 0))
             below = f < float(lo)
             above = f >= float(hi + 1)
             return jnp.where(below | above, 0, f).astype(xdt), below, above
@@ -149,14 +181,16 @@ def traced_key(v: Array, xdt: np.dtype, side: str) -> Key:
         over = v > vdt.type(hi) if hi < vhi else None
         c = jnp.clip(v, vdt.type(max(lo, vlo)), vdt.type(min(hi, vhi)))
         return c.astype(xdt), under, over
-    if vdt == xdt:
+    if vdt == xdt and err is None:
         return keys(v), None, None
     r = v.astype(xdt)
     if vdt.kind == "f":
-        if vdt.itemsize <= xdt.itemsize:
+        if vdt.itemsize <= xdt.itemsize and err is None:
             return keys(r), None, None
         kb, kv = keys(r.astype(vdt)), keys(v)
         lt, gt = kb < kv, kb > kv
+        if err is not None:  # as host_key
+            lt, gt = lt | ((kb == kv) & (err > 0)), gt | ((kb == kv) & (err < 0))
     else:  # integers: exact when they fit the mantissa, else compare the rounded value back
         vlo, vhi = _int_limits(vdt if vdt.kind != "b" else np.uint8)
         if max(abs(vlo), vhi) < 2 ** (np.finfo(xdt).nmant + 1):
@@ -243,7 +277,7 @@ def host_lower(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> tu
         return np.where(below, xdt.type(_int_limits(xdt)[0]), diff), below
     wdt = np.dtype(jax.dtypes.canonicalize_dtype(width.dtype))
     d = np.dtype(jnp.promote_types(xdt, wdt))
-    key, _, _ = host_key(a.astype(d) - width.astype(d), xdt, side)
+    key, _, _ = sum_key(a.astype(d), -width.astype(d), xdt, side, np)
     return key, None
 
 
@@ -267,7 +301,7 @@ def lower_bounds(a: Array, width: Any, x: Array, side: str, func: str, time: str
     wdt = np.dtype(jax.dtypes.canonicalize_dtype(width.dtype))
     d = jnp.promote_types(xdt, wdt)
     w = width.astype(d) if traced else jnp.asarray(width.astype(d))
-    return traced_key(a.astype(d) - w, xdt, side)
+    return sum_key(a.astype(d), -w, xdt, side)
 
 
 def upper_bounds(a: Array, width: Any, x: Array, side: str, func: str, dtype: Any = None) -> Key:
@@ -299,7 +333,7 @@ def upper_bounds(a: Array, width: Any, x: Array, side: str, func: str, dtype: An
     if not jnp.issubdtype(d, jnp.floating):
         d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
     w = width.astype(d) if traced else jnp.asarray(width.astype(d))
-    return traced_key(a.astype(d) + w, xdt, side)
+    return sum_key(a.astype(d), w, xdt, side)
 
 
 def host_upper(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any]:
@@ -315,7 +349,7 @@ def host_upper(a: np.ndarray, width: np.ndarray, xdt: np.dtype, side: str) -> tu
     d = np.dtype(jnp.promote_types(xdt, wdt))
     if d.kind != "f":
         d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
-    key, _, _ = host_key(a.astype(d) + width.astype(d), xdt, side)
+    key, _, _ = sum_key(a.astype(d), width.astype(d), xdt, side, np)
     return key, None
 
 
@@ -354,7 +388,7 @@ def anchored_lower(x: Array, at: Any, width: Any, side: str, func: str, time: st
     d = jnp.promote_types(xdt, jnp.promote_types(a.dtype, wj.dtype))
     if not jnp.issubdtype(d, jnp.floating):
         d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
-    return traced_key(a.astype(d) - wj.astype(d), xdt, side)
+    return sum_key(a.astype(d), -wj.astype(d), xdt, side)
 
 
 def host_anchored_lower(
@@ -363,13 +397,24 @@ def host_anchored_lower(
     """Concrete ``at - width`` as ``(key, below, above)``: Python-int exact when both are
     integers, else in the promoted float dtype (``stream`` resolves with this too)."""
     if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
-        lo = np.asarray(a.astype(object) - w.astype(object), object)
-    else:
-        d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(canon_np(a), canon_np(w))))
-        if d.kind != "f":
-            d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
-        lo = a.astype(d) - w.astype(d)
-    return host_key(lo, xdt, side)
+        return host_key(np.asarray(a.astype(object) - w.astype(object), object), xdt, side)
+    ah, wh, _ = host_operands(a, w, xdt)
+    return cast(tuple[np.ndarray, Any, Any], sum_key(ah, -wh, xdt, side, np))  # NumPy: xp
+
+
+def host_operands(a: np.ndarray, w: np.ndarray, xdt: np.dtype) -> tuple[Any, Any, np.dtype]:
+    """Concrete anchors and a width in one float dtype for :func:`sum_key`: the width as JAX
+    holds it (float32 in 32-bit mode, as the traced road reads it), the anchors as given (a
+    float64 anchor float32 cannot hold is a position, never rounded: float64 arithmetic)."""
+    wv = w.astype(canon_np(w))
+    d = np.dtype(
+        jnp.promote_types(
+            xdt, jnp.promote_types(a.dtype if a.dtype.kind == "f" else canon_np(a), wv.dtype)
+        )
+    )
+    if d.kind != "f":
+        d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
+    return a.astype(d), wv.astype(d), d
 
 
 def anchored_upper(x: Array, at: Any, after: Any, side: str, func: str, time: str | None) -> Key:
@@ -394,7 +439,7 @@ def anchored_upper(x: Array, at: Any, after: Any, side: str, func: str, time: st
     d = jnp.promote_types(xdt, jnp.promote_types(a.dtype, after.dtype))
     if not jnp.issubdtype(d, jnp.floating):
         d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
-    return traced_key(a.astype(d) + after.astype(d), xdt, side)
+    return sum_key(a.astype(d), after.astype(d), xdt, side)
 
 
 def host_anchored_upper(
@@ -403,13 +448,9 @@ def host_anchored_upper(
     """Concrete ``at + after`` as ``(key, below, above)``: Python-int exact when both are
     integers, else in the promoted float dtype (``stream`` resolves with this too)."""
     if a.dtype.kind in "iuO" and w.dtype.kind in "iuO":
-        hi = np.asarray(a.astype(object) + w.astype(object), object)
-    else:
-        d = np.dtype(jnp.promote_types(xdt, jnp.promote_types(canon_np(a), canon_np(w))))
-        if d.kind != "f":
-            d = np.dtype(jax.dtypes.canonicalize_dtype(np.float64))
-        hi = a.astype(d) + w.astype(d)
-    return host_key(hi, xdt, side)
+        return host_key(np.asarray(a.astype(object) + w.astype(object), object), xdt, side)
+    ah, wh, _ = host_operands(a, w, xdt)
+    return cast(tuple[np.ndarray, Any, Any], sum_key(ah, wh, xdt, side, np))  # NumPy: xp
 
 
 def canon_np(v: np.ndarray) -> np.dtype:

@@ -20,6 +20,7 @@ from .._axis import (
     window_width as _window_width,
 )
 from .._checks import argument_guard
+from .._exact import exact_positions, exact_subsets, held_in
 from .._subsets import Subsets, _gather
 from .._typing import Array, ArrayLike
 from .._validate import (
@@ -33,6 +34,7 @@ from .._validate import (
     traced_array,
 )
 from ._buckets import cut_ranges, cut_subsets, eager, padded_xy
+from ._index import gather
 from ._keys import (
     anchored_lower,
     anchored_upper,
@@ -82,6 +84,7 @@ def rolling_ranges(
     )
 
 
+@exact_positions(computes=True, others=("width", "before", "after", "at"))
 def resolve_rolling(
     x: ArrayLike,
     width: ArrayLike | None = None,
@@ -257,6 +260,7 @@ def window_widths(
     return half, half, "center"
 
 
+@exact_subsets(resolve_rolling, gather, computes=True, others=("width", "before", "after", "at"))
 def rolling(
     x: ArrayLike,
     y: ArrayLike,
@@ -395,7 +399,8 @@ def rolling_args(
     n = x.shape[0]
     batch: tuple[int, ...] = (n,)
     if at is not None:
-        if not traced_exactly(_concrete_bound(at, "at", x, func, tk), xdt):
+        at_h = _concrete_bound(at, "at", x, func, tk)
+        if not traced_exactly(at_h, xdt) or not held_in(at_h, xdt):  # exact on the host
             return None
         at = _bound_array(at, "at", x, func, tk)
         batch = tuple(at.shape)

@@ -1,5 +1,7 @@
 """x-value ranges: ``select`` (``lo <= x < hi`` by ``closed``) and ``nearest``."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,6 +12,7 @@ from .._axis import (
     time_kind,
 )
 from .._eager import bucketed
+from .._exact import exact_positions, exact_subsets
 from .._subsets import Subsets, _gather
 from .._typing import Array, ArrayLike, Int
 from .._validate import (
@@ -25,6 +28,7 @@ from ._buckets import (
     check_broadcast,
     eager,
 )
+from ._index import gather
 from ._keys import Key, keys, resolve_bound, sides
 from ._search import count_keys
 from ._type import Ranges, real_length, to_subsets
@@ -58,6 +62,7 @@ def select_ranges(
     return resolve_select(x, lo, hi, closed=closed, length=length, func="ranges.select")
 
 
+@exact_positions(others=("lo", "hi"))
 def resolve_select(
     x: ArrayLike,
     lo: ArrayLike,
@@ -82,6 +87,7 @@ def resolve_select(
     return xrange(x, lo_key, hi_key, closed, real_length(length, x.shape[0], func))
 
 
+@exact_subsets(resolve_select, gather, others=("lo", "hi"))
 def select(
     x: ArrayLike,
     y: ArrayLike,
@@ -154,6 +160,46 @@ def _padded_xrange(
     return r.start, r.count
 
 
+def above_midpoint(a: Array, b: Array, v: Array) -> Array:
+    """``b - v < v - a`` exactly, for samples ``a <= v <= b`` of x's dtype: never from rounded
+    distances (float32 cannot tell 2147483628 from 2147483629, nor 3.0000001 from 3).
+
+    Integer x: with ``f = floor(v)``, ``b - v < v - a`` iff ``A < B``, or ``A == B`` and ``v``
+    is not whole, or ``A == B + 1`` and ``v - f > 1/2`` (``A = b - f``, ``B = f - a``, both
+    >= 0, taken in the unsigned integers of x's width: no overflow). Float x: the midpoint
+    ``a/2 + b/2`` as an exact sum (its TwoSum error decides where it rounds onto ``v``).
+    """
+    xdt = np.dtype(a.dtype)
+    if xdt.kind in "iu":
+        ut = np.dtype(f"uint{8 * xdt.itemsize}")
+        lo, hi = _int_limits(xdt)
+        if jnp.issubdtype(v.dtype, jnp.integer):
+            f, frac = jnp.clip(v, max(lo, _int_limits(v.dtype)[0]), hi).astype(xdt), None
+        else:
+            fl = jnp.floor(v)
+            f = jnp.clip(fl, float(lo), float(hi)).astype(xdt)
+            frac = v - fl
+
+        def diff(p: Array, q: Array) -> Array:  # p - q >= 0, in the unsigned integers
+            as_u = functools.partial(jax.lax.bitcast_convert_type, new_dtype=ut)
+            return as_u(p) - as_u(q)
+
+        big, small = diff(b, f), diff(f, a)
+        nearer = big < small
+        if frac is not None:
+            nearer = nearer | ((big == small) & (frac > 0)) | ((big == small + 1) & (frac > 0.5))
+        return nearer
+    d = jnp.promote_types(xdt, v.dtype)
+    if not jnp.issubdtype(d, jnp.inexact):
+        d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
+    half = jnp.asarray(0.5, d)
+    pa, pb, vv = a.astype(d) * half, b.astype(d) * half, v.astype(d)
+    mid = pa + pb
+    z = mid - pa
+    err = (pa - (mid - z)) + (pb - z)  # pa + pb == mid + err exactly
+    return (mid < vv) | ((mid == vv) & (err < 0))
+
+
 def nearest_impl(x: Array, values: Array, key: Key, n_real: Array) -> Array:
     """The first index of the sample nearest to each value (``n_real >= 1``).
 
@@ -164,18 +210,14 @@ def nearest_impl(x: Array, values: Array, key: Key, n_real: Array) -> Array:
     last = n_real - 1
     h = jnp.clip(hi, 0, last)
     lo = jnp.clip(hi - 1, 0, last)
-    d = jnp.promote_types(x.dtype, values.dtype)
-    if not jnp.issubdtype(d, jnp.inexact):
-        d = jnp.promote_types(d, jax.dtypes.canonicalize_dtype(np.float64))
-    v = values.astype(d)
-    d_lo = v - x[lo].astype(d)
-    d_hi = x[h].astype(d) - v
-    best = jnp.where(hi >= n_real, last, jnp.where((hi <= 0) | (d_hi < d_lo), h, lo))
+    nearer_hi = above_midpoint(x[lo], x[h], values)
+    best = jnp.where(hi >= n_real, last, jnp.where((hi <= 0) | nearer_hi, h, lo))
     best = jnp.where(hi <= 0, 0, best)
     # With duplicate x values, ties go to the FIRST sample holding the nearest value.
     return count_keys(x, (keys(x[best]), None, None), "left", n_real)
 
 
+@exact_positions("values", computes=True)
 def nearest(
     x: ArrayLike, values: ArrayLike, *, length: ArrayLike | None = None
 ) -> Int[Array, "*batch"]:
