@@ -175,12 +175,16 @@ def binnumber(
         # the span or its reciprocal beyond the dtype (float32 edges near +-3e38, or 100 bins
         # over 1e-37) would make every guess 0 or NaN, further off than the steps below mend
         ok = (scale > 0) & jnp.isfinite(scale)
-        d = lax.cond(ok, guess, search)
-        table = jnp.concatenate([jnp.array([-jnp.inf], edges.dtype), edges, jnp.array([jnp.inf])])
-        table = table.astype(edges.dtype)
-        for _ in range(2):  # the guess is off by at most one bin; two steps make it exact
-            d = jnp.where(x < table[d], d - 1, jnp.where(x >= table[d + 1], d + 1, d))
-            d = jnp.clip(d, 0, nb + 1)
+        g = lax.cond(ok, guess, search)
+        # the guess is off by at most one bin; the four edges around it make it exact: with
+        # e[-1] = -inf and e[nb + 1] = +inf, the bin number is the number of edges at or
+        # below x, (g - 2) + those of e[g - 2 .. g + 1] (one read of four neighbours per
+        # point, not two dependent steps of two reads each)
+        ninf = jnp.full((2,), -jnp.inf, edges.dtype)
+        table = jnp.concatenate([ninf, edges, -ninf]).astype(edges.dtype)
+        window = jnp.stack([table[k : k + table.shape[0] - 3] for k in range(4)], axis=1)
+        d = g - 2 + jnp.sum(window[g] <= x[:, None], axis=1, dtype=jnp.int32).astype(idt)
+        d = jnp.clip(d, 0, nb + 1)
     else:
         d = bucketize(x, edges, nbins).astype(idt)
         if nbins is not None:  # +inf is above every real edge and at or below the padding
