@@ -834,8 +834,8 @@ def binned_run(
         v = vh.reshape((c, n_pts)).T if on_host else jnp.moveaxis(vh.reshape((c, n_pts)), 0, 1)
         vp = _bucket.pad(v, size)
         st, dp = _binned_core(
-            xp, vp, edges_p, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method, nb,
-            blocks=blocks,
+            xp, vp, edges_p, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy,
+            method, nb, blocks=blocks,
         )  # fmt: skip
         stat_h = channels_first(np.asarray(st)[:nbins], statistic, ch)
         return BinnedStatisticResult(stat_h, edges, np.asarray(dp)[:n_pts])

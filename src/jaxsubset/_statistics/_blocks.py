@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 from .._reduce import squared_deviations

@@ -145,12 +145,10 @@ def reduce_ranges(
         else:
             if cap is None:
                 raise TypeError(f"{func}: the padded road needs a static `capacity`")
-            out.update(
-                reference_ranges(
-                    y, start, count, tuple(names), ddof=ddof, omit=omit, capacity=cap,
-                    pieces=pieces,
-                )  # fmt: skip
+            ref = reference_ranges(
+                y, start, count, tuple(names), ddof=ddof, omit=omit, capacity=cap, pieces=pieces
             )
+            out.update(ref)
     if half:
         out = {s: v if is_count(s) else v.astype(in_dtype) for s, v in out.items()}
     return out

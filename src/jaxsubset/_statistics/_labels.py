@@ -159,8 +159,9 @@ def scatter_var(
     it) makes a constant or one-point bin's deviations exactly zero. Pass 1: the mean of the
     shifted values; pass 2: the sum of the squared deviations from it (a rounded mean adds
     ``n * err**2`` with ``err`` a rounding of the shifted mean, relatively ``eps**2`` times
-    (spread / std)**2: no correction pass pays for itself). A bin holding an infinite value has a non-finite first sum and gives NaN; its points are masked before the
-    squares so that no NaN reaches the gradient of another bin.
+    (spread / std)**2: no correction pass pays for itself). A bin holding an infinite value
+    has a non-finite first sum and gives NaN; its points are masked before the squares so
+    that no NaN reaches the gradient of another bin.
     """
     wdt = yw.dtype
     # without omit a NaN makes the bin's variance NaN whatever its shift: the values as they
