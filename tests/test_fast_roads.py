@@ -171,7 +171,9 @@ def test_chunk_pieces_with_channels_and_omit():
             col = part[:, c][~np.isnan(part[:, c])]
             np.testing.assert_allclose(float(got["mean"][k, c]), col.mean(), rtol=8 * EPS)
             np.testing.assert_allclose(float(got["max"][k, c]), col.max(), rtol=0)
-            np.testing.assert_allclose(float(got["std"][k, c]), col.std(), rtol=64 * EPS)
+            with np.errstate(invalid="ignore"):  # the inf's chunk: NaN, as NumPy
+                want = col.std()
+            np.testing.assert_allclose(float(got["std"][k, c]), want, rtol=64 * EPS)
     assert got["cov"].shape == (-(-n // 64), 2, 2)
 
 
