@@ -43,20 +43,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _harness import block, print_header, print_table, time_interleaved, write_json
+from jax import lax
 
-os.environ["JAXSUBSET_NATIVE"] = "off"  # the pure-JAX roads, whatever the machine
-
-import jax  # noqa: E402
-
-
-jax.config.update("jax_enable_x64", True)
-
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from _harness import block, print_header, print_table, time_interleaved, write_json  # noqa: E402
-from jax import lax  # noqa: E402
-
-import jaxsubset  # noqa: E402
+import jaxsubset
 
 
 K = 1000  # chunks, x-ranges, bins
@@ -398,6 +391,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--json", metavar="PATH", help="write every result to PATH as JSON")
     p.add_argument("--markdown", metavar="PATH", help="write the table as Markdown to PATH")
     args = p.parse_args(argv)
+    # the pure-JAX roads whatever the machine, in 64-bit mode (float64 and float32 y, float64
+    # x), only while it runs: run.py and the tests run other benchmarks in this process
+    before = os.environ.get("JAXSUBSET_NATIVE"), jax.config.jax_enable_x64
+    os.environ["JAXSUBSET_NATIVE"] = "off"
+    jax.config.update("jax_enable_x64", True)
+    try:
+        return run(args)
+    finally:
+        if before[0] is None:
+            os.environ.pop("JAXSUBSET_NATIVE", None)
+        else:
+            os.environ["JAXSUBSET_NATIVE"] = before[0]
+        jax.config.update("jax_enable_x64", before[1])
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The workloads and dtypes ``args`` name, with the native road off (see :func:`main`)."""
     n = int(args.n) if args.n else (10**5 if args.quick else 10**7)
     rounds = args.rounds or (3 if args.quick else 7)
     info = print_header("pure-JAX roads against hand-written JAX (issue 29)")

@@ -3,6 +3,7 @@
 This checks correctness of the benchmark, not speed: no timing is asserted here.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -82,3 +83,38 @@ def test_compile_benchmark_reports_every_program():
     assert all(r["hlo_ops"] > 0 and r["compile_s"] > 0 for r in rows)
     assert out["results"]["first"] == [] and out["targets"] == []
     assert len(out["machine"]["load_avg_before"]) == 3
+
+
+def test_rawjax_benchmark_reports_every_pair(monkeypatch):
+    # bench_rawjax end to end on a few points: every pair compiles, runs and agrees with the
+    # hand-written program (no timing is asserted); the native road is off only inside it
+    import jax
+
+    monkeypatch.setenv("JAXSUBSET_NATIVE", "auto")
+    x64 = jax.config.jax_enable_x64
+    sys.path.insert(0, str(BENCH))
+    try:
+        import bench_rawjax
+
+        seen = []
+        real = bench_rawjax.run
+
+        def spy(args):  # the setting the workloads run under
+            seen.append(os.environ.get("JAXSUBSET_NATIVE"))
+            return real(args)
+
+        monkeypatch.setattr(bench_rawjax, "run", spy)
+        argv = ["--n", "8000", "--rounds", "1", "--dtype", "float64"]
+        out = bench_rawjax.main([*argv, "--only", "chunks", "--only", "bins"])
+    finally:
+        sys.path.remove(str(BENCH))
+    assert seen == ["off"]
+    assert os.environ["JAXSUBSET_NATIVE"] == "auto" and jax.config.jax_enable_x64 == x64
+    rows = out["results"]
+    assert [r["workload"] for r in rows] == [
+        "chunks: chunks().mean/std/max",
+        "chunks: range_statistic",
+        "bins: sorted x std",
+        "bins: unsorted x std",
+    ]
+    assert all(r["err_ours"] < 1e-12 and r["status"] in ("MET", "MISSED") for r in rows)

@@ -20,9 +20,11 @@ from . import _bucket
 from ._axis import bound_array, period_edges, time_kind, to_datetime64, x_to_ns
 from ._checks import error_if
 from ._exact import binned_exact, binned_wide
+from ._statistics._blocks import sorted_bins
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
 from ._statistics._registry import (
+    BLOCK_BIN_STATISTICS,
     CAPACITY_ROADS,
     LABEL_ROADS,
     ORDER,
@@ -32,6 +34,7 @@ from ._statistics._registry import (
     check_method,
     check_pairs,
     float_dtype,
+    is_count,
     with_quantile,
 )
 from ._stats import raise_on_nan
@@ -174,12 +177,16 @@ def binnumber(
         # the span or its reciprocal beyond the dtype (float32 edges near +-3e38, or 100 bins
         # over 1e-37) would make every guess 0 or NaN, further off than the steps below mend
         ok = (scale > 0) & jnp.isfinite(scale)
-        d = lax.cond(ok, guess, search)
-        table = jnp.concatenate([jnp.array([-jnp.inf], edges.dtype), edges, jnp.array([jnp.inf])])
-        table = table.astype(edges.dtype)
-        for _ in range(2):  # the guess is off by at most one bin; two steps make it exact
-            d = jnp.where(x < table[d], d - 1, jnp.where(x >= table[d + 1], d + 1, d))
-            d = jnp.clip(d, 0, nb + 1)
+        g = lax.cond(ok, guess, search)
+        # the guess is off by at most one bin; the four edges around it make it exact: with
+        # e[-1] = -inf and e[nb + 1] = +inf, the bin number is the number of edges at or
+        # below x, (g - 2) + those of e[g - 2 .. g + 1] (one read of four neighbours per
+        # point, not two dependent steps of two reads each)
+        ninf = jnp.full((2,), -jnp.inf, edges.dtype)
+        table = jnp.concatenate([ninf, edges, -ninf]).astype(edges.dtype)
+        window = jnp.stack([table[k : k + table.shape[0] - 3] for k in range(4)], axis=1)
+        d = g - 2 + jnp.sum(window[g] <= x[:, None], axis=1, dtype=jnp.int32).astype(idt)
+        d = jnp.clip(d, 0, nb + 1)
     else:
         d = bucketize(x, edges, nbins).astype(idt)
         if nbins is not None:  # +inf is above every real edge and at or below the padding
@@ -275,14 +282,22 @@ def reduce(
     x_sorted: bool,
     method: str,
     capacity: int | None,
+    label_of: Callable[[Array], Array] | None = None,
 ) -> dict[str, Array]:
     """The dispatcher's statistics of ``v`` ``(N, C)`` in the bins (bin number ``d``).
 
-    ``reduce.bins_layout`` (the chooser's rule for bins) decides: by labels
-    (``reduce_labels``), or as index ranges (``reduce_ranges``: sorted ``x`` makes every
-    bin one; with ``method="tree"`` on unsorted ``x`` one sort by bin first).
+    ``reduce.bins_layout`` (the chooser's rule for bins) decides: by whole blocks
+    (``sorted_bins``: the boundary chose it on the real shapes and passes ``label_of(i)``,
+    the bins of the points at indices ``i``), by labels (``reduce_labels``), or as index
+    ranges (``reduce_ranges``: sorted ``x`` makes every bin one; with ``method="tree"`` on
+    unsorted ``x`` one sort by bin first).
     """
     func = "binned_statistic"
+    if label_of is not None and all(base_name(s) in BLOCK_BIN_STATISTICS for s in stats):
+        out = sorted_bins(v, label_of, nbins, stats, 0, omit, force=True)
+        if out is not None:
+            fdt = float_dtype(v.dtype)
+            return {s: a if is_count(s) else a.astype(fdt) for s, a in out.items()}
     label = d - 1  # 0..nbins-1 inside; -1 and nbins (the outlier bins) in no bin
     if bins_layout(x_sorted, stats, method)[0] == "labels":
         return reduce_labels(
@@ -309,8 +324,12 @@ def scipy_statistic(
     x_sorted: bool,
     method: str,
     capacity: int | None,
+    label_of: Callable[[Array], Array] | None = None,
 ) -> Array:
     """SciPy's statistic ``(nbins, C)`` from the dispatcher's registry statistics.
+
+    ``label_of``: the bins of the points at given indices where the boundary chose whole
+    blocks (``reduce.bins_layout``), else None.
 
     ``"omit"``: the registry's omit rule. ``"propagate"`` keeps SciPy's own NaN behaviour,
     which is the registry's ``omit=False`` except for two statistics: ``"min"`` skips NaN (the
@@ -322,7 +341,7 @@ def scipy_statistic(
     is_float = jnp.issubdtype(v.dtype, jnp.inexact)
 
     def run(vals: Array, stats: tuple[str, ...], omit_: bool) -> dict[str, Array]:
-        return reduce(vals, d, nbins, stats, omit_, x_sorted, method, capacity)
+        return reduce(vals, d, nbins, stats, omit_, x_sorted, method, capacity, label_of)
 
     if statistic == "median" and not omit and is_float:
         held = jnp.isnan(v)
@@ -344,8 +363,10 @@ binnumber_jit = jax.jit(binnumber, static_argnames=("uniform",))
 
 @functools.partial(
     jax.jit,
-    static_argnames=("statistic", "uniform", "x_sorted", "capacity", "fn", "nan_policy", "method"),
-)
+    static_argnames=(
+        "statistic", "uniform", "x_sorted", "capacity", "fn", "nan_policy", "method", "blocks"
+    ),
+)  # fmt: skip
 def _binned_core(
     x: Array,
     v: Array,
@@ -359,17 +380,28 @@ def _binned_core(
     nan_policy: str,
     method: str,
     nbins: Array | None = None,
+    blocks: bool = False,
 ) -> tuple[Array, Array]:
     """Statistic ``(nbins, C)`` and binnumber ``(N,)``; ``v`` is ``(N, C)``.
 
     ``nbins`` (traced): the real number of bins of edges padded with +inf (eager bucketing);
     the points above the last real edge then fill the first padding bin, which is cut off.
+    ``blocks``: the chooser's ``"blocks"`` layout (bins of sorted x by whole blocks; the bin
+    numbers of a few points only, so the full ``binnumber`` is left to a caller who reads it).
     """
     nb = edges.shape[0] - 1
     d = binnumber(x, edges, dec, uniform, nbins)
     out_dtype = float_dtype(v.dtype)
     if fn is None:
-        stat = scipy_statistic(v, d, nb, statistic, nan_policy, x_sorted, method, capacity)
+        label_of = None
+        if blocks:
+
+            def label_of(i: Array) -> Array:  # the bins of a few points
+                return binnumber(x[i], edges, dec, uniform, nbins) - 1
+
+        stat = scipy_statistic(
+            v, d, nb, statistic, nan_policy, x_sorted, method, capacity, label_of
+        )
         if statistic == "count":  # SciPy's counts are floats (float32 for half floats)
             cdt = jnp.float32 if out_dtype in (jnp.float16, jnp.bfloat16) else out_dtype
             return stat.astype(cdt), d
@@ -785,9 +817,10 @@ def binned_run(
                 f"x[{i + 1}]={b!r}; pass x_sorted=None (detected) or False"
             )
     x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
+    blocks = False
     if fn is None:  # the road choice, asked here at the boundary (recorded by explain)
         request = Request(func, "bins", (statistic,), method, 0, nan_policy == "omit", capacity)
-        choose(request, x_sorted=x_sorted)
+        blocks = choose(request, x_sorted=x_sorted, n=n_pts, k=nbins).layout == "blocks"
     ch = tuple(values.shape[:-1])
     fill = None
     if n_pts > 0 and _bucket.bucketed(x, values, edges, dec):
@@ -833,14 +866,16 @@ def binned_run(
         v = vh.reshape((c, n_pts)).T if on_host else jnp.moveaxis(vh.reshape((c, n_pts)), 0, 1)
         vp = _bucket.pad(v, size)
         st, dp = _binned_core(
-            xp, vp, edges_p, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method, nb
-        )
+            xp, vp, edges_p, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy,
+            method, nb, blocks=blocks,
+        )  # fmt: skip
         stat_h = channels_first(np.asarray(st)[:nbins], statistic, ch)
         return BinnedStatisticResult(stat_h, edges, np.asarray(dp)[:n_pts])
     v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
     stat, d = _binned_core(
-        x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method
-    )
+        x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method,
+        blocks=blocks,
+    )  # fmt: skip
     stat = channels_first(stat, statistic, ch)
     return BinnedStatisticResult(stat, edges, d)
 

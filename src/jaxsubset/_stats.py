@@ -32,7 +32,7 @@ from ._validate import (
 )
 from .reduce import Request, choose
 from .reduce._choose import road
-from .resolve import Ranges
+from .resolve._type import Ranges, pieces_of
 
 
 def check_statistic(statistic: Any, func: str) -> str:
@@ -185,6 +185,7 @@ def range_statistic(
             capacity=cap,
         ).padded,
         func=func,
+        pieces=pieces_of(ranges) if ranges.count.shape == ranges.start.shape else None,
     )
     res = {s: out[s].reshape(result_shape(s, batch, ch)) for s in stats}
     return public_names(res[stats[0]] if single else res, names, stats, single)

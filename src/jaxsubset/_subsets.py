@@ -204,10 +204,9 @@ class Subsets:
             ``(*batch, *channels)``.
         """
         sub = self._propagating(nan_policy, "Subsets.sum")
-        if sub is not None and sub._view:
-            n, c, s1, _ = sub._centre()
-            return n.astype(s1.dtype) * c + s1  # the variance's first pass
         if sub is not None:
+            # the values themselves, also on a reshaped view: ``n * c + sum(y - c)`` about
+            # the first value would round ``n * c`` (one outlier first: errors of n ulps of it)
             return sub._total()
         m, _ = self._values_mask(nan_policy, "Subsets.sum")
         clean, poisoned = self._clean(m)

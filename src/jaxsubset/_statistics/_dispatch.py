@@ -79,6 +79,7 @@ def reduce_ranges(
     bound: int | None = None,
     padded: tuple[bool, bool] = (False, False),
     func: str = "range_statistic",
+    pieces: tuple[int, int, int, int] | None = None,
 ) -> dict[str, Array]:
     """Statistics of ``y`` over index ranges, each on the road ``reduce.road`` picks.
 
@@ -98,6 +99,9 @@ def reduce_ranges(
             road for the folded statistics (with ``bound``) and the order statistics (with
             ``capacity``).
         func: the public function, for error messages.
+        pieces: the static layout ``(n1, s1, n2, s2)`` of consecutive ranges (``n1`` of
+            ``s1`` points from index 0, then ``n2`` of ``s2``: ``ranges.chunks``), or None;
+            the padded road then reduces reshaped blocks instead of gathering.
 
     Returns:
         dict of ``(K, C)`` arrays by statistic name.
@@ -141,9 +145,10 @@ def reduce_ranges(
         else:
             if cap is None:
                 raise TypeError(f"{func}: the padded road needs a static `capacity`")
-            out.update(
-                reference_ranges(y, start, count, tuple(names), ddof=ddof, omit=omit, capacity=cap)
+            ref = reference_ranges(
+                y, start, count, tuple(names), ddof=ddof, omit=omit, capacity=cap, pieces=pieces
             )
+            out.update(ref)
     if half:
         out = {s: v if is_count(s) else v.astype(in_dtype) for s, v in out.items()}
     return out

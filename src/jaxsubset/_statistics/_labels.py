@@ -101,7 +101,9 @@ def scatter_road(
     # the points and (where a statistic needs them) the NaN readings per bin: integer
     # scatter-adds, exact. A held NaN reaches sum/mean/var through the arithmetic itself;
     # min/max/median need the count (scatter-min/max need not propagate NaN)
-    n_all = jnp.zeros((nbins,), idt).at[lab].add(1, mode="drop")
+    # (int32 ones where every count fits: half the bytes of the scatter's updates)
+    one = jnp.ones((), jnp.int32 if num < 2**31 else idt)
+    n_all = jnp.zeros((nbins,), one.dtype).at[lab].add(one, mode="drop").astype(idt)
     n_all = jnp.broadcast_to(n_all[:, None], (nbins, c))
     if is_float and (omit or {"min", "max", "median"} & set(stats)):
         n_nan = per_bin("add", 0, lab, nan.astype(idt), nbins)
@@ -155,13 +157,16 @@ def scatter_var(
 
     The shift (the bin's largest real reading, no gradient: the variance does not depend on
     it) makes a constant or one-point bin's deviations exactly zero. Pass 1: the mean of the
-    shifted values; pass 2: the sums of the deviations from it and of their squares (the
-    corrected two-pass formula ``(sum d^2 - (sum d)^2 / n) / (n - ddof)``). A bin holding an
-    infinite value has a non-finite first sum and gives NaN; its points are masked before the
-    squares so that no NaN reaches the gradient of another bin.
+    shifted values; pass 2: the sum of the squared deviations from it (a rounded mean adds
+    ``n * err**2`` with ``err`` a rounding of the shifted mean, relatively ``eps**2`` times
+    (spread / std)**2: no correction pass pays for itself). A bin holding an infinite value
+    has a non-finite first sum and gives NaN; its points are masked before the squares so
+    that no NaN reaches the gradient of another bin.
     """
     wdt = yw.dtype
-    fill = jnp.where(nan, -jnp.inf, yw)
+    # without omit a NaN makes the bin's variance NaN whatever its shift: the values as they
+    # are (no pass writing a NaN-free copy); a non-finite shift is replaced below
+    fill = jnp.where(nan, -jnp.inf, yw) if omit else yw
     shift = per_bin("max", -jnp.inf, lab, lax.stop_gradient(fill), nbins)
     shift = jnp.where(jnp.isfinite(shift), shift, 0)
     pad = jnp.zeros((1, n.shape[1]), wdt)
@@ -177,9 +182,7 @@ def scatter_var(
     d = jnp.where(ok_pt, z - jnp.concatenate([mz, pad])[lab], 0)
     if omit:
         d = jnp.where(nan, 0, d)
-    q = per_bin("add", 0, lab, d * d, nbins)
-    r = per_bin("add", 0, lab, d, nbins)
-    m2 = jnp.maximum(q - r * (r / safe), 0)
+    m2 = per_bin("add", 0, lab, d * d, nbins)
     dof = n - ddof
     var = jnp.where(dof > 0, m2 / _safe(dof, wdt), jnp.nan)
     return jnp.where(ok, var, jnp.nan)

@@ -46,6 +46,7 @@ def reference_ranges(
     ddof: int,
     omit: bool,
     capacity: int,
+    pieces: tuple[int, int, int, int] | None = None,
 ) -> dict[str, Array]:
     """Statistics over ranges by gathering them into padded :class:`Subsets`.
 
@@ -57,6 +58,10 @@ def reference_ranges(
         ddof: delta degrees of freedom of ``"var"``/``"std"``.
         omit: leave NaN readings out (per channel).
         capacity: static padded length; ranges longer than it give NaN.
+        pieces: the static layout ``(n1, s1, n2, s2)`` of the ranges when they are
+            consecutive pieces from index 0 (``n1`` of ``s1`` points, then ``n2`` of ``s2``:
+            ``ranges.chunks``): then reduced as reshaped ``(n1, s1)`` and ``(n2, s2)`` blocks
+            of the data (a view, no gather, no padding), where ``s1 <= capacity``.
 
     Returns:
         dict of ``(K, C)`` arrays by statistic name (see the registry's conventions).
@@ -71,6 +76,15 @@ def reference_ranges(
         padded = padded + (PAIR_COUNT,)
         stats = stats + (PAIR_COUNT,)
     k = start.shape[0]
+    # (the pieces of data of another length than y's are clipped ranges: gathered)
+    if (
+        pieces is not None
+        and pieces[0] + pieces[2] == k
+        and pieces[0] * pieces[1] + pieces[2] * pieces[3] == y.shape[0]
+        and pieces[1] <= capacity
+    ):
+        out.update(_pieces(y, pieces, padded, ddof, omit))
+        return {s: out[s] for s in stats}
     batch = max(1, MAX_SLOTS // (capacity * max(y.shape[1], 1)))
     if k <= batch:
         out.update(_padded(y, start, count, padded, ddof, omit, capacity))
@@ -90,6 +104,50 @@ def reference_ranges(
     return {s: out[s] for s in stats}
 
 
+def _pieces(
+    y: Array,
+    pieces: tuple[int, int, int, int],
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+) -> dict[str, Array]:
+    """Consecutive pieces as reshaped blocks: ``n1`` of ``s1`` points, then ``n2`` of ``s2``.
+
+    Each block is a view of the data with an all-True mask (XLA folds it away), reduced as
+    ``chunks`` reduces its Subsets (``_view``); the two blocks' results are concatenated.
+    """
+    n1, s1, n2, s2 = pieces
+    idt = index_dtype()
+    parts = []
+    off = 0
+    for k, size in ((n1, s1), (n2, s2)):
+        if k == 0:
+            continue
+        block = y[off : off + k * size]
+        off += k * size
+        one = _one_channel(y, stats)
+        v = block[:, 0].reshape(k, size) if one else block.reshape(k, size, y.shape[1])
+        count = jnp.full((k,), size, idt)
+        sub = Subsets(
+            x=jnp.zeros((k, size), float_dtype(y.dtype)),
+            y=v,
+            mask=jnp.ones((k, size), bool),
+            start=jnp.arange(k, dtype=idt) * size + (off - k * size),
+            count=count,
+            _view=True,
+        )
+        parts.append(_reduce(sub, count, stats, ddof, omit, size, one))
+    if len(parts) == 1:
+        return parts[0]
+    return {s: jnp.concatenate([p[s] for p in parts]) for s in parts[0]}
+
+
+def _one_channel(y: Array, stats: tuple[str, ...]) -> bool:
+    """One channel and no pair statistic: reduce ``(K, L)`` slots, not ``(K, L, 1)`` (XLA:CPU
+    reduces the middle axis of ``(K, L, 1)`` several times slower than the last of ``(K, L)``)."""
+    return y.shape[1] == 1 and not any(s in PAIR_STATISTICS for s in stats)
+
+
 def _padded(
     y: Array,
     start: Array,
@@ -100,9 +158,27 @@ def _padded(
     capacity: int,
 ) -> dict[str, Array]:
     """The padded reduction of one batch of ranges (every statistic but ``"count"``)."""
-    out: dict[str, Array] = {}
     fdt = float_dtype(y.dtype)
-    sub: Subsets = _gather(jnp.zeros((y.shape[0],), fdt), y, start, count, capacity)
+    one = _one_channel(y, stats)
+    sub: Subsets = _gather(
+        jnp.zeros((y.shape[0],), fdt), y[:, 0] if one else y, start, count, capacity
+    )
+    return _reduce(sub, count, stats, ddof, omit, capacity, one)
+
+
+def _reduce(
+    sub: Subsets,
+    count: Array,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    capacity: int,
+    one: bool,
+) -> dict[str, Array]:
+    """Every statistic but ``"count"`` of padded subsets (``one``: ``sub.y`` is ``(K, L)``,
+    the results get their channel axis back)."""
+    out: dict[str, Array] = {}
+    fdt = float_dtype(sub.y.dtype)
     policy = "omit" if omit else "propagate"
     fits = (count <= capacity)[:, None]
     pair = tuple(s for s in stats if s in PAIR_STATISTICS)
@@ -120,5 +196,7 @@ def _padded(
             v = sub.quantile(quantile_q(s), nan_policy=policy)
         else:
             v = getattr(sub, s)(nan_policy=policy)
+        if one:
+            v = v[:, None]
         out[s] = jnp.where(fits, v.astype(fdt), jnp.nan)
     return out

@@ -109,6 +109,13 @@ LABEL_ROADS = {
     # the median and quantiles by one sort of (label, value) pairs, the rest as ranges
     "sort": ALL_STATISTICS,
 }
+# bins of sorted x by whole blocks (``_blocks``, every backend): these statistics
+BLOCK_BIN_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max")
+# points per block: about sqrt(N / bins) (N / B block partials and about B points per cut
+# block to scatter), a power of two within these bounds; bins of fewer than
+# BLOCK_MIN_POINTS points on average take the label roads (the scatters per point cost less)
+BLOCK_SIZES = (8, 4096)
+BLOCK_MIN_POINTS = 32
 ORDER = ("median", "quantile")  # the order statistics (never folded)
 METHODS = ("auto", "reference", "tree", "wavelet", "blocks", "scatter", "sort", "native")
 
@@ -204,6 +211,16 @@ def check_method(method: Any, func: str, roads: dict[str, tuple[str, ...]]) -> s
 def backend() -> str:
     """The backend family the computation is traced for (``"cpu"``, ``"gpu"``, ``"tpu"``)."""
     return jax.default_backend()
+
+
+def block_size(num: int, nbins: int, force: bool = False) -> int | None:
+    """Points per block for ``num`` sorted points in ``nbins`` bins (``_blocks``), or None
+    where the bins hold fewer than :data:`BLOCK_MIN_POINTS` points each on average (unless
+    ``force``)."""
+    if num < 1 or (not force and num < BLOCK_MIN_POINTS * (nbins + 1)):
+        return None
+    b = 1 << max(int(round(np.log2(max(num / (nbins + 1), 1.0)) / 2)), 0)
+    return int(min(max(b, BLOCK_SIZES[0]), BLOCK_SIZES[1]))
 
 
 def native_first(statistic: str) -> bool:

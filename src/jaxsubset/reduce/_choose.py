@@ -21,12 +21,14 @@ import numpy as np
 
 from .. import _native
 from .._statistics._registry import (
+    BLOCK_BIN_STATISTICS,
     LABEL_ROADS,
     ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
     backend,
     base_name,
+    block_size,
     native_first,
 )
 from ._request import Request
@@ -50,7 +52,8 @@ class Choice:
     Attributes:
         request: the :class:`Request` it was asked.
         layout: how the subsets are reduced: ``"ranges"``, ``"sliding"`` (fixed-count
-            windows) or ``"labels"`` (a bin label per point).
+            windows), ``"labels"`` (a bin label per point) or ``"blocks"`` (bins of sorted x
+            by whole blocks).
         roads: ``((statistic, road), ...)`` in the request's order.
         padded: for ``"ranges"``, :func:`padded_fits`' answer (folded, order statistics).
         fixed: for x-width windows found fixed-count: ``(w, lead)`` (see :func:`fixed_count`).
@@ -99,7 +102,8 @@ def choose(
         n: the real number of points.
         bound: a static bound on every range's length (None: unknown).
         capacity: the padded length of the order statistics' road (None: none).
-        x_sorted: for bins, whether x is sorted (then every bin is an index range).
+        x_sorted: for bins, whether x is sorted (then every bin is an index range). For bins
+            ``k`` is the number of bins and ``n`` the number of points.
         windows: for one x-width window per row, the resolved ``(start, count)`` on the
             host: fixed-count windows (:func:`fixed_count`) are reduced as such. A probe
             that finds none is not recorded (the caller then asks with ``bound`` and
@@ -114,7 +118,7 @@ def choose(
     if request.kind == "sliding":
         layout, why = "sliding", "fixed-count windows"
     elif request.kind == "bins":
-        layout, why = bins_layout(x_sorted, stats, method)
+        layout, why = bins_layout(x_sorted, stats, method, n=n, nbins=k)
     else:
         if request.kind == "windows" and windows is not None:
             fixed = fixed_count(*windows)
@@ -182,6 +186,8 @@ def road(
         road where its slots are few (:func:`padded_fits`); a forced road that
         cannot compute ``statistic`` is an error naming both.
     """
+    if kind == "blocks":  # bins of sorted x by whole blocks: one road (``bins_layout``)
+        return "blocks"
     roads = {"ranges": RANGE_ROADS, "sliding": SLIDING_ROADS}.get(kind, LABEL_ROADS)
     statistic = base_name(statistic)
     if method == "auto" and kind != "labels" and native_first(statistic):
@@ -217,13 +223,24 @@ def road(
     return method
 
 
-def bins_layout(x_sorted: bool, stats: tuple[str, ...], method: str) -> tuple[str, str]:
-    """How disjoint bins are reduced: ``("labels" | "ranges", why)``.
+def bins_layout(
+    x_sorted: bool,
+    stats: tuple[str, ...],
+    method: str,
+    *,
+    n: int = 0,
+    nbins: int = 0,
+) -> tuple[str, str]:
+    """How disjoint bins are reduced: ``("blocks" | "labels" | "ranges", why)``.
 
-    Bins of sorted x are also index ranges. On the CPU, ``"auto"`` reduces bins by labels
-    (scatters are O(N) and cache-friendly there, whatever the order); elsewhere sorted bins
-    are ranges on the tree, except the median (the range median is the padded one), and
-    unsorted bins are labels (one sort).
+    Bins of sorted x are also index ranges. ``"auto"`` reduces bins of sorted x by whole
+    blocks (``_statistics._blocks``: a vectorised pass per statistic instead of a scatter per
+    point, on every backend) where every statistic asked is one of
+    :data:`BLOCK_BIN_STATISTICS` and the ``n`` points fill the ``nbins`` bins with enough
+    points each for blocks to pay (``_registry.block_size``), after the native road where it
+    runs. Otherwise, on the CPU, by labels (scatters are O(N) and cache-friendly there,
+    whatever the order); elsewhere sorted bins are ranges on the tree, except the median
+    (the range median is the padded one), and unsorted bins are labels (one sort).
     """
     if method in ("scatter", "sort"):
         return "labels", f"method={method!r} is a label road"
@@ -233,6 +250,13 @@ def bins_layout(x_sorted: bool, stats: tuple[str, ...], method: str) -> tuple[st
         return ("ranges", "sorted x") if x_sorted else ("labels", "unsorted x")
     if x_sorted and method == "auto" and all(native_first(s) for s in stats):
         return "ranges", "sorted x on the CPU: one native pass over the bins as ranges"
+    if (
+        x_sorted
+        and method == "auto"
+        and all(base_name(s) in BLOCK_BIN_STATISTICS for s in stats)
+        and block_size(n, nbins) is not None
+    ):
+        return "blocks", f"sorted x, {n} points in {nbins} bins: whole blocks"
     if backend() == "cpu":
         return "labels", "bins on the CPU: scatters by label"
     if not x_sorted:

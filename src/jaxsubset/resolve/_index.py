@@ -23,7 +23,7 @@ from .._validate import (
     static_int,
 )
 from ._buckets import bucketed_gather, eager
-from ._type import Ranges, real_length, to_subsets
+from ._type import Ranges, real_length, to_subsets, with_pieces
 
 
 def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None = None) -> Subsets:
@@ -307,11 +307,14 @@ def resolve_chunks(
             q, r = divmod(big_n, n)
             i = np.arange(n)
             start_h, count_h = i * q + np.minimum(i, r), q + (i < r)
+            layout = (r, q + 1, n - r, q) if r else (n, q, 0, q)
             if not is_traced(x):  # cast on the host: no program per number of pieces
-                return Ranges(
+                out = Ranges(
                     jax.device_put(start_h.astype(idt)), jax.device_put(count_h.astype(idt)), bound
                 )
-            return Ranges(jnp.asarray(start_h, idt), jnp.asarray(count_h, idt), bound)
+            else:
+                out = Ranges(jnp.asarray(start_h, idt), jnp.asarray(count_h, idt), bound)
+            return with_pieces(out, layout)
         m = real_length(length, big_n, func)
         qj, rj = m // n, m % n
         ij = jnp.arange(n, dtype=idt)
@@ -320,7 +323,10 @@ def resolve_chunks(
     k = -(-big_n // size)
     m = real_length(length, big_n, func)
     start = jnp.arange(k, dtype=idt) * size
-    return Ranges(start, jnp.clip(m - start, 0, size), size)
+    out = Ranges(start, jnp.clip(m - start, 0, size), size)
+    if length is None:  # static pieces: size points each, the last one ragged
+        out = with_pieces(out, (big_n // size, size, int(big_n % size > 0), big_n % size))
+    return out
 
 
 def chunk_args(n: Any, size: Any, func: str) -> tuple[int | None, int | None]:

@@ -3,6 +3,7 @@ request resolves to, and the one traced gather of them into :class:`Subsets`."""
 
 import dataclasses
 import functools
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -41,6 +42,14 @@ class Ranges:
     count: Int[Array, "*batch"]
     max_count: int | None = dataclasses.field(default=None, metadata=dict(static=True))
 
+    # Not a field (so not part of the pytree: jit, vmap and the treedef are unaffected): set by
+    # ``ranges.chunks`` without a traced ``length`` on the object it returns, the static layout
+    # ``(n1, s1, n2, s2)`` of its consecutive pieces (``n1`` of ``s1`` points, then ``n2`` of
+    # ``s2``). The padded road then reduces the pieces as reshaped ``(K, L)`` blocks instead of
+    # gathering them (:func:`pieces_of`). An object rebuilt by a transformation has none and
+    # gathers: the same values.
+    _pieces: ClassVar[tuple[int, int, int, int] | None] = None
+
     @property
     def stop(self) -> Int[Array, "*batch"]:
         """``(*batch)`` int, one past the last index of each range."""
@@ -50,6 +59,23 @@ class Ranges:
     def batch_shape(self) -> tuple[int, ...]:
         """The shape of the batch of ranges, ``()`` for a single range."""
         return tuple(self.count.shape)
+
+
+def with_pieces(r: Ranges, layout: tuple[int, int, int, int]) -> Ranges:
+    """``r`` carrying the static layout of its consecutive pieces (see ``Ranges._pieces``).
+
+    Only a layout of non-empty pieces is attached (``s1 >= 1``, and ``s2 >= 1`` where
+    ``n2 > 0``): empty pieces are left to the gather.
+    """
+    n1, s1, n2, s2 = layout
+    if s1 >= 1 and (n2 == 0 or s2 >= 1) and 0 < n1 + n2 == r.count.size == r.count.shape[-1]:
+        object.__setattr__(r, "_pieces", (int(n1), int(s1), int(n2), int(s2)))
+    return r
+
+
+def pieces_of(r: Ranges) -> tuple[int, int, int, int] | None:
+    """The static piece layout :func:`with_pieces` attached to ``r``, or None."""
+    return r._pieces
 
 
 def real_length(length: ArrayLike | None, n: int, func: str) -> Array:
