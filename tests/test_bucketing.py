@@ -491,7 +491,9 @@ def test_binned_statistic_number_of_bins_is_bucketed():
         }
     )(x, y)
     for c in cases:
-        same(got[c].statistic, want[c].statistic)
+        # sorted x by whole blocks: the bucket's blocks sum in another order than the real
+        # shape's (the rounding of a sum; the median is the same bits)
+        same_statistic(c[1], got[c].statistic, want[c].statistic)
         same(got[c].binnumber, want[c].binnumber)
         same(got[c].bin_edges, want[c].bin_edges)
         ref = scipy_stats.binned_statistic(x, y, c[1], bins=got[c].bin_edges)  # SciPy: no inf
@@ -563,7 +565,8 @@ def test_binned_statistic_bins_of_every_kind_are_bucketed(kind, monkeypatch):
     want = calls()
     monkeypatch.delenv("JAXSUBSET_BUCKETS")
     for c in got:
-        same(got[c].statistic, want[c].statistic)
+        # sorted x by whole blocks: a bucket's blocks sum in another order (rounding of a sum)
+        same_statistic(c[1] if isinstance(c, tuple) else "max", got[c].statistic, want[c].statistic)
         same(got[c].binnumber, want[c].binnumber)
         same(got[c].bin_edges, want[c].bin_edges)
     assert int(np.max(got["edges"].binnumber)) == 6  # points above the last edge

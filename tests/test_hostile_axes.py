@@ -258,14 +258,29 @@ def test_int64_y_is_refused_or_exact_on_every_road(road):
             _INT64_ROADS[road](y)
 
 
-def test_traced_bound_next_to_an_unheld_x_is_a_clear_error():
+def test_traced_bound_next_to_an_unheld_x_is_resolved_as_in_64_bit_mode():
+    # 32-bit mode: the resolution is traced in a scoped 64-bit mode (float64 arithmetic on
+    # the closed-over x, the traced width as JAX holds it); it gave all 1s (x rounded)
     x = 1.7e9 + np.arange(8) * 0.5
+    want = [1, 2, 2, 2, 2, 2, 2, 2]
     f = jax.jit(lambda w: jaxsubset.rolling_statistic(x, np.ones(8), w, "count"))
+    np.testing.assert_array_equal(f(1.0), want)
+    g = jax.jit(lambda w: jaxsubset.ranges.rolling(x, w).count)
+    assert g(1.0).tolist() == want and g(1.0).dtype == jaxsubset._validate.index_dtype()
+    h = jax.jit(lambda lo: jaxsubset.select(x, np.arange(8.0), lo, x[-1], capacity=8).sum())
+    assert float(h(1.7e9)) == 0 + 1 + 2 + 3 + 4 + 5 + 6  # (a bound float32 holds exactly)
+    k = jax.jit(lambda e: jaxsubset.ranges.dynamic(x, e, num_windows=4).count)
+    assert k(1.0).tolist() == [2, 2, 2, 2]
+    m = jax.jit(lambda hl: jaxsubset.ewm_statistic(x, np.arange(8.0), hl, "mean"))
+    want_m = jaxsubset.ewm_statistic(x, np.arange(8.0), 1.0, "mean")
+    np.testing.assert_allclose(m(1.0), want_m, rtol=1e-6)
+    # binned_statistic finds bins on the host: traced edges next to such x are refused
+    b = jax.jit(lambda e: jaxsubset.binned_statistic(x, np.ones(8), "count", e).statistic)
     if X64:
-        np.testing.assert_array_equal(f(1.0), [1, 2, 2, 2, 2, 2, 2, 2])
+        assert b(jnp.asarray([1.7e9, 1.7e9 + 1, 1.7e9 + 4])).tolist() == [2, 6]
     else:
-        with pytest.raises(TypeError, match=r"`x` holds 1700000000.5.*`width` is traced"):
-            f(1.0)
+        with pytest.raises(TypeError, match=r"`x` holds 1700000000.5.*`bins` is traced"):
+            b(jnp.asarray([0.0, 1.0]))
 
 
 def test_float32_window_bounds_are_exact_sums():

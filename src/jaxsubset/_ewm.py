@@ -179,12 +179,17 @@ def ewm_statistic(
                 f"{func}: `halflife` must be a duration on a time axis (numpy.timedelta64 or "
                 f"a string such as '4D'), got {halflife!r}"
             )
-    host = wide(func, x, {}, computes=True, others={"halflife": halflife})
+    host = wide(func, x, {}, computes=True, others={"halflife": halflife}, traced_ok=True)
     times: Any
     if host:  # positions JAX's 32-bit mode cannot hold: the times computed on the host
         times, n_x = host_times(x, tk, func)
-        h: Any = np.asarray(concrete_bound(halflife, "halflife", None, func, tk, width=True))
-        h = h.astype(np.float64)
+        h: Any = (
+            traced_array(halflife)  # a scale: as JAX holds it
+            if is_traced(halflife)
+            else np.asarray(concrete_bound(halflife, "halflife", None, func, tk, width=True))
+        )
+        if not is_traced(h):
+            h = h.astype(np.float64)
     else:
         x = as_x(x, func)
         check_sorted_x(x, func)
@@ -203,7 +208,7 @@ def ewm_statistic(
         raise ValueError(f"{func}: `halflife` must be > 0, got {halflife!r}")
     if nan_policy == "raise":
         y = raise_on_nan(y, func, "y")
-    if host:
+    if host and not is_traced(h):
         h = jax.device_put(np.float32(h))  # a scale only (its rounding is relative)
     return ewm(times, y, h, stats, single, min_periods, bias, nan_policy == "omit")
 

@@ -14,9 +14,12 @@ that keeps every subset, window, bin and index exact there:
   mode, bit for bit. Only the positions are resolved there; the results (index ranges,
   indices) come back in the 32-bit mode's dtypes (:func:`narrow`), and the statistics of
   ``y`` run as in any 32-bit call.
-- A traced position (inside ``jit``) next to an ``x`` the 32-bit dtypes cannot hold: a
-  TypeError naming both (a traced value cannot be resolved on the host; a rounded ``x``
-  would give silently wrong subsets).
+- A traced position (a bound, width or step inside ``jit``/``vmap``) next to a concrete
+  ``x`` the 32-bit dtypes cannot hold: the resolver is traced in the same scoped 64-bit
+  mode, so the program compares and computes in float64/int64 as in 64-bit mode (the traced
+  value as JAX holds it: a traced float is float32) and narrows its index ranges to int32.
+  Where that is not possible (``binned_statistic``'s traced edges, whose bins are found on
+  the host), a TypeError naming both: a rounded ``x`` would give silently wrong subsets.
 
 Values that are results rather than positions keep JAX's rule: ``Subsets.x`` of float64 ``x``
 holds float32 in 32-bit mode (as ``y`` does), and a time axis, whose ``Subsets.x`` would be
@@ -97,6 +100,7 @@ def wide(
     positions: dict[str, Any],
     computes: bool = False,
     others: dict[str, Any] | None = None,
+    traced_ok: bool = False,
 ) -> bool:
     """Whether a call resolves its positions as in 64-bit mode (see the module docstring).
 
@@ -107,8 +111,9 @@ def wide(
     float64 arithmetic, as in 64-bit mode and in pandas, also where float32 holds every
     value (when nothing is traced). ``others``: the arguments computed with in x's own
     dtype (widths, steps: eagerly as under ``jit``), which only must not be traced when the
-    call is resolved on the host. Raises TypeError when ``x`` cannot be held and a position
-    or one of ``others`` is traced.
+    call is resolved on the host. ``traced_ok``: the caller can trace its resolution in
+    :func:`positions64` (the resolvers); else a TypeError is raised when ``x`` cannot be held
+    and a position or one of ``others`` is traced.
     """
     if computes:
         check_normal(func, x)
@@ -124,7 +129,7 @@ def wide(
         return True
     if x_bad is None and not bad:
         return False
-    if traced:
+    if traced and not traced_ok:
         what = describe("x", x, x_bad) if x_bad is not None else describe(bad[0], positions[bad[0]])
         raise TypeError(
             f"{func}: {what}, which JAX's 32-bit mode cannot hold exactly, and "
@@ -202,7 +207,10 @@ def narrow(tree: Any) -> Any:
     """
 
     def one(a: Any) -> Any:
-        if not isinstance(a, jax.Array) or is_traced(a):
+        if is_traced(a):  # a resolution traced in positions64: int64 indices fit int32
+            target = np.dtype(jax.dtypes.canonicalize_dtype(a.dtype))
+            return a if target == a.dtype else a.astype(target)
+        if not isinstance(a, jax.Array):
             return a
         h = np.asarray(a)
         target = np.dtype(jax.dtypes.canonicalize_dtype(h.dtype))
@@ -243,7 +251,7 @@ def exact_positions(
             func = func if isinstance(func, str) else f.__name__
             x = next(iter(given.values()))
             watch = {n: given.get(n) for n in others}
-            if not wide(func, x, {n: given.get(n) for n in names}, computes, watch):
+            if not wide(func, x, {n: given.get(n) for n in names}, computes, watch, True):
                 return f(*args, **kwargs)
             with positions64():
                 out = f(*args, **kwargs)
@@ -281,7 +289,7 @@ def exact_subsets(
             func = f.__name__
             x, y = given.pop("x"), given.pop("y")
             watch = {n: given.get(n) for n in others}
-            if not wide(func, x, {n: given.get(n) for n in names}, computes, watch):
+            if not wide(func, x, {n: given.get(n) for n in names}, computes, watch, True):
                 return f(*args, **kwargs)
             return gathered(func, resolver, gather, x, y, given)
 
@@ -349,7 +357,7 @@ def binned_wide(func: str, x: Any, bins: Any, rng: Any) -> bool:
     elif not isinstance(bins, str) and not is_traced(bins):
         with contextlib.suppress(TypeError, ValueError):
             positions["bins"] = np.asarray(bins, dtype=float)  # the edges are floats
-    return wide(func, x, positions)
+    return wide(func, x, positions, others={"bins": bins})
 
 
 def host_int(x: Any) -> bool:

@@ -180,7 +180,7 @@ def rolling_statistic(
         )  # fmt: skip
     method = check_method(method, func, RANGE_ROADS)
     given = {"width": width, "before": before, "after": after, "at": at}
-    if x is not None and wide(func, x, {}, computes=True, others=given):
+    if x is not None and wide(func, x, {}, computes=True, others=given, traced_ok=True):
         # positions JAX's 32-bit mode cannot hold: resolved as in 64-bit mode (_exact)
         y = y_args(np.shape(x)[0] if np.ndim(x) else None, y, stats, nan_policy, func)
         check_widths(time_kind(x), given, func)
