@@ -10,6 +10,7 @@ import numpy as np
 import jaxsubset
 
 from ._bigfile import streamed_statistics, wants_stream
+from ._cache import JaxSession
 from ._figures import DPI, PLOT_SUFFIXES, require_matplotlib, save_figure, stats_figure
 from ._files import OUTPUT_SUFFIXES, InputError, check_memory
 from ._options import (
@@ -211,10 +212,11 @@ def streams(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
     return not whole and wants_stream(args.input, stats, stream_above_mb=args.stream_above)
 
 
-def axis_check(args: argparse.Namespace) -> Callable[[XY], None]:
+def axis_check(args: argparse.Namespace, session: JaxSession | None = None) -> Callable[[XY], None]:
     """The checks of the options against the x axis (a duration needs a time axis, a number
     needs a numeric one, units, date edges), for the reader to run on the file's columns
-    before it reads the data: a bad option on a big file fails at once."""
+    before it reads the data: a bad option on a big file fails at once. Once they pass, jax
+    is imported (``session.start()``): nothing before needs it."""
 
     def check(xy: XY) -> None:
         if args.width is not None:
@@ -222,6 +224,8 @@ def axis_check(args: argparse.Namespace) -> Callable[[XY], None]:
         if args.bins is not None:
             check_bins_axis(args.bins, xy, args.x_format)
         check_windows_axis(args, xy)
+        if session is not None:
+            session.start()
 
     return check
 
@@ -241,12 +245,19 @@ def rolling_windows(args: argparse.Namespace, xy: XY) -> dict[str, Any] | None:
     return None
 
 
-def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+def run_stats(
+    args: argparse.Namespace, stdout: TextIO, stderr: TextIO, session: JaxSession | None = None
+) -> int:
     """Run ``jaxsubset stats`` with the parsed options; returns the exit status (0).
 
     Every problem with the files or options is an :class:`InputError` for :func:`main` to
-    print; outputs are written only once everything is computed.
+    print; outputs are written only once everything is computed. ``session`` imports and sets
+    up jax once the options and the input's header are checked (:func:`main`'s; without
+    one is made and closed here).
     """
+    if session is None:
+        with JaxSession() as own:
+            return run_stats(args, stdout, stderr, own)
 
     def info(msg: str) -> None:
         if not args.quiet:
@@ -291,7 +302,7 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 windows=args if wants_windows(args) else None,
                 ddof=args.ddof,
                 nan_policy=args.nan_policy,
-                check=axis_check(args),
+                check=axis_check(args, session),
             )
         else:
             progress.stage(f"reading {args.input}")
@@ -301,8 +312,9 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 args.y,
                 sort=args.sort,
                 x_format=args.x_format,
-                check=axis_check(args),
+                check=axis_check(args, session),
             )
+            session.start()  # (the check started it, unless the reader had no header to check)
             progress.stage("finding the subsets")
             if wants_windows(args):
                 ranges, what, bounds = window_ranges(args, xy)
