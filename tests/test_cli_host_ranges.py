@@ -1,0 +1,62 @@
+"""The command's host-side ranges of ``--width``/``--bins`` on a time axis (NumPy's
+``searchsorted`` in int64 nanoseconds, no compiled program) equal the library's
+``jaxsubset.ranges.rolling``/``ranges.bins`` and pandas' windows."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import jaxsubset
+from jaxsubset.cli._options import time_bin_ranges, time_rolling_ranges
+
+
+# the command switches 64-bit mode on itself (int64 nanoseconds): run once, in the 64-bit run
+pytestmark = pytest.mark.one_mode
+
+DAY = 86_400 * 10**9
+
+
+def pair(r):
+    return np.asarray(r.start).tolist(), np.asarray(r.count).tolist()
+
+
+@st.composite
+def axes(draw):
+    """A sorted int64 axis with ties, gaps and (sometimes) dates near the ends of int64."""
+    n = draw(st.integers(1, 40))
+    steps = draw(st.lists(st.sampled_from([0, 1, 2, 3, 7, 10**9, DAY]), min_size=n, max_size=n))
+    base = draw(st.sampled_from([0, -(2**62), 2**62 - 10**15, 10**18]))
+    return base + np.cumsum(np.asarray(steps, dtype=np.int64))
+
+
+@settings(max_examples=150, deadline=None)
+@given(axes(), st.sampled_from([1, 2, 3, 5, 10**9, DAY, 7 * DAY, 2**62]), st.booleans())
+def test_rolling_windows_equal_the_library(x, width, center):
+    want = jaxsubset.ranges.rolling(x, width, center=center)
+    assert pair(time_rolling_ranges(x, width, center)) == pair(want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(axes(), st.integers(1, 6), st.data())
+def test_bins_equal_the_library(x, nbins, data):
+    lo, hi = int(x[0]), int(x[-1])
+    pick = st.integers(lo - 5, hi + 5)
+    edges = np.sort(np.asarray(data.draw(st.lists(pick, min_size=nbins + 1, max_size=nbins + 1))))
+    got = time_bin_ranges(x, edges)
+    want = jaxsubset.ranges.bins(x, edges)
+    assert pair(got) == pair(want)
+
+
+def test_period_bins_and_rolling_equal_pandas():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    t = np.datetime64("2001-01-30T00:00", "ns") + np.cumsum(
+        rng.integers(0, 3 * 3600, size=3000)
+    ).astype("timedelta64[s]")
+    x = t.view(np.int64)
+    edges = jaxsubset.bin_edges(x, "1M")
+    r = time_bin_ranges(x, edges)
+    s = pd.Series(np.ones(len(x)), index=pd.DatetimeIndex(t))
+    assert np.asarray(r.count).tolist() == s.resample("MS").count().tolist()
+    w = time_rolling_ranges(x, 7 * DAY)
+    assert np.asarray(w.count).tolist() == s.rolling("7D").count().astype(int).tolist()
