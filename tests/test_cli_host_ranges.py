@@ -60,3 +60,45 @@ def test_period_bins_and_rolling_equal_pandas():
     assert np.asarray(r.count).tolist() == s.resample("MS").count().tolist()
     w = time_rolling_ranges(x, 7 * DAY)
     assert np.asarray(w.count).tolist() == s.rolling("7D").count().astype(int).tolist()
+
+
+@pytest.mark.parametrize("center", [False, True])
+@pytest.mark.parametrize("policy", ["omit", "propagate"])
+def test_fixed_count_windows_give_the_rolling_road_s_numbers(center, policy):
+    # an evenly sampled time axis and a width a multiple of its step: every window holds the
+    # same number of points (cut at the ends), so the command asks rolling_statistic for
+    # window=w instead of the x-width windows: the same numbers
+    from jaxsubset.cli._options import STATS
+    from jaxsubset.cli._reader import XY
+    from jaxsubset.cli._stats import compute_statistics, fixed_window
+
+    rng = np.random.default_rng(1)
+    n = 500
+    x = np.int64(10**18) + np.arange(n, dtype=np.int64) * 300 * 10**9  # every 5 minutes
+    y = rng.normal(size=(n, 2)) + 50
+    y[rng.random((n, 2)) < 0.2] = np.nan
+    y[100:130, 1] = np.nan
+    width = 3600 * 10**9 if not center else 3900 * 10**9  # 12 points; centred: 13
+    r = time_rolling_ranges(x, width, center)
+    fixed = fixed_window(r)
+    assert fixed == ({"window": 13, "center": True} if center else {"window": 12})
+    xy = XY(x, y, "date", ["a", "b"], x_time=True)
+    stats = (*STATS, "valid", "q0.9")
+    for ddof in (0, 1):
+        road = compute_statistics(
+            xy, r, stats, ddof=ddof, nan_policy=policy, rolling={"width": width, "center": center}
+        )
+        got = compute_statistics(xy, r, stats, ddof=ddof, nan_policy=policy, rolling=fixed)
+        for s in stats:
+            np.testing.assert_allclose(got[s], road[s], rtol=1e-11, atol=1e-12, err_msg=s)
+
+
+def test_other_windows_are_not_fixed_count():
+    from jaxsubset.cli._stats import fixed_window
+
+    x = np.array([0, 1, 2, 4, 5, 6, 7], dtype=np.int64)  # a gap
+    assert fixed_window(time_rolling_ranges(x, 2)) is None
+    assert fixed_window(time_rolling_ranges(np.arange(7, dtype=np.int64), 2)) == {"window": 2}
+    tied = np.array([0, 1, 1, 2, 3], dtype=np.int64)
+    assert fixed_window(time_rolling_ranges(tied, 2)) is None
+    assert fixed_window(jaxsubset.Ranges(np.zeros(0, np.int64), np.zeros(0, np.int64))) is None

@@ -82,7 +82,8 @@ def compute_statistics(
             ``center``, or ``before`` and ``after``): the statistics then take the library's
             rolling road, which resolves the windows itself (4-5x faster than
             :func:`jaxsubset.range_statistic` over 1e6 materialised windows; the same numbers,
-            tests/test_cli_reader.py).
+            tests/test_cli_reader.py), or ``window`` (and ``center``) when they hold a fixed
+            number of points (:func:`fixed_window`).
 
     Returns:
         statistic name -> ``(K, C)`` float64 (``count``, the points of every subset, and
@@ -108,10 +109,11 @@ def compute_statistics(
     def statistic(name: str | tuple[str, ...], **kw: Any) -> Any:
         if rolling is None:
             return jaxsubset.range_statistic(xy.y, flat, name, nan_policy=policy, **kw)
+        x = None if "window" in rolling else xy.x  # fixed-count windows: no x to resolve
         # min_periods=0: a window of missing readings only gives what range_statistic gives
         # (a sum of 0, NaN elsewhere) instead of NaN everywhere
         return jaxsubset.rolling_statistic(
-            xy.x, xy.y, statistic=name, nan_policy=policy, min_periods=0, **rolling, **kw
+            x, xy.y, statistic=name, nan_policy=policy, min_periods=0, **rolling, **kw
         )
 
     if together:
@@ -230,18 +232,49 @@ def axis_check(args: argparse.Namespace, session: JaxSession | None = None) -> C
     return check
 
 
-def rolling_windows(args: argparse.Namespace, xy: XY) -> dict[str, Any] | None:
+def rolling_windows(args: argparse.Namespace, xy: XY, ranges: Any = None) -> dict[str, Any] | None:
     """The :func:`jaxsubset.rolling_statistic` arguments of ``--width`` (``--center``) or
     ``--before``/``--after`` on this axis: the windows :func:`build_ranges` and
-    :func:`window_ranges` made with :func:`jaxsubset.ranges.rolling`; None for other subsets."""
+    :func:`window_ranges` made with :func:`jaxsubset.ranges.rolling`; None for other subsets.
+
+    When ``ranges`` (those windows) hold the same number of points ``w`` each, cut only at the
+    ends of the data (an evenly sampled axis, a width a multiple of its step), the arguments
+    are ``window=w`` (:func:`fixed_window`): the same windows, which the library would find
+    fixed-count itself after resolving them; asked so, it resolves nothing (one compiled
+    program fewer to trace and run)."""
+    fixed = fixed_window(ranges) if ranges is not None else None
     if args.width is not None:
-        return {
-            "width": width_value(args.width, xy),
-            "center": bool(getattr(args, "center", False)),
-        }
+        center = bool(getattr(args, "center", False))
+        if fixed is not None and fixed.get("center", False) == center:
+            return fixed
+        return {"width": width_value(args.width, xy), "center": center}
     if getattr(args, "before", None) is not None:
         before, after, _, _ = rolling_request(args, xy)
         return {"before": before, "after": after}
+    return None
+
+
+def fixed_window(ranges: Any) -> dict[str, Any] | None:
+    """``{"window": w}`` when the windows (one per row) are the trailing windows of ``w``
+    points (row ``i``: ``[i + 1 - w, i]`` cut at 0), ``{"window": w, "center": True}`` when
+    they are pandas' centred ones (ending ``(w - 1) // 2`` rows later, cut at both ends);
+    None otherwise. Read from the windows' ``start`` and ``count`` on the host, so they are
+    exactly the same whatever the rounding of x."""
+    start = np.asarray(ranges.start).reshape(-1).astype(np.int64)
+    count = np.asarray(ranges.count).reshape(-1).astype(np.int64)
+    n = count.shape[0]
+    if n == 0:
+        return None
+    w = int(count.max())
+    if w < 1:
+        return None
+    rows = np.arange(n, dtype=np.int64)
+    for lead, kw in ((0, {"window": w}), ((w - 1) // 2, {"window": w, "center": True})):
+        stop = np.minimum(rows + lead + 1, n)
+        if np.array_equal(start, np.maximum(rows + lead + 1 - w, 0)) and np.array_equal(
+            start + count, stop
+        ):
+            return kw
     return None
 
 
@@ -328,7 +361,7 @@ def run_stats(
                 ddof=args.ddof,
                 progress=progress,
                 nan_policy=args.nan_policy,
-                rolling=rolling_windows(args, xy),
+                rolling=rolling_windows(args, xy, ranges),
             )
         cols = result_columns(xy, ranges, bounds, values)
         n_rows = len(cols["subset"])
