@@ -102,3 +102,49 @@ def test_other_windows_are_not_fixed_count():
     tied = np.array([0, 1, 1, 2, 3], dtype=np.int64)
     assert fixed_window(time_rolling_ranges(tied, 2)) is None
     assert fixed_window(jaxsubset.Ranges(np.zeros(0, np.int64), np.zeros(0, np.int64))) is None
+
+
+def test_count_bound():
+    from jaxsubset.cli._stats import count_bound
+
+    assert count_bound(np.zeros(3, np.int64)) is None
+    assert count_bound(np.zeros(0, np.int64)) is None
+    for m in (1, 2, 7, 8, 9, 17, 100, 8928, 10**6):
+        b = count_bound(np.array([0, m, 1]))
+        assert m <= b <= 1.25 * m
+        assert b >> max(b.bit_length() - 3, 0) << max(b.bit_length() - 3, 0) == b  # 3 bits
+
+
+@pytest.mark.parametrize("policy", ["omit", "propagate"])
+def test_monthly_bins_equal_pandas(policy):
+    # few long ranges with a bound: the library's padded road; the numbers are pandas'
+    pd = pytest.importorskip("pandas")
+    from jaxsubset.cli._reader import XY
+    from jaxsubset.cli._stats import compute_statistics
+
+    rng = np.random.default_rng(2)
+    n = 20_000
+    t = np.datetime64("2001-01-30", "ns") + np.arange(n) * np.timedelta64(1800, "s")
+    x = t.view(np.int64)
+    y = rng.normal(size=(n, 2)) * 3 + 10
+    y[rng.random((n, 2)) < 0.05] = np.nan
+    r = time_bin_ranges(x, jaxsubset.bin_edges(x, "1M"))
+    stats = ("mean", "std", "min", "max", "sum", "median", "count", "valid")
+    got = compute_statistics(XY(x, y, "date", ["a", "b"], x_time=True), r, stats, ddof=1,
+                             nan_policy=policy)  # fmt: skip
+    skip = policy == "omit"
+    for c in range(2):
+        g = pd.Series(y[:, c], index=pd.DatetimeIndex(t)).resample("MS")
+        want = {
+            "mean": g.apply(lambda v: v.mean(skipna=skip)),
+            "std": g.apply(lambda v: v.std(ddof=1, skipna=skip)),
+            "min": g.apply(lambda v: v.min(skipna=skip)),
+            "max": g.apply(lambda v: v.max(skipna=skip)),
+            "sum": g.apply(lambda v: v.sum(skipna=skip, min_count=0)),
+            "median": g.apply(lambda v: v.median(skipna=skip)),
+            "count": g.size(),
+            "valid": g.count(),
+        }
+        for s in stats:
+            np.testing.assert_allclose(got[s][:, c], want[s].to_numpy(np.float64), rtol=1e-10,
+                                       atol=1e-9, err_msg=f"{s} {policy}")  # fmt: skip
