@@ -385,7 +385,7 @@ def time_rolling_ranges(x: np.ndarray, width: int, center: bool = False) -> Any:
     else:
         stop = rows + 1
     start = np.minimum(np.minimum(np.searchsorted(x, lo, side="right"), rows), stop)
-    return jaxsubset.Ranges(start.astype(np.int64), (stop - start).astype(np.int64))
+    return host_ranges(start, stop - start)
 
 
 def time_bin_ranges(x: np.ndarray, edges: np.ndarray) -> Any:
@@ -397,7 +397,14 @@ def time_bin_ranges(x: np.ndarray, edges: np.ndarray) -> Any:
     below = np.searchsorted(x, e, side="left")
     stop = np.append(below[1:-1], np.searchsorted(x, e[-1], side="right"))
     start = below[:-1]
-    return jaxsubset.Ranges(start.astype(np.int64), np.maximum(stop - start, 0).astype(np.int64))
+    return host_ranges(start, np.maximum(stop - start, 0))
+
+
+def host_ranges(start: np.ndarray, count: np.ndarray) -> Any:
+    """:class:`jaxsubset.Ranges` of int64 host arrays (the command reads them on the host, and
+    the library's eager calls take them so)."""
+    # Ranges declares the jax Arrays the library's own constructors return
+    return jaxsubset.Ranges(start.astype(np.int64), count.astype(np.int64))  # type: ignore[arg-type]
 
 
 def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, np.ndarray]]:
