@@ -10,17 +10,21 @@ round, the median of the rounds, so that a change of load lands on all of them a
    (an empty cache folder: it compiles and fills it), next to pandas doing the same in a
    fresh process: ``read_csv(parse_dates)``, ``df[["a", "b"]].rolling("7D").mean()`` or
    ``.resample("MS").mean()``, ``to_parquet``. The whole job (both outputs) is the sum of the
-   two commands against one pandas process doing both (it reads the CSV once).
+   two commands against one pandas process doing both (it reads the CSV once). polars does
+   the same beside them (``read_csv(try_parse_dates=True)``, ``rolling_mean_by("date",
+   "7d")`` / ``group_by_dynamic("date", every="1mo")``, ``write_parquet``), for reference.
 2. A bad column and a width without a unit on a file of about ``--big-mb`` MB (the 1e6-row
    CSV repeated): the wall time of the process, and the time inside ``main`` (the command
    itself, after ``import jaxsubset``), against a bare ``python -c "import jaxsubset"``.
 3. ``--profile``: one warm run of each command under cProfile: where the time goes by stage
-   (imports, reading, the ranges, the statistics, writing) and the library calls.
+   (imports, reading, the ranges, the statistics, writing) and the library calls; and
+   ``python -X importtime -c "import jax"``: the import's biggest parts (median of 3).
 
 Targets: warm <= 2x pandas, cold <= 3x pandas, a bad column on ~1 GB reported in < 1 s.
 
     python benchmarks/bench_cli.py                  # 1e6 rows, 3 rounds, a 1 GB bad-column file
     python benchmarks/bench_cli.py --quick          # 1e5 rows, 1 round, 50 MB
+    python benchmarks/bench_cli.py --no-polars      # without the polars jobs
     python benchmarks/bench_cli.py --profile --json cli.json
     python benchmarks/bench_cli.py --baseline ../before/src   # also the command before a change
 """
@@ -51,6 +55,18 @@ for kind in sys.argv[2].split(","):
         df[["a", "b"]].rolling("7D").mean().to_parquet("pr.parquet")
     else:
         df[["a", "b"]].resample("MS").mean().to_parquet("pm.parquet")
+"""
+POLARS = """\
+import sys
+import polars as pl
+df = pl.read_csv(sys.argv[1], try_parse_dates=True)
+for kind in sys.argv[2].split(","):
+    if kind == "rolling":
+        mean = pl.col("a", "b").rolling_mean_by("date", window_size="7d")
+        df.select("date", mean).write_parquet("plr.parquet")
+    else:
+        monthly = df.group_by_dynamic("date", every="1mo").agg(pl.col("a", "b").mean())
+        monthly.write_parquet("plm.parquet")
 """
 
 
@@ -122,9 +138,12 @@ class Runner:
     def pandas(self, kinds: str) -> float:
         return self.wall([sys.executable, "-c", PANDAS, "data.csv", kinds])
 
+    def polars(self, kinds: str) -> float:
+        return self.wall([sys.executable, "-c", POLARS, "data.csv", kinds])
 
-def run_jobs(runner: Runner, rounds: int) -> list[dict[str, Any]]:
-    """Interleaved rounds of every command and pandas job; the median of each."""
+
+def run_jobs(runner: Runner, rounds: int, polars: bool = True) -> list[dict[str, Any]]:
+    """Interleaved rounds of every command, pandas and polars job; the median of each."""
     jobs = {
         "rolling warm": lambda: runner.command(ROLLING, cold=False),
         "rolling cold": lambda: runner.command(ROLLING, cold=True),
@@ -134,6 +153,10 @@ def run_jobs(runner: Runner, rounds: int) -> list[dict[str, Any]]:
         "bins pandas": lambda: runner.pandas("bins"),
         "both pandas": lambda: runner.pandas("rolling,bins"),
     }
+    if polars:
+        jobs["rolling polars"] = lambda: runner.polars("rolling")
+        jobs["bins polars"] = lambda: runner.polars("bins")
+        jobs["both polars"] = lambda: runner.polars("rolling,bins")
     if runner.baseline:
         jobs["rolling baseline"] = lambda: runner.command(ROLLING, cold=False, base=True)
         jobs["bins baseline"] = lambda: runner.command(BINS, cold=False, base=True)
@@ -162,6 +185,9 @@ def run_jobs(runner: Runner, rounds: int) -> list[dict[str, Any]]:
         )
         if runner.baseline:
             rows[-1]["baseline_warm_s"] = med[f"{job} baseline"]
+        if polars:
+            rows[-1]["polars_s"] = med[f"{job} polars"]
+            rows[-1]["warm_x_polars"] = med[f"{job} warm"] / med[f"{job} polars"]
     warm = med["rolling warm"] + med["bins warm"]
     cold = med["rolling cold"] + med["bins cold"]
     rows.append(
@@ -174,6 +200,9 @@ def run_jobs(runner: Runner, rounds: int) -> list[dict[str, Any]]:
             "cold_x": cold / med["both pandas"],
         }
     )
+    if polars:
+        rows[-1]["polars_s"] = med["both polars"]
+        rows[-1]["warm_x_polars"] = warm / med["both polars"]
     return rows
 
 
@@ -228,6 +257,7 @@ def run_bad(runner: Runner, big: str, rounds: int) -> list[dict[str, Any]]:
 
 STAGES = {  # stage -> (the end of the file's path, the function): cProfile's cumulative time
     "import jaxsubset": ("jaxsubset/__init__.py", "<module>"),
+    "import jax": ("jax/__init__.py", "<module>"),
     "read_xy": ("cli/_reader.py", "read_xy"),
     "pyarrow": ("cli/_text.py", "read_direct"),
     "ranges": ("cli/_options.py", "build_ranges"),
@@ -259,6 +289,31 @@ def run_profile(runner: Runner) -> list[dict[str, Any]]:
     return rows
 
 
+def run_importtime(runner: Runner, rounds: int) -> list[dict[str, Any]]:
+    """``python -X importtime -c "import jax"``: the whole import and its biggest parts
+    (cumulative seconds, median of ``rounds`` fresh processes; the module names as Python
+    prints them)."""
+    parts = ("jax", "jax._src.lib", "jaxlib._jax", "jax._src.core", "jax._src.dtypes",
+             "ml_dtypes", "ml_dtypes._ml_dtypes_ext", "jax._src.lax", "jax._src.numpy",
+             "jax._src.api", "numpy")  # fmt: skip
+    seen: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        p = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import jax"],
+            capture_output=True, text=True, env=runner.env,
+        )  # fmt: skip
+        got: dict[str, float] = {}
+        for line in p.stderr.splitlines():
+            if not line.startswith("import time:") or "|" not in line:
+                continue
+            _, cumulative, name = line.split("|")
+            if name.strip() in parts and cumulative.strip().isdigit():
+                got[name.strip()] = max(got.get(name.strip(), 0.0), int(cumulative) / 1e6)
+        for k, v in got.items():
+            seen.setdefault(k, []).append(v)
+    return [{"module": k, "cumulative_s": statistics.median(seen[k])} for k in parts if k in seen]
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Run the benchmark; print the tables; return ``{"machine", "results", "targets"}``."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -267,6 +322,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 3)")
     p.add_argument("--big-mb", type=float, default=None, help="bad-column file size (1000)")
     p.add_argument("--profile", action="store_true", help="also profile one run of each")
+    p.add_argument("--no-polars", action="store_true", help="leave the polars jobs out")
     p.add_argument("--json", help="also write the results to this JSON file")
     p.add_argument(
         "--baseline",
@@ -289,13 +345,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         make_csv(os.path.join(folder, "data.csv"), n)
         mb = os.path.getsize(os.path.join(folder, "data.csv")) / 1e6
         print(f"\n-- jobs on a CSV of {n} rows ({mb:.1f} MB), {rounds} interleaved rounds")
-        results["jobs"] = run_jobs(runner, rounds)
+        results["jobs"] = run_jobs(runner, rounds, polars=not a.no_polars)
         columns = ["job", "warm_s", "cold_s", "pandas_s", "warm_x", "cold_x"]
+        columns += [] if a.no_polars else ["polars_s", "warm_x_polars"]
         print_table(results["jobs"], columns + (["baseline_warm_s"] if a.baseline else []))
         if a.profile:
             print("\n-- one warm run under cProfile: seconds by stage (cumulative)")
             results["profile"] = run_profile(runner)
             print_table(results["profile"], ["job", "process_s", *STAGES])
+            print(f"\n-- python -X importtime -c 'import jax' (median of {rounds})")
+            results["importtime"] = run_importtime(runner, rounds)
+            print_table(results["importtime"], ["module", "cumulative_s"])
         big = os.path.join(folder, "big.csv")
         size = make_big(os.path.join(folder, "data.csv"), big, big_mb)
         print(f"\n-- a bad option on a {size / 1e6:.0f} MB CSV ({rounds} runs, median)")

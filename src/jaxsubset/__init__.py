@@ -42,65 +42,106 @@ details; the statistics' conventions are in its page "Statistics and their conve
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version
 from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
 
-from . import ranges as ranges
-from ._axis import (
-    bin_edges as bin_edges,
-    parse_period as parse_period,
-    to_datetime64 as to_datetime64,
-    to_ns as to_ns,
-)
-from ._binned import (
-    BinnedStatisticResult as BinnedStatisticResult,
-    binned_statistic as binned_statistic,
-)
-from ._cache import enable_compilation_cache as enable_compilation_cache
-from ._capacity import (
-    check_overflow as check_overflow,
-    check_sorted as check_sorted,
-    required_capacity as required_capacity,
-)
-from ._checks import checked as checked
-from ._dynamic import dynamic as dynamic, dynamic_bounds as dynamic_bounds
-from ._ewm import ewm_statistic as ewm_statistic
-from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
-from ._pack import pack as pack
-from ._plot import plot_subsets as plot_subsets
-from ._rolling_stats import rolling_statistic as rolling_statistic
-from ._statistics._registry import STATISTICS as STATISTICS
-from ._stats import range_statistic as range_statistic
-from ._subsets import Subsets as Subsets
-from ._window_stats import window_statistic as window_statistic
-from .reduce import explain as explain
-from .resolve import (
-    Ranges as Ranges,
-    bins as bins,
-    chunks as chunks,
-    from_ranges as from_ranges,
-    gather as gather,
-    isolate as isolate,
-    nearest as nearest,
-    rolling as rolling,
-    select as select,
-    sliding as sliding,
-)
 
-
-if _TYPE_CHECKING:  # imported on first use (module __getattr__): a first statistic needs neither
+# The public names are imported on first use (PEP 562 module ``__getattr__``): ``import
+# jaxsubset`` does not import jax, so the command can check its options and a file's header
+# first. ``__all__``, ``dir()``, ``help()`` and ``from jaxsubset import *`` see every name, and
+# type checkers and IDEs read the imports below.
+if _TYPE_CHECKING:
+    from . import ranges as ranges
+    from ._axis import bin_edges as bin_edges, to_datetime64 as to_datetime64, to_ns as to_ns
+    from ._binned import (
+        BinnedStatisticResult as BinnedStatisticResult,
+        binned_statistic as binned_statistic,
+    )
+    from ._cache import enable_compilation_cache as enable_compilation_cache
+    from ._capacity import (
+        check_overflow as check_overflow,
+        check_sorted as check_sorted,
+        required_capacity as required_capacity,
+    )
+    from ._checks import checked as checked
+    from ._dynamic import dynamic as dynamic, dynamic_bounds as dynamic_bounds
+    from ._ewm import ewm_statistic as ewm_statistic
+    from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
+    from ._names import STATISTICS as STATISTICS
+    from ._pack import pack as pack
+    from ._periods import parse_period as parse_period
+    from ._plot import plot_subsets as plot_subsets
+    from ._rolling_stats import rolling_statistic as rolling_statistic
+    from ._stats import range_statistic as range_statistic
     from ._streaming.driver import stream as stream
     from ._streaming.shard import shard as shard
+    from ._subsets import Subsets as Subsets
+    from ._window_stats import window_statistic as window_statistic
+    from .reduce import explain as explain
+    from .resolve import (
+        Ranges as Ranges,
+        bins as bins,
+        chunks as chunks,
+        from_ranges as from_ranges,
+        gather as gather,
+        isolate as isolate,
+        nearest as nearest,
+        rolling as rolling,
+        select as select,
+        sliding as sliding,
+    )
 
-_LAZY = {"stream": "._streaming.driver", "shard": "._streaming.shard"}
+# public name -> the module that defines it ("" for a submodule of its own name); STATISTICS
+# and parse_period come from modules without JAX (the command's checks use them)
+_LAZY = {
+    "ranges": "",
+    **dict.fromkeys(("bin_edges", "to_datetime64", "to_ns"), "._axis"),
+    **dict.fromkeys(("BinnedStatisticResult", "binned_statistic"), "._binned"),
+    "enable_compilation_cache": "._cache",
+    **dict.fromkeys(("check_overflow", "check_sorted", "required_capacity"), "._capacity"),
+    "checked": "._checks",
+    **dict.fromkeys(("dynamic", "dynamic_bounds"), "._dynamic"),
+    "ewm_statistic": "._ewm",
+    **dict.fromkeys(("auto_capacity", "grow_capacity"), "._grow"),
+    "STATISTICS": "._names",
+    "pack": "._pack",
+    "parse_period": "._periods",
+    "plot_subsets": "._plot",
+    "rolling_statistic": "._rolling_stats",
+    "range_statistic": "._stats",
+    "stream": "._streaming.driver",
+    "shard": "._streaming.shard",
+    "Subsets": "._subsets",
+    "window_statistic": "._window_stats",
+    "explain": ".reduce",
+    **dict.fromkeys(
+        (
+            "Ranges",
+            "bins",
+            "chunks",
+            "from_ranges",
+            "gather",
+            "isolate",
+            "nearest",
+            "rolling",
+            "select",
+            "sliding",
+        ),
+        ".resolve",
+    ),
+}
 
 
 def __getattr__(name: str) -> _Any:
-    """``stream`` and ``shard``, imported (once) when first asked for."""
-    if name in _LAZY:
-        import importlib
+    """A public name, imported (once) when first asked for."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if module:
+        value = getattr(importlib.import_module(module, __name__), name)
+    else:  # a submodule: importing it binds it here
+        value = importlib.import_module(f".{name}", __name__)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

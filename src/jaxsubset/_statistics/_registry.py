@@ -50,32 +50,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _native
+from .._names import PAIR_STATISTICS as PAIR_STATISTICS, STATISTICS as STATISTICS
 
 
-STATISTICS = (
-    "count",
-    "sum",
-    "mean",
-    "var",
-    "std",
-    "sem",
-    "min",
-    "max",
-    "first",
-    "last",
-    "skew",
-    "kurt",
-    "median",
-    "quantile",
-)
-"""The name of every per-channel statistic of ``range_statistic``, ``rolling_statistic``,
-``binned_statistic``, ``stream``, ``shard`` and the command (``--stat``), with one set of
-conventions (``ddof=0``; an empty subset gives NaN, 0 for ``sum`` and ``count``; see the
-docs' "Statistics and their conventions"). ``"quantile"`` takes ``q=``; the statistics
-between channels, ``"cov"`` and ``"corr"``, are not in it."""
-# statistics between channels: a (C, C) matrix per subset (not in STATISTICS: the stream,
-# shard and the command compute per-channel statistics only, and name these in their errors)
-PAIR_STATISTICS = ("cov", "corr")
+# STATISTICS (the names, with their docstring) lives in ``jaxsubset._names``, a module without
+# JAX: the command checks ``--stat`` before it imports jax
 ALL_STATISTICS = STATISTICS + PAIR_STATISTICS
 # the points each entry of "cov"/"corr" is made of, (K, C, C) ints: an internal result key the
 # roads add beside them (``rolling_statistic``'s ``min_periods`` reads it)

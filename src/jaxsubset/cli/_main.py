@@ -10,13 +10,11 @@ import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
-import jax
 import numpy as np
 
 import jaxsubset
 
-from ._cache import command_cache
-from ._demo import run_demo
+from ._cache import JaxSession
 from ._files import InputError
 from ._options import COUNTS, DEFAULT_STATS, PERIOD, STATS
 from ._stats import run_stats
@@ -411,16 +409,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(stderr)
         return 2
     debug = bool(args.debug)
-    x64 = bool(jax.config.read("jax_enable_x64"))
-    restore_cache = command_cache(bool(args.no_cache))
+    # jax is imported by session.start(), once the options and the input's header are checked
+    # (a bad option on a big file is reported in milliseconds, not after `import jax`)
+    session = JaxSession(bool(args.no_cache))
     try:
-        with signals_clean_up():
-            jax.config.update("jax_enable_x64", True)  # the data's float64 precision, kept
+        with signals_clean_up(), session:
             if args.command == "demo":
+                from ._demo import run_demo
+
+                session.start()
                 return run_demo(
                     args.out, args.n_points, args.n_subsets, stdout=stdout, quiet=args.quiet
                 )
-            return run_stats(args, stdout, stderr)
+            return run_stats(args, stdout, stderr, session=session)
     except InputError as e:  # the documented input errors: exit status 2
         trace(debug, stderr)
         msg = " ".join(str(e).split()) or type(e).__name__
@@ -457,8 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     finally:
-        jax.config.update("jax_enable_x64", x64)  # an in-process caller keeps its JAX mode
-        restore_cache()  # ... and its compilation cache settings
+        session.close()  # an in-process caller keeps its JAX mode and cache settings
 
 
 class Terminated(BaseException):

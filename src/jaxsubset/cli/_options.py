@@ -360,6 +360,53 @@ def x_request(
     return edges, what, {"lo": edges[:-1], "hi": edges[1:]}
 
 
+INT64 = np.iinfo(np.int64)
+
+
+def time_rolling_ranges(x: np.ndarray, width: int, center: bool = False) -> Any:
+    """The windows ``a - W < x <= a`` (``center``: ``a - W/2 < x <= a + W/2``) at every point
+    of a sorted int64 nanosecond axis, found on the host with ``numpy.searchsorted``.
+
+    The same ranges as :func:`jaxsubset.ranges.rolling` (tests/test_cli_host_ranges.py), in
+    exact integers and without a compiled program (pandas' rule for tied x: a trailing
+    window ends at its own row): the command's statistics of ``--width``
+    take the library's rolling road, which finds the windows itself, so the table's start and
+    count need no program of their own. Bounds beyond int64 are clipped (no wrap-around).
+    """
+    w = int(width)
+    below = w - w // 2 if center else w  # the window: a - below < x <= a + w // 2 (centred)
+    lo = np.where(x >= INT64.min + below, x - np.int64(below), INT64.min)
+    rows = np.arange(len(x), dtype=np.int64)
+    # pandas' rule for ties: a trailing window ends AT its row (later rows tied with it are
+    # out), a centred one by value; no window starts past its own row or its end
+    if center:
+        hi = np.where(x <= INT64.max - w // 2, x + np.int64(w // 2), INT64.max)
+        stop = np.searchsorted(x, hi, side="right")
+    else:
+        stop = rows + 1
+    start = np.minimum(np.minimum(np.searchsorted(x, lo, side="right"), rows), stop)
+    return host_ranges(start, stop - start)
+
+
+def time_bin_ranges(x: np.ndarray, edges: np.ndarray) -> Any:
+    """The bins ``[e_i, e_{i+1})`` (the last closed, as ``numpy.histogram``) of a sorted int64
+    nanosecond axis, found on the host with ``numpy.searchsorted``: the ranges of
+    :func:`jaxsubset.ranges.bins` (tests/test_cli_host_ranges.py) without a compiled
+    program."""
+    e = np.asarray(edges, dtype=np.int64)
+    below = np.searchsorted(x, e, side="left")
+    stop = np.append(below[1:-1], np.searchsorted(x, e[-1], side="right"))
+    start = below[:-1]
+    return host_ranges(start, np.maximum(stop - start, 0))
+
+
+def host_ranges(start: np.ndarray, count: np.ndarray) -> Any:
+    """:class:`jaxsubset.Ranges` of int64 host arrays (the command reads them on the host, and
+    the library's eager calls take them so)."""
+    # Ranges declares the jax Arrays the library's own constructors return
+    return jaxsubset.Ranges(start.astype(np.int64), count.astype(np.int64))  # type: ignore[arg-type]
+
+
 def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, np.ndarray]]:
     """The :class:`jaxsubset.Ranges` the options ask for, a description, and x bounds (if any).
 
@@ -383,9 +430,13 @@ def build_ranges(args: argparse.Namespace, xy: XY) -> tuple[Any, str, dict[str, 
     if args.width is not None:
         center = bool(getattr(args, "center", False))
         width, what, bounds = x_request(xy, width=args.width, center=center)
+        if xy.x_time:  # exact int64 nanoseconds: the host's search, no program to compile
+            return time_rolling_ranges(x, width, center), what, bounds
         return jaxsubset.ranges.rolling(x, width, center=center), what, bounds
     if args.bins is not None:
         edges, what, bounds = x_request(xy, bins=args.bins, x_format=x_format)
+        if xy.x_time:
+            return time_bin_ranges(x, edges), what, bounds
         return jaxsubset.ranges.bins(x, edges), what, bounds
     lo, hi = read_range_file(args.ranges, xy.x_time, x_format)
     r = jaxsubset.ranges.select(x, lo, hi, closed="left")

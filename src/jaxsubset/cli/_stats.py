@@ -10,6 +10,7 @@ import numpy as np
 import jaxsubset
 
 from ._bigfile import streamed_statistics, wants_stream
+from ._cache import JaxSession
 from ._figures import DPI, PLOT_SUFFIXES, require_matplotlib, save_figure, stats_figure
 from ._files import OUTPUT_SUFFIXES, InputError, check_memory
 from ._options import (
@@ -44,6 +45,23 @@ def valid_counts(y: np.ndarray, start: np.ndarray, count: np.ndarray) -> np.ndar
     """``(K, C)`` int64: the real (non-NaN) readings of every y column in every range."""
     ok = np.concatenate([np.zeros((1, y.shape[1]), np.int64), np.cumsum(~np.isnan(y), axis=0)])
     return ok[start + count] - ok[start]
+
+
+def count_bound(count: np.ndarray) -> int | None:
+    """A bound on the ranges' lengths (None when every range is empty), for
+    :class:`jaxsubset.Ranges`' ``max_count``: the longest count rounded up to 3 significant
+    bits (4, 5, 6 or 7 times a power of two: at most 25% above it, and four compiled programs
+    per doubling of the length, not one per file).
+
+    With it the library's chooser takes its padded road for few long ranges (monthly bins of
+    a 1e6-row file: 0.2-0.3 s a call against 0.7-4 s on the block tree it takes for ranges of
+    unknown length; the same conventions, tests/test_cli_host_ranges.py).
+    """
+    longest = int(np.max(count)) if np.size(count) else 0
+    if longest < 1:
+        return None
+    step = 1 << max(longest.bit_length() - 3, 0)
+    return -(-longest // step) * step
 
 
 def covered(n: int, start: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -81,7 +99,8 @@ def compute_statistics(
             ``center``, or ``before`` and ``after``): the statistics then take the library's
             rolling road, which resolves the windows itself (4-5x faster than
             :func:`jaxsubset.range_statistic` over 1e6 materialised windows; the same numbers,
-            tests/test_cli_reader.py).
+            tests/test_cli_reader.py), or ``window`` (and ``center``) when they hold a fixed
+            number of points (:func:`fixed_window`).
 
     Returns:
         statistic name -> ``(K, C)`` float64 (``count``, the points of every subset, and
@@ -101,16 +120,19 @@ def compute_statistics(
     together = tuple(st for st in stats if st not in ("count", *quantiles, *COUNTS))
     progress.stage("computing", total=len(quantiles) + bool(together))
     # host arrays on purpose: range_statistic's eager road reads them with np.asarray, and
-    # Ranges declares the jax Arrays the library's own constructors return
-    flat = jaxsubset.Ranges(start, count, ranges.max_count)  # type: ignore[arg-type]
+    # Ranges declares the jax Arrays the library's own constructors return; the bound on the
+    # ranges' lengths lets the library's chooser take its padded road where it fits
+    bound = ranges.max_count if ranges.max_count is not None else count_bound(count)
+    flat = jaxsubset.Ranges(start, count, bound)  # type: ignore[arg-type]
 
     def statistic(name: str | tuple[str, ...], **kw: Any) -> Any:
         if rolling is None:
             return jaxsubset.range_statistic(xy.y, flat, name, nan_policy=policy, **kw)
+        x = None if "window" in rolling else xy.x  # fixed-count windows: no x to resolve
         # min_periods=0: a window of missing readings only gives what range_statistic gives
         # (a sum of 0, NaN elsewhere) instead of NaN everywhere
         return jaxsubset.rolling_statistic(
-            xy.x, xy.y, statistic=name, nan_policy=policy, min_periods=0, **rolling, **kw
+            x, xy.y, statistic=name, nan_policy=policy, min_periods=0, **rolling, **kw
         )
 
     if together:
@@ -211,10 +233,11 @@ def streams(args: argparse.Namespace, stats: tuple[str, ...]) -> bool:
     return not whole and wants_stream(args.input, stats, stream_above_mb=args.stream_above)
 
 
-def axis_check(args: argparse.Namespace) -> Callable[[XY], None]:
+def axis_check(args: argparse.Namespace, session: JaxSession | None = None) -> Callable[[XY], None]:
     """The checks of the options against the x axis (a duration needs a time axis, a number
     needs a numeric one, units, date edges), for the reader to run on the file's columns
-    before it reads the data: a bad option on a big file fails at once."""
+    before it reads the data: a bad option on a big file fails at once. Once they pass, jax
+    is imported (``session.start()``): nothing before needs it."""
 
     def check(xy: XY) -> None:
         if args.width is not None:
@@ -222,31 +245,71 @@ def axis_check(args: argparse.Namespace) -> Callable[[XY], None]:
         if args.bins is not None:
             check_bins_axis(args.bins, xy, args.x_format)
         check_windows_axis(args, xy)
+        if session is not None:
+            session.start()
 
     return check
 
 
-def rolling_windows(args: argparse.Namespace, xy: XY) -> dict[str, Any] | None:
+def rolling_windows(args: argparse.Namespace, xy: XY, ranges: Any = None) -> dict[str, Any] | None:
     """The :func:`jaxsubset.rolling_statistic` arguments of ``--width`` (``--center``) or
     ``--before``/``--after`` on this axis: the windows :func:`build_ranges` and
-    :func:`window_ranges` made with :func:`jaxsubset.ranges.rolling`; None for other subsets."""
+    :func:`window_ranges` made with :func:`jaxsubset.ranges.rolling`; None for other subsets.
+
+    When ``ranges`` (those windows) hold the same number of points ``w`` each, cut only at the
+    ends of the data (an evenly sampled axis, a width a multiple of its step), the arguments
+    are ``window=w`` (:func:`fixed_window`): the same windows, which the library would find
+    fixed-count itself after resolving them; asked so, it resolves nothing (one compiled
+    program fewer to trace and run)."""
+    fixed = fixed_window(ranges) if ranges is not None else None
     if args.width is not None:
-        return {
-            "width": width_value(args.width, xy),
-            "center": bool(getattr(args, "center", False)),
-        }
+        center = bool(getattr(args, "center", False))
+        if fixed is not None and fixed.get("center", False) == center:
+            return fixed
+        return {"width": width_value(args.width, xy), "center": center}
     if getattr(args, "before", None) is not None:
         before, after, _, _ = rolling_request(args, xy)
         return {"before": before, "after": after}
     return None
 
 
-def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+def fixed_window(ranges: Any) -> dict[str, Any] | None:
+    """``{"window": w}`` when the windows (one per row) are the trailing windows of ``w``
+    points (row ``i``: ``[i + 1 - w, i]`` cut at 0), ``{"window": w, "center": True}`` when
+    they are pandas' centred ones (ending ``(w - 1) // 2`` rows later, cut at both ends);
+    None otherwise. Read from the windows' ``start`` and ``count`` on the host, so they are
+    exactly the same whatever the rounding of x."""
+    start = np.asarray(ranges.start).reshape(-1).astype(np.int64)
+    count = np.asarray(ranges.count).reshape(-1).astype(np.int64)
+    n = count.shape[0]
+    if n == 0:
+        return None
+    w = int(count.max())
+    if w < 1:
+        return None
+    rows = np.arange(n, dtype=np.int64)
+    for lead, kw in ((0, {"window": w}), ((w - 1) // 2, {"window": w, "center": True})):
+        stop = np.minimum(rows + lead + 1, n)
+        if np.array_equal(start, np.maximum(rows + lead + 1 - w, 0)) and np.array_equal(
+            start + count, stop
+        ):
+            return kw
+    return None
+
+
+def run_stats(
+    args: argparse.Namespace, stdout: TextIO, stderr: TextIO, session: JaxSession | None = None
+) -> int:
     """Run ``jaxsubset stats`` with the parsed options; returns the exit status (0).
 
     Every problem with the files or options is an :class:`InputError` for :func:`main` to
-    print; outputs are written only once everything is computed.
+    print; outputs are written only once everything is computed. ``session`` imports and sets
+    up jax once the options and the input's header are checked (:func:`main`'s; without
+    one is made and closed here).
     """
+    if session is None:
+        with JaxSession() as own:
+            return run_stats(args, stdout, stderr, own)
 
     def info(msg: str) -> None:
         if not args.quiet:
@@ -291,7 +354,7 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 windows=args if wants_windows(args) else None,
                 ddof=args.ddof,
                 nan_policy=args.nan_policy,
-                check=axis_check(args),
+                check=axis_check(args, session),
             )
         else:
             progress.stage(f"reading {args.input}")
@@ -301,8 +364,9 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 args.y,
                 sort=args.sort,
                 x_format=args.x_format,
-                check=axis_check(args),
+                check=axis_check(args, session),
             )
+            session.start()  # (the check started it, unless the reader had no header to check)
             progress.stage("finding the subsets")
             if wants_windows(args):
                 ranges, what, bounds = window_ranges(args, xy)
@@ -316,7 +380,7 @@ def run_stats(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 ddof=args.ddof,
                 progress=progress,
                 nan_policy=args.nan_policy,
-                rolling=rolling_windows(args, xy),
+                rolling=rolling_windows(args, xy, ranges),
             )
         cols = result_columns(xy, ranges, bounds, values)
         n_rows = len(cols["subset"])
