@@ -577,7 +577,10 @@ def test_binned_statistic_bins_of_every_kind_are_bucketed(kind, monkeypatch):
         (10, 11, 12),
         "_binned_core",
     )
-    assert counts == [1, 0, 0]
+    # int x in 32-bit mode whose equal bins float32 cannot hold: the bins are found as in
+    # 64-bit mode (jaxsubset._exact, a program of its own), the statistic in 32-bit
+    first = 2 if kind == "int" and not jax.config.jax_enable_x64 else 1
+    assert counts == [first, 0, 0]
 
 
 def test_binned_statistic_lengths_compile_once_for_every_kind():

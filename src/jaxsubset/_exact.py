@@ -376,13 +376,15 @@ def binned_exact(
     """``binned_statistic`` of positions that :func:`binned_wide` finds wide: the bin of
     every point (``binnumber``) and the edges as in 64-bit mode (:func:`positions64`), then
     the statistic of ``values`` as in any 32-bit call (values may be traced: ``grad``), over
-    the stand-in positions ``2 * binnumber`` and edges ``2, 4, ..., 2 * nbins, 2 * nbins + 1``
-    (int32: bin ``k`` holds exactly the points numbered ``k``, none lands on the closed last
-    edge). ``bin_edges`` are the exact ones (float64, or datetime64 on a time axis, NumPy)."""
+    int32 stand-in positions: bin ``k`` (1 to ``nbins``) is ``k``, points below every bin
+    ``0`` and points above (or NaN) ``nbins + 2``, binned by ``nbins`` equal bins over
+    ``(1, nbins + 1)`` (whole edges ``1, 2, ..., nbins + 1``: bin ``k`` holds exactly the
+    points numbered ``k``, and the number of bins is bucketed as any int ``bins``).
+    ``bin_edges`` are the exact ones (float64, or datetime64 on a time axis, NumPy)."""
     with positions64():
         ref = binned(x, None, "count", bins, rng, x_sorted=kw.get("x_sorted"))
-    d = np.asarray(ref.binnumber).astype(np.int32)
+    d = np.asarray(ref.binnumber).astype(np.int64)
     nb = int(np.shape(ref.bin_edges)[0]) - 1
-    stand_in = np.append(2 * np.arange(1, nb + 1, dtype=np.int64), 2 * nb + 1).astype(np.int32)
-    res = binned(2 * d, values, statistic, stand_in, None, **kw)
-    return res._replace(bin_edges=ref.bin_edges, binnumber=d)
+    stand_in = np.where(d > nb, nb + 2, d).astype(np.int32)
+    res = binned(stand_in, values, statistic, nb, (1, nb + 1), **kw)
+    return res._replace(bin_edges=ref.bin_edges, binnumber=d.astype(np.int32))
