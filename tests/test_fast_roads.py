@@ -169,7 +169,8 @@ def test_chunk_pieces_with_channels_and_omit():
         part = y[a : a + 64].astype(np.float64)
         for c in range(2):
             col = part[:, c][~np.isnan(part[:, c])]
-            np.testing.assert_allclose(float(got["mean"][k, c]), col.mean(), rtol=8 * EPS)
+            scale = 64 * EPS * np.max(np.abs(col[np.isfinite(col)]))  # a mean near 0
+            np.testing.assert_allclose(float(got["mean"][k, c]), col.mean(), atol=scale)
             np.testing.assert_allclose(float(got["max"][k, c]), col.max(), rtol=0)
             with np.errstate(invalid="ignore"):  # the inf's chunk: NaN, as NumPy
                 want = col.std()
