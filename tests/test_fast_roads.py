@@ -155,6 +155,26 @@ def test_chunk_pieces_reduced_as_blocks_equal_numpy(kw):
         assert float(got["std"][7]) == 0.0
 
 
+@pytest.mark.parametrize("kw", PIECES, ids=str)
+def test_gathered_chunk_pieces_are_the_reshaped_subsets(kw):
+    # gather of ranges.chunks inside the program reshapes; the same Subsets as the gather of
+    # the ranges passed in (no layout) and as the chunks constructor, and their reductions
+    n = 1003
+    x = np.arange(n, dtype=FLOAT)
+    y = np.stack([_chunk_values(n), RNG.normal(size=n).astype(FLOAT)], axis=1)
+    inside = jax.jit(lambda x, y: jaxsubset.gather(x, y, jaxsubset.ranges.chunks(x, **kw)))(x, y)
+    passed = jax.jit(lambda r, x, y: jaxsubset.gather(x, y, r))(
+        jaxsubset.ranges.chunks(x, **kw), x, y
+    )
+    built = jax.jit(lambda x, y: jaxsubset.chunks(x, y, kw.get("n"), size=kw.get("size")))(x, y)
+    for a, b, c in zip(*map(jax.tree_util.tree_leaves, (inside, passed, built)), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(c))
+    with np.errstate(invalid="ignore"):
+        want = np.asarray(jax.jit(lambda s: s.std())(passed))
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda s: s.std())(inside)), want, rtol=64 * EPS)
+
+
 def test_chunk_pieces_with_channels_and_omit():
     n = 600
     x = np.arange(n, dtype=FLOAT)
