@@ -465,8 +465,10 @@ def binned_statistic(
     ``nbins + 1`` above it), same results: NaN for empty bins (0 for ``"sum"`` and
     ``"count"``), ``"std"`` with ``ddof=0`` (a one-point or constant bin exactly 0), float
     ``"count"``. The statistics come from the library's one dispatcher: sorted ``x``
-    (detected eagerly, or promised with ``x_sorted=True``) makes every bin an index range,
-    reduced on the range roads; unsorted or traced ``x`` gives every point a bin label,
+    (detected eagerly, or promised with ``x_sorted=True``) makes every bin a run of points,
+    reduced by whole blocks (count/sum/mean/var/std/sem/min/max where the bins hold at least
+    32 points each on average: a vectorised pass per statistic) or on the range roads;
+    unsorted or traced ``x`` gives every point a bin label,
     reduced on the label roads (scatters into the bins on the CPU, one sort by bin on
     GPU/TPU). ``"std"`` takes two passes (deviations from each bin's mean), as SciPy.
 

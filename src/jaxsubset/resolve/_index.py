@@ -23,7 +23,7 @@ from .._validate import (
     static_int,
 )
 from ._buckets import bucketed_gather, eager
-from ._type import Ranges, real_length, to_subsets, with_pieces
+from ._type import Ranges, pieces_of, real_length, to_subsets, with_pieces
 
 
 def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None = None) -> Subsets:
@@ -69,6 +69,13 @@ def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None =
         start, count = host_range(np.asarray(start), np.asarray(count), x.shape[0], func)
     if eager(None, x, y, start, count) and x.shape[0] > 0:
         return bucketed_gather(x, y, start, count, capacity, slots=slots)
+    pieces = pieces_of(ranges)
+    if (
+        pieces is not None
+        and capacity == pieces[1]
+        and x.shape[0] == y.shape[0] == pieces[0] * pieces[1] + pieces[2] * pieces[3]
+    ):  # the consecutive pieces of `ranges.chunks` on these arrays: reshaped, not gathered
+        return split(x, y, start, count, pieces)
     return _gather(x, y, start, count, capacity)
 
 
