@@ -38,7 +38,7 @@ from ._statistics._registry import (
     with_quantile,
 )
 from ._stats import raise_on_nan
-from ._subsets import _gather
+from ._subsets import gather_padded
 from ._typing import Array, ArrayLike
 from ._validate import (
     as_x,
@@ -412,7 +412,9 @@ def _binned_core(
         ys, (start, count) = v, bounds(d, nb)
     else:
         ys, _, start, count = group_by_label(v, clean_labels(d - 1, nb), nb)
-    sub = _gather(jnp.zeros((v.shape[0],), out_dtype), ys.astype(out_dtype), start, count, capacity)
+    sub = gather_padded(
+        jnp.zeros((v.shape[0],), out_dtype), ys.astype(out_dtype), start, count, capacity
+    )
     omit = nan_policy == "omit"
 
     def per_bin(yb: Array, mb: Array) -> Array:

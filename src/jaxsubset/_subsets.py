@@ -825,7 +825,7 @@ class Subsets:
 
 
 @functools.partial(jax.jit, static_argnames=("capacity",))
-def _gather(
+def gather_padded(
     x: Array, y: Array, start: Array, count: Array, capacity: int, length: Array | None = None
 ) -> Subsets:
     """Read ``count`` points from ``start`` into ``capacity`` slots; never a shifted window.

@@ -9,7 +9,7 @@ exact), never the statistic of a truncated range.
 import jax.numpy as jnp
 from jax import lax
 
-from .._subsets import Subsets, _gather
+from .._subsets import Subsets, gather_padded
 from .._typing import Array
 from .._validate import index_dtype
 from ._registry import PAIR_COUNT, PAIR_STATISTICS, float_dtype, quantile_q
@@ -160,7 +160,7 @@ def _padded(
     """The padded reduction of one batch of ranges (every statistic but ``"count"``)."""
     fdt = float_dtype(y.dtype)
     one = _one_channel(y, stats)
-    sub: Subsets = _gather(
+    sub: Subsets = gather_padded(
         jnp.zeros((y.shape[0],), fdt), y[:, 0] if one else y, start, count, capacity
     )
     return _reduce(sub, count, stats, ddof, omit, capacity, one)

@@ -76,7 +76,7 @@ def windowed(
 ) -> dict[str, Any]:
     """Per-subset results of the ranges ``[lstart, lstart + count)`` of a window of points.
 
-    The same values as ``_gather`` then :func:`compute`, but ``group_size`` subsets at a time
+    The same values as ``gather_padded`` then :func:`compute`, but ``group_size`` subsets at a time
     with ``lax.map``, so the gathered slab stays in cache instead of materialising all
     ``(R, capacity)`` values. ``len(xb) >= max(lstart) + capacity`` for every non-empty range,
     so ``dynamic_slice`` never clamps a window that holds points.
@@ -146,7 +146,7 @@ def chunk_kernel(
         return compute(s, spec, spec.batch_size)
 
     def masked() -> dict[str, Any]:
-        # slots past the data are the block's zero padding, as _gather's padding
+        # slots past the data are the block's zero padding, as gather_padded's padding
         mask = jnp.arange(size, dtype=idt) < jnp.minimum(count, size)[:, None]
         s = Subsets(x=xs, y=ys, mask=mask, start=start, count=count)
         return compute(s, spec, spec.batch_size)

@@ -15,7 +15,7 @@ from .._axis import (
     x_to_ns,
 )
 from .._exact import exact_positions, exact_subsets
-from .._subsets import Subsets, _gather
+from .._subsets import Subsets, gather_padded
 from .._typing import Array, ArrayLike
 from .._validate import (
     as_x,
@@ -236,4 +236,4 @@ def _padded_bins(
 ) -> Subsets:
     """:func:`padded_bin_ranges` and the gather."""
     start, count = padded_bin_ranges(x, left, last, nbins, n)
-    return _gather(x, y, start, count, capacity, length=n)
+    return gather_padded(x, y, start, count, capacity, length=n)

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _bucket
-from .._subsets import Subsets, _gather
+from .._subsets import Subsets, gather_padded
 from .._typing import Array
 from .._validate import (
     index_dtype,
@@ -77,7 +77,7 @@ def cut_subsets(s: Subsets, k: int, batch: tuple[int, ...], cap: int) -> Subsets
 def _padded_gather(
     x: Array, y: Array, start: Array, count: Array, n: Array, *, capacity: int
 ) -> Subsets:
-    return _gather(x, y, start, count, capacity, length=n)
+    return gather_padded(x, y, start, count, capacity, length=n)
 
 
 def bucketed_gather(

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _bucket
-from .._subsets import Subsets, _gather, read_rows
+from .._subsets import Subsets, gather_padded, read_rows
 from .._typing import Array, ArrayLike
 from .._validate import (
     as_int_bounds,
@@ -65,7 +65,7 @@ def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None =
     concrete = not is_traced(start) and not is_traced(count)
     if concrete and any(not np.can_cast(np.asarray(a).dtype, idt) for a in (start, count)):
         # user ranges wider than the index dtype (int64/uint64 in 32-bit mode): clipped
-        # exactly on the host; `_gather` clips the others overflow-safely
+        # exactly on the host; `gather_padded` clips the others overflow-safely
         start, count = host_range(np.asarray(start), np.asarray(count), x.shape[0], func)
     if eager(None, x, y, start, count) and x.shape[0] > 0:
         return bucketed_gather(x, y, start, count, capacity, slots=slots)
@@ -76,7 +76,7 @@ def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None =
         and x.shape[0] == y.shape[0] == pieces[0] * pieces[1] + pieces[2] * pieces[3]
     ):  # the consecutive pieces of `ranges.chunks` on these arrays: reshaped, not gathered
         return split(x, y, start, count, pieces)
-    return _gather(x, y, start, count, capacity)
+    return gather_padded(x, y, start, count, capacity)
 
 
 def from_ranges(
@@ -115,14 +115,14 @@ def from_ranges(
     start, count = host_range(start, count, x.shape[0], func)
     if eager(None, x, y, start, count) and x.shape[0] > 0:
         return bucketed_gather(x, y, start, count, capacity)
-    return _gather(x, y, start, count, capacity)
+    return gather_padded(x, y, start, count, capacity)
 
 
 def host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array]:
     """``[start, start + count)`` clipped to ``[0, n)`` (never shifted), exact on the host.
 
     Both concrete: the clipped range in Python ints. Otherwise each is cast to the index
-    dtype (a concrete one clipped to it first) and ``_gather`` clips overflow-safely.
+    dtype (a concrete one clipped to it first) and ``gather_padded`` clips overflow-safely.
     """
     if not is_traced(start) and not is_traced(count):
         s = np.asarray(start)

@@ -8,7 +8,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from .._subsets import Subsets, _gather
+from .._subsets import Subsets, gather_padded
 from .._typing import Array, ArrayLike, Int
 from .._validate import (
     as_int_bounds,
@@ -91,4 +91,4 @@ def real_length(length: ArrayLike | None, n: int, func: str) -> Array:
 
 
 def to_subsets(x: Array, y: Array, r: Ranges, capacity: int) -> Subsets:
-    return _gather(x, y, r.start, r.count, capacity)
+    return gather_padded(x, y, r.start, r.count, capacity)

@@ -21,7 +21,7 @@ from .._axis import (
 )
 from .._checks import argument_guard
 from .._exact import exact_positions, exact_subsets, held_in
-from .._subsets import Subsets, _gather
+from .._subsets import Subsets, gather_padded
 from .._typing import Array, ArrayLike
 from .._validate import (
     as_x,
@@ -360,7 +360,7 @@ def _padded_rolling(
         x, **widths, at=at, closed=closed, center=center, length=n, func="rolling", checked=True
     )
     start, count = jnp.broadcast_arrays(r.start, r.count)
-    return _gather(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
+    return gather_padded(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
 
 
 def rolling_args(

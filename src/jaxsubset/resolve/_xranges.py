@@ -13,7 +13,7 @@ from .._axis import (
 )
 from .._eager import bucketed
 from .._exact import exact_positions, exact_subsets
-from .._subsets import Subsets, _gather
+from .._subsets import Subsets, gather_padded
 from .._typing import Array, ArrayLike, Int
 from .._validate import (
     as_x,
@@ -148,7 +148,7 @@ def _padded_select(
 ) -> Subsets:
     """Eager :func:`select`: the ranges and their gather, one program per bucket."""
     r = xrange(x, *bounds, closed, n)
-    return _gather(x, y, r.start, r.count, capacity, length=n)
+    return gather_padded(x, y, r.start, r.count, capacity, length=n)
 
 
 @bucketed(static_argnames=("closed",))
