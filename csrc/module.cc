@@ -151,8 +151,7 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
   auto lmap = BatchMap::make(length.dimensions(), nb, bdims, 1, "length");
   if (!lmap.has_value()) return lmap.error();
   const T* ybase = static_cast<const T*>(y.untyped_data());
-  std::vector<Out> item, folded, order;
-  std::vector<int64_t> cnt;
+  std::vector<Out> item, blocks, folded, order, rest;
   for (int64_t b = 0; b < B; ++b) {
     const char* lp = static_cast<const char*>(length.untyped_data()) + lmap->offset(b) * (l64 ? 8 : 4);
     int64_t len = l64 ? *reinterpret_cast<const int64_t*>(lp) : *reinterpret_cast<const int32_t*>(lp);
@@ -164,29 +163,36 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
     r.len = len;
     r.scan();
     item.assign(outs.begin(), outs.end());
+    blocks.clear();
     folded.clear();
     order.clear();
+    rest.clear();
     for (size_t i = 0; i < outs.size(); ++i) {
       const size_t width = outs[i].integer ? (outs[i].i64 ? 8 : 4) : sizeof(T);
       item[i].base = static_cast<char*>(outs[i].base) + b * N * C * width;
-      if (finish_mp && item[i].stat == kCount) continue;  // written by the finish below
+      if (is_block_stat(item[i].stat)) {  // the block loop, min_periods finished inside
+        blocks.push_back(item[i]);
+        continue;
+      }
+      rest.push_back(item[i]);
       (is_order(item[i].stat) ? order : folded).push_back(item[i]);
     }
     const T* yb = ybase + ymap->offset(b);
     for (int64_t ch = 0; ch < C; ++ch) {
+      if (!blocks.empty()) {
+        sliding_folded<T>(yb, C, ch, N, len, window, lead, blocks, omit, ddof, min_periods);
+      }
       if (!folded.empty()) folded_ranges<T>(yb, C, ch, r, folded, omit, ddof);
       if (!order.empty()) order_ranges<T>(yb, C, ch, r, order, omit);
-      if (!finish_mp) continue;
-      // the counted points of each window (NaN left out with omit): an integer count, kept
-      // by two pointers (exact), then NaN where it is below min_periods
+      if (!finish_mp || rest.empty()) continue;
+      // the counted points of each window (NaN left out with omit), kept by two pointers
+      // (exact), then NaN where it is below min_periods
       const T nan = nan_v<T>();
-      bool has_count = false;
-      for (const Out& o : item) has_count |= o.stat == kCount;
-      if (!omit && !has_count) {
+      if (!omit) {
         // every row counted: a window's rows (k + lead + 1 cut to len, minus its start) are
         // concave in k, so the windows under min_periods are a prefix and a suffix
         auto put_nan = [&](int64_t k) {
-          for (const Out& o : item) o.put<T>(k, C, ch, nan);
+          for (const Out& o : rest) o.put<T>(k, C, ch, nan);
         };
         int64_t k = 0;
         for (; k < N && r.ct(k) < min_periods; ++k) put_nan(k);
@@ -196,17 +202,10 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
       int64_t lo = 0, hi = 0, nans = 0;
       for (int64_t k = 0; k < N; ++k) {
         const int64_t s = r.st(k), e = s + r.ct(k);
-        if (omit) {
-          for (; hi < e; ++hi) nans += std::isnan(static_cast<double>(yb[hi * C + ch]));
-          for (; lo < s; ++lo) nans -= std::isnan(static_cast<double>(yb[lo * C + ch]));
-        }
-        const int64_t rows = e - s, n = omit ? rows - nans : rows;
-        for (const Out& o : item) {
-          if (o.stat == kCount) {
-            o.put<T>(k, C, ch, rows >= min_periods ? static_cast<T>(n) : nan);
-          } else if (n < min_periods) {
-            o.put<T>(k, C, ch, nan);
-          }
+        for (; hi < e; ++hi) nans += std::isnan(static_cast<double>(yb[hi * C + ch]));
+        for (; lo < s; ++lo) nans -= std::isnan(static_cast<double>(yb[lo * C + ch]));
+        if (e - s - nans < min_periods) {
+          for (const Out& o : rest) o.put<T>(k, C, ch, nan);
         }
       }
     }
