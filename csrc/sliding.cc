@@ -61,14 +61,27 @@ struct Acc {
       if (n == 1) {
         c = x;
       } else {
-        const double z = x - c;
-        s1 += z;
-        const double mnew = s1 * inv[n];
-        const double d = (z - m) * (z - mnew);
-        q += d > 0 ? d : 0.0;
-        m = mnew;
+        more(x, inv);
       }
     }
+  }
+  // a point after the first of a finite partial (no branch: the group loop)
+  template <bool SUM, bool EXT, bool MOM>
+  inline void add_next(double x, const double* inv) {
+    ++n;
+    if constexpr (SUM) sum += x;
+    if constexpr (EXT) {
+      mn = x < mn ? x : mn;
+      mx = x > mx ? x : mx;
+    }
+    if constexpr (MOM) more(x, inv);
+  }
+  inline void more(double x, const double* inv) {
+    const double z = x - c;
+    s1 += z;
+    const double mnew = s1 * inv[n];
+    q += std::max((z - m) * (z - mnew), 0.0);  // >= 0 but for rounding
+    m = mnew;
   }
   inline void skip(double x) {
     if (std::isnan(x)) {
@@ -99,6 +112,11 @@ struct Acc {
   }
 };
 
+// na * nb / (na + nb), the weight of Chan's term
+inline double chan_coef(int64_t na, int64_t nb) {
+  return static_cast<double>(na) * (static_cast<double>(nb) / static_cast<double>(na + nb));
+}
+
 // Combine two partials (front: the earlier points) into a Partial; `na`/`nb` finite counts.
 inline void chan(Partial& p, const Side& f, int64_t i, const Side& b, int64_t j, int64_t na,
                  int64_t nb, bool sum, bool ext, bool mom) {
@@ -111,13 +129,14 @@ inline void chan(Partial& p, const Side& f, int64_t i, const Side& b, int64_t j,
     if (na == 0 || nb == 0) {
       p.m2 = na == 0 ? b.q[j] : f.q[i];
     } else {
-      const double fa = static_cast<double>(na);
-      const double w = static_cast<double>(nb) / static_cast<double>(na + nb);
       const double d = (b.c - f.c) + (b.m[j] - f.m[i]);
-      p.m2 = f.q[i] + b.q[j] + d * d * fa * w;
+      p.m2 = f.q[i] + b.q[j] + d * d * chan_coef(na, nb);
     }
   }
 }
+
+// blocks built together in one loop: independent chains for the out-of-order core
+constexpr int kGroup = 4;
 
 template <typename T>
 class SlidingBlocks {
@@ -134,8 +153,13 @@ class SlidingBlocks {
     const int64_t bw = std::min(w, std::max<int64_t>(len, 1));
     inv_.resize(static_cast<size_t>(bw + 2));
     for (int64_t i = 1; i < bw + 2; ++i) inv_[i] = 1.0 / static_cast<double>(i);
-    for (Side* s : {&pre_, &suf_, &prev_}) s->resize(static_cast<size_t>(bw + 1));
+    pre_.resize(kGroup);
+    suf_.resize(kGroup + 1);
+    for (Side& sd : pre_) sd.resize(static_cast<size_t>(bw + 1));
+    for (Side& sd : suf_) sd.resize(static_cast<size_t>(bw + 1));
     vals_.resize(static_cast<size_t>(bw));
+    coef_.resize(static_cast<size_t>(bw));  // Chan's weight of window i of a block
+    for (int64_t i = 0; i + 1 < bw; ++i) coef_[i] = chan_coef(w - 1 - i, i + 1);
   }
 
   void run() {
@@ -230,6 +254,7 @@ class SlidingBlocks {
   // `pre`, both counted, through Partial
   template <bool SUM, bool EXT, bool MOM>
   void combine_general(int64_t s, int64_t L, const Side* prev) {
+    const Side& pre_ = this->pre_[0];
     for (int64_t i = std::max<int64_t>(0, lead_ - s); i < L; ++i) {
       const int64_t nfront = prev ? w_ - 1 - i : 0;  // points of the front (block before)
       Partial p;
@@ -257,30 +282,29 @@ class SlidingBlocks {
     }
   }
 
+  // where a combine loop writes: the output itself where it is contiguous, else vals_
+  T* target(const Out& o, int64_t s) {
+    return C_ == 1 ? static_cast<T*>(o.base) + (s - lead_) : vals_.data();
+  }
   void put_vals(int64_t s, int64_t i0, int64_t L, const Out& o) {
+    if (C_ == 1) return;
     T* out = static_cast<T*>(o.base) + ch_;
     const int64_t base = s - lead_;
-    if (C_ == 1) {
-      std::copy(vals_.data() + i0, vals_.data() + L, out + base + i0);
-    } else {
-      for (int64_t i = i0; i < L; ++i) out[(base + i) * C_] = vals_[i];
-    }
+    for (int64_t i = i0; i < L; ++i) out[(base + i) * C_] = vals_[i];
   }
 
   // every point of [s - w, s + L) finite: the windows [s + i - w + 1, s + i], w points each,
   // a loop per statistic with finish()'s arithmetic (so the same bits as combine_general)
   template <bool SUM, bool EXT, bool MOM>
-  void combine_finite(int64_t s, int64_t L) {
+  void combine_finite(int64_t s, int64_t L, const Side& f, const Side& b) {
     const int64_t i0 = std::max<int64_t>(0, lead_ - s);
     if (i0 >= L) return;
     const T nan = nan_v<T>();
     const int64_t n = w_;
     const bool none = mp_ >= 0 && n < mp_;  // every window under min_periods
-    const Side& f = prev_;
-    const Side& b = pre_;
-    T* v = vals_.data();
     for (const Out& o : outs_) {
       const int64_t stat = o.stat;
+      T* v = target(o, s);
       if (stat == kCount && mp_ < 0) {
         for (int64_t i = i0; i < L; ++i) o.put_count(s + i - lead_, C_, ch_, n);
         continue;
@@ -312,7 +336,7 @@ class SlidingBlocks {
           }
         }
       } else if constexpr (MOM) {
-        const double dc = b.c - f.c, dn = static_cast<double>(n);
+        const double dc = b.c - f.c;
         const double* fq = f.q.data() + 1;
         const double* fmm = f.m.data() + 1;
         const double* bq = b.q.data();
@@ -320,17 +344,20 @@ class SlidingBlocks {
         const int64_t denom = n - ddof_;
         const T td = static_cast<T>(denom);
         const T sq = std::sqrt(static_cast<T>(n));
-        for (int64_t i = i0; i < L; ++i) {
-          double m2;
-          if (i == w_ - 1) {
-            m2 = bq[i];  // the front is empty: the window is the whole block
-          } else {
-            const double fa = static_cast<double>(w_ - 1 - i);
-            const double wt = static_cast<double>(i + 1) / dn;
-            const double d = dc + (bmm[i] - fmm[i]);
-            m2 = fq[i] + bq[i] + d * d * fa * wt;
-          }
+        const double* coef = coef_.data();
+        const int64_t L1 = std::min(L, w_ - 1);  // (i = w - 1: the front is empty)
+        for (int64_t i = i0; i < L1; ++i) {
+          const double d = dc + (bmm[i] - fmm[i]);
+          const double m2 = fq[i] + bq[i] + d * d * coef[i];
           T var = denom > 0 ? static_cast<T>(m2) / td : nan;
+          if (stat != kVar) {
+            var = var > 0 ? std::sqrt(var) : var;
+            if (stat == kSem) var = var / sq;
+          }
+          v[i] = var;
+        }
+        for (int64_t i = std::max(i0, L1); i < L; ++i) {
+          T var = denom > 0 ? static_cast<T>(bq[i]) / td : nan;
           if (stat != kVar) {
             var = var > 0 ? std::sqrt(var) : var;
             if (stat == kSem) var = var / sq;
@@ -369,26 +396,93 @@ class SlidingBlocks {
     }
   }
 
+  // kGroup full blocks from s, every point finite: prefix and suffix partials of all of them
+  // in one loop (2 * kGroup independent chains), then their windows; false (nothing
+  // written) where a point is not finite
+  template <bool SUM, bool EXT, bool MOM>
+  bool group(int64_t s) {
+    Acc f[kGroup], b[kGroup];
+    bool ok[kGroup];
+    const double* inv = inv_.data();
+    const T* p = at(s);
+    const int64_t C = C_, w = w_;
+    for (int g = 0; g < kGroup; ++g) {
+      ok[g] = true;
+      b[g].store<SUM, EXT, MOM>(suf_[g + 1], w, false);
+    }
+    const T* next = p + kGroup * w * C;  // the next group's points, fetched ahead
+    const int64_t ahead = std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(T)) / kGroup);
+    for (int g = 0; g < kGroup; ++g) {
+      const double x = static_cast<double>(p[g * w * C]);
+      ok[g] &= x - x == 0;  // false for a NaN or an infinity
+      f[g].add<SUM, EXT, MOM>(x, inv);
+      f[g].store<SUM, EXT, MOM>(pre_[g], 0, false);
+      b[g].add<SUM, EXT, MOM>(static_cast<double>(p[(g * w + w - 1) * C]), inv);
+      b[g].store<SUM, EXT, MOM>(suf_[g + 1], w - 1, false);
+    }
+    for (int64_t i = 1; i < w; ++i) {
+      if (i % ahead == 0) __builtin_prefetch(next + i * kGroup * C);
+      for (int g = 0; g < kGroup; ++g) {
+        const double x = static_cast<double>(p[(g * w + i) * C]);
+        ok[g] &= x - x == 0;
+        f[g].add_next<SUM, EXT, MOM>(x, inv);
+        f[g].store<SUM, EXT, MOM>(pre_[g], i, false);
+      }
+      for (int g = 0; g < kGroup; ++g) {
+        b[g].add_next<SUM, EXT, MOM>(static_cast<double>(p[(g * w + w - 1 - i) * C]), inv);
+        b[g].store<SUM, EXT, MOM>(suf_[g + 1], w - 1 - i, false);
+      }
+    }
+    for (int g = 0; g < kGroup; ++g) {
+      if (!ok[g]) return false;
+    }
+    for (int g = 0; g < kGroup; ++g) {
+      pre_[g].c = f[g].c;
+      suf_[g + 1].c = b[g].c;
+      suf_[g + 1].counted = false;
+      combine_finite<SUM, EXT, MOM>(s + g * w, w, suf_[g], pre_[g]);
+    }
+    std::swap(suf_[0], suf_[kGroup]);
+    return true;
+  }
+
+  // one block [s, s + L): the front suf_[0], the block's partials pre_[0] and suf_[1]
+  template <bool SUM, bool EXT, bool MOM>
+  void block(int64_t s, int64_t L, bool prev_finite, bool fin) {
+    const bool suffix = s + w_ < len_;  // a next block reads this one's suffix
+    if (s > 0 && fin && prev_finite) {
+      build<SUM, EXT, MOM>(s, L, suffix, false, &pre_[0], &suf_[1]);
+      combine_finite<SUM, EXT, MOM>(s, L, suf_[0], pre_[0]);
+    } else {
+      if (s > 0 && !suf_[0].counted) {  // the front again, with counts
+        build<SUM, EXT, MOM>(s - w_, w_, true, true, &suf_[1], &suf_[0]);  // (suf_[1]: scratch)
+      }
+      build<SUM, EXT, MOM>(s, L, suffix, true, &pre_[0], &suf_[1]);
+      combine_general<SUM, EXT, MOM>(s, L, s > 0 ? &suf_[0] : nullptr);
+    }
+    std::swap(suf_[0], suf_[1]);
+  }
+
   template <bool SUM, bool EXT, bool MOM>
   void go() {
-    // the windows ending at e in [0, len) with e >= lead (row e - lead), block by block
+    // the windows ending at e in [0, len) with e >= lead (row e - lead), block by block,
+    // kGroup blocks at a time where they and the block before are finite
     bool prev_finite = false;
-    for (int64_t s = 0; s < len_; s += w_) {
+    int64_t single = 0;  // blocks to take one at a time (after a group found a non-finite point)
+    for (int64_t s = 0; s < len_;) {
+      if (s > 0 && prev_finite && single == 0 && s + kGroup * w_ <= len_) {
+        if (group<SUM, EXT, MOM>(s)) {
+          s += kGroup * w_;
+          continue;
+        }
+        single = kGroup;
+      }
       const int64_t L = std::min(w_, len_ - s);
       const bool fin = finite_block(s, L);
-      const bool suffix = s + w_ < len_;  // a next block reads this one's suffix
-      if (s > 0 && fin && prev_finite) {
-        build<SUM, EXT, MOM>(s, L, suffix, false, &pre_, &suf_);
-        combine_finite<SUM, EXT, MOM>(s, L);
-      } else {
-        if (s > 0 && !prev_.counted) {  // the front again, with counts
-          build<SUM, EXT, MOM>(s - w_, w_, true, true, &suf_, &prev_);  // (suf_: scratch)
-        }
-        build<SUM, EXT, MOM>(s, L, suffix, true, &pre_, &suf_);
-        combine_general<SUM, EXT, MOM>(s, L, s > 0 ? &prev_ : nullptr);
-      }
-      std::swap(prev_, suf_);
+      block<SUM, EXT, MOM>(s, L, prev_finite, fin);
       prev_finite = fin;
+      single = single > 0 ? single - 1 : 0;
+      s += L;
     }
     tail<SUM, EXT, MOM>();
   }
@@ -399,8 +493,8 @@ class SlidingBlocks {
   bool omit_;
   int64_t ddof_, mp_;
   bool sum_ = false, ext_ = false, mom_ = false;
-  std::vector<double> inv_;
-  Side pre_, suf_, prev_;
+  std::vector<double> inv_, coef_;
+  std::vector<Side> pre_, suf_;  // kGroup prefix sides; the front, then kGroup suffix sides
   std::vector<T> vals_;
 };
 
