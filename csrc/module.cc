@@ -7,7 +7,8 @@
 //   count  (*B, K)    the same dtype
 //   results (*B, K, C): the input's float dtype, "count" in start's integer dtype
 //   attrs  stats (int64 codes of common.h), qs (float64, q of each kQuantile, else 0),
-//          omit (0/1), ddof
+//          omit (0/1), ddof, capacity (the order statistics of a longer range are NaN,
+//          as on the pure-JAX roads; -1: none)
 // Batch dimensions of size 1 in an operand are broadcast (vmap_method="expand_dims").
 #include <cstdint>
 #include <string>
@@ -30,10 +31,24 @@ ffi::Error invalid(const std::string& what) {
 }
 
 
+// the pure-JAX roads' capacity rule for the order statistics (the same results on every
+// road and platform): a range of more than `capacity` points gives NaN (capacity < 0: none)
+template <typename T>
+void capacity_rule(const Ranges& r, int64_t C, int64_t ch, const std::vector<Out>& outs,
+                   int64_t capacity) {
+  if (capacity < 0 || r.longest() <= capacity) return;
+  for (const Out& o : outs) {
+    if (!is_order(o.stat)) continue;
+    for (int64_t k = 0; k < r.K; ++k) {
+      if (r.ct(k) > capacity) o.put<T>(k, C, ch, nan_v<T>());
+    }
+  }
+}
+
 template <typename T>
 ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
                ffi::RemainingRets rets, ffi::Span<const int64_t> stats,
-               ffi::Span<const double> qs, bool omit, int64_t ddof) {
+               ffi::Span<const double> qs, bool omit, int64_t ddof, int64_t capacity) {
   auto ydims = y.dimensions();
   if (ydims.size() < 2) return invalid("y must be (*batch, N, C)");
   const size_t nb = ydims.size() - 2;
@@ -91,7 +106,10 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
     const T* yb = ybase + ymap->offset(b);
     for (int64_t ch = 0; ch < C; ++ch) {
       if (folded) folded_ranges<T>(yb, C, ch, r, item, omit, ddof);
-      if (order) order_ranges<T>(yb, C, ch, r, item, omit);
+      if (order) {
+        order_ranges<T>(yb, C, ch, r, item, omit);
+        capacity_rule<T>(r, C, ch, item, capacity);
+      }
     }
   }
   return ffi::Error::Success();
@@ -99,12 +117,12 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
 
 ffi::Error RangeStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
                           ffi::RemainingRets rets, ffi::Span<const int64_t> stats,
-                          ffi::Span<const double> qs, int64_t omit, int64_t ddof) {
+                          ffi::Span<const double> qs, int64_t omit, int64_t ddof, int64_t capacity) {
   switch (y.element_type()) {
     case ffi::DataType::F32:
-      return run<float>(y, start, count, rets, stats, qs, omit != 0, ddof);
+      return run<float>(y, start, count, rets, stats, qs, omit != 0, ddof, capacity);
     case ffi::DataType::F64:
-      return run<double>(y, start, count, rets, stats, qs, omit != 0, ddof);
+      return run<double>(y, start, count, rets, stats, qs, omit != 0, ddof, capacity);
     default:
       return invalid("y must be float32 or float64");
   }
@@ -119,7 +137,8 @@ ffi::Error RangeStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer
 template <typename T>
 ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRets rets,
                        ffi::Span<const int64_t> stats, ffi::Span<const double> qs, bool omit,
-                       int64_t ddof, int64_t window, int64_t lead, int64_t min_periods) {
+                       int64_t ddof, int64_t window, int64_t lead, int64_t min_periods,
+                       int64_t capacity) {
   auto ydims = y.dimensions();
   if (ydims.size() < 2) return invalid("y must be (*batch, N, C)");
   const size_t nb = ydims.size() - 2;
@@ -183,7 +202,10 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
         sliding_folded<T>(yb, C, ch, N, len, window, lead, blocks, omit, ddof, min_periods);
       }
       if (!folded.empty()) folded_ranges<T>(yb, C, ch, r, folded, omit, ddof);
-      if (!order.empty()) order_ranges<T>(yb, C, ch, r, order, omit);
+      if (!order.empty()) {
+        order_ranges<T>(yb, C, ch, r, order, omit);
+        capacity_rule<T>(r, C, ch, order, capacity);
+      }
       if (!finish_mp || rest.empty()) continue;
       // the counted points of each window (NaN left out with omit), kept by two pointers
       // (exact), then NaN where it is below min_periods
@@ -216,12 +238,14 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
 ffi::Error SlidingStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRets rets,
                             ffi::Span<const int64_t> stats, ffi::Span<const double> qs,
                             int64_t omit, int64_t ddof, int64_t window, int64_t lead,
-                            int64_t min_periods) {
+                            int64_t min_periods, int64_t capacity) {
   switch (y.element_type()) {
     case ffi::DataType::F32:
-      return run_sliding<float>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods);
+      return run_sliding<float>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods,
+                                 capacity);
     case ffi::DataType::F64:
-      return run_sliding<double>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods);
+      return run_sliding<double>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods,
+                                 capacity);
     default:
       return invalid("y must be float32 or float64");
   }
@@ -239,7 +263,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetRangeStats, jaxsubset::RangeStatsImpl,
                                   .Attr<xla::ffi::Span<const int64_t>>("stats")
                                   .Attr<xla::ffi::Span<const double>>("qs")
                                   .Attr<int64_t>("omit")
-                                  .Attr<int64_t>("ddof"));
+                                  .Attr<int64_t>("ddof")
+                                  .Attr<int64_t>("capacity"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetSlidingStats, jaxsubset::SlidingStatsImpl,
                               xla::ffi::Ffi::Bind()
@@ -252,7 +277,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetSlidingStats, jaxsubset::SlidingStatsImpl
                                   .Attr<int64_t>("ddof")
                                   .Attr<int64_t>("window")
                                   .Attr<int64_t>("lead")
-                                  .Attr<int64_t>("min_periods"));
+                                  .Attr<int64_t>("min_periods")
+                                  .Attr<int64_t>("capacity"));
 
 namespace {
 
