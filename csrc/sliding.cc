@@ -37,9 +37,17 @@ struct Side {
   std::vector<int64_t> n, nan, pinf, ninf;
   double c = 0;          // the shift of m, q: a point of every non-empty partial
   bool counted = false;  // n, nan, pinf, ninf filled (built with non-finite points)
-  void resize(size_t len) {
-    for (auto* v : {&sum, &mn, &mx, &m, &q}) v->resize(len);
-    for (auto* v : {&n, &nan, &pinf, &ninf}) v->resize(len);
+  // room for `len` partials of what is kept (only that: a window may be as long as the data)
+  void ensure(size_t len, bool s, bool e, bool mo, bool counts) {
+    auto grow = [len](auto& v, bool want) {
+      if (want && v.size() < len) v.resize(len);
+    };
+    grow(sum, s);
+    grow(mn, e);
+    grow(mx, e);
+    grow(m, mo);
+    grow(q, mo);
+    for (auto* v : {&n, &nan, &pinf, &ninf}) grow(*v, counts);
   }
 };
 
@@ -137,6 +145,8 @@ inline void chan(Partial& p, const Side& f, int64_t i, const Side& b, int64_t j,
 
 // blocks built together in one loop: independent chains for the out-of-order core
 constexpr int kGroup = 4;
+// (wider blocks one at a time: their partials would leave the cache, and the memory)
+constexpr int64_t kGroupWidth = 1 << 16;
 
 template <typename T>
 class SlidingBlocks {
@@ -153,11 +163,9 @@ class SlidingBlocks {
     const int64_t bw = std::min(w, std::max<int64_t>(len, 1));
     inv_.resize(static_cast<size_t>(bw + 2));
     for (int64_t i = 1; i < bw + 2; ++i) inv_[i] = 1.0 / static_cast<double>(i);
-    pre_.resize(kGroup);
+    pre_.resize(kGroup);  // (their arrays sized where first used)
     suf_.resize(kGroup + 1);
-    for (Side& sd : pre_) sd.resize(static_cast<size_t>(bw + 1));
-    for (Side& sd : suf_) sd.resize(static_cast<size_t>(bw + 1));
-    vals_.resize(static_cast<size_t>(bw));
+    vals_.resize(static_cast<size_t>(C == 1 ? 0 : bw));
     coef_.resize(static_cast<size_t>(bw));  // Chan's weight of window i of a block
     for (int64_t i = 0; i + 1 < bw; ++i) coef_[i] = chan_coef(w - 1 - i, i + 1);
   }
@@ -192,6 +200,8 @@ class SlidingBlocks {
   // ones (suf[i]: [s + i, s + L), suf[L] empty); with `counts` non-finite points are counted
   template <bool SUM, bool EXT, bool MOM>
   void build(int64_t s, int64_t L, bool suffix, bool counts, Side* pre, Side* suf) {
+    pre->ensure(static_cast<size_t>(L + 1), SUM, EXT, MOM, counts);
+    if (suffix) suf->ensure(static_cast<size_t>(L + 1), SUM, EXT, MOM, counts);
     Acc f, b;
     const double* inv = inv_.data();
     const T* p = at(s);
@@ -401,6 +411,10 @@ class SlidingBlocks {
   // written) where a point is not finite
   template <bool SUM, bool EXT, bool MOM>
   bool group(int64_t s) {
+    for (int g = 0; g < kGroup; ++g) {
+      pre_[g].ensure(static_cast<size_t>(w_ + 1), SUM, EXT, MOM, false);
+      suf_[g + 1].ensure(static_cast<size_t>(w_ + 1), SUM, EXT, MOM, false);
+    }
     Acc f[kGroup], b[kGroup];
     bool ok[kGroup];
     const double* inv = inv_.data();
@@ -470,7 +484,7 @@ class SlidingBlocks {
     bool prev_finite = false;
     int64_t single = 0;  // blocks to take one at a time (after a group found a non-finite point)
     for (int64_t s = 0; s < len_;) {
-      if (s > 0 && prev_finite && single == 0 && s + kGroup * w_ <= len_) {
+      if (w_ <= kGroupWidth && s > 0 && prev_finite && single == 0 && s + kGroup * w_ <= len_) {
         if (group<SUM, EXT, MOM>(s)) {
           s += kGroup * w_;
           continue;
