@@ -16,8 +16,9 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
 5. ``first``: the first call (trace + compile + run) of each statistic in a fresh ``jit`` at
    ``N / 10`` points, after import.
 
-Run ``python benchmarks/bench_native.py [--quick] [--n N] [--json PATH]``, once with
-``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` and once without (the header says which).
+Run ``python benchmarks/bench_native.py [--quick] [--n N] [--only fixed ...] [--widths W ...]
+[--stats S ...] [--no-blocks] [--json PATH]``, once with ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1``
+and once without (the header says which).
 """
 
 # ruff: noqa: B023 - every closure below runs within its own loop iteration (time_interleaved)
@@ -83,11 +84,11 @@ def fixed(cfg: dict, rows: list[dict]) -> None:
         yj = jnp.asarray(y)
         ser = pl.Series(y) if pl else None
         for w in cfg["widths"]:
-            for stat in ("mean", "std", "min", "max", "median"):
+            for stat in cfg.get("stats") or ("mean", "std", "min", "max", "median"):
                 f = jax.jit(lambda y, s=stat, w=w: jaxsubset.rolling_statistic(
                     None, y, window=w, statistic=s))  # fmt: skip
                 fns = {"jaxsubset": lambda f=f: f(yj)}
-                if stat != "median":  # the pure-JAX block road (native off), same call
+                if stat != "median" and cfg.get("blocks", True):  # the pure-JAX block road
                     g = jax.jit(lambda y, s=stat, w=w: jaxsubset.rolling_statistic(
                         None, y, window=w, statistic=s, method="blocks"))  # fmt: skip
                     fns["jax_blocks"] = lambda g=g: g(yj)
@@ -229,11 +230,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--n", type=int, help="points (default 10**7)")
     parser.add_argument("--only", nargs="*", default=None,
                         help="workloads: fixed xwidth bins chunks first")  # fmt: skip
+    parser.add_argument("--widths", type=int, nargs="*", help="fixed windows (default 100 10000)")
+    parser.add_argument("--stats", nargs="*", help="fixed windows' statistics (default all five)")
+    parser.add_argument("--no-blocks", action="store_true",
+                        help="leave out the pure-JAX block road's column (jax_blocks)")  # fmt: skip
     parser.add_argument("--json", help="write the rows (and the header) to this file")
     args = parser.parse_args(argv)
     cfg = dict(QUICK if args.quick else FULL)
     if args.n:
         cfg["n"] = args.n
+    if args.widths:
+        cfg["widths"] = tuple(args.widths)
+    cfg["stats"] = tuple(args.stats) if args.stats else None
+    cfg["blocks"] = not args.no_blocks
     info = print_header(f"native road (issue 27), N={cfg['n']}")
     print(f"   native: {jaxsubset._native.status()}")
     rows: list[dict] = []

@@ -81,4 +81,13 @@ template <typename T>
 void order_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
                   bool omit);
 
+// Fixed-count windows (sliding.cc): the statistics is_block_stat() names (count, sum, mean,
+// var, std, sem, min, max) of channel `ch`, row k's window [k + lead - w + 1, k + lead] cut to
+// [0, len), rows 0 .. N - 1; mp >= 0: finished for min_periods (count in T).
+bool is_block_stat(int64_t stat);
+template <typename T>
+void sliding_folded(const T* y, int64_t C, int64_t ch, int64_t N, int64_t len, int64_t w,
+                    int64_t lead, const std::vector<Out>& outs, bool omit, int64_t ddof,
+                    int64_t mp);
+
 }  // namespace jaxsubset

@@ -7,7 +7,8 @@
 //   count  (*B, K)    the same dtype
 //   results (*B, K, C): the input's float dtype, "count" in start's integer dtype
 //   attrs  stats (int64 codes of common.h), qs (float64, q of each kQuantile, else 0),
-//          omit (0/1), ddof
+//          omit (0/1), ddof, capacity (the order statistics of a longer range are NaN,
+//          as on the pure-JAX roads; -1: none)
 // Batch dimensions of size 1 in an operand are broadcast (vmap_method="expand_dims").
 #include <cstdint>
 #include <string>
@@ -30,10 +31,24 @@ ffi::Error invalid(const std::string& what) {
 }
 
 
+// the pure-JAX roads' capacity rule for the order statistics (the same results on every
+// road and platform): a range of more than `capacity` points gives NaN (capacity < 0: none)
+template <typename T>
+void capacity_rule(const Ranges& r, int64_t C, int64_t ch, const std::vector<Out>& outs,
+                   int64_t capacity) {
+  if (capacity < 0 || r.longest() <= capacity) return;
+  for (const Out& o : outs) {
+    if (!is_order(o.stat)) continue;
+    for (int64_t k = 0; k < r.K; ++k) {
+      if (r.ct(k) > capacity) o.put<T>(k, C, ch, nan_v<T>());
+    }
+  }
+}
+
 template <typename T>
 ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
                ffi::RemainingRets rets, ffi::Span<const int64_t> stats,
-               ffi::Span<const double> qs, bool omit, int64_t ddof) {
+               ffi::Span<const double> qs, bool omit, int64_t ddof, int64_t capacity) {
   auto ydims = y.dimensions();
   if (ydims.size() < 2) return invalid("y must be (*batch, N, C)");
   const size_t nb = ydims.size() - 2;
@@ -91,7 +106,10 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
     const T* yb = ybase + ymap->offset(b);
     for (int64_t ch = 0; ch < C; ++ch) {
       if (folded) folded_ranges<T>(yb, C, ch, r, item, omit, ddof);
-      if (order) order_ranges<T>(yb, C, ch, r, item, omit);
+      if (order) {
+        order_ranges<T>(yb, C, ch, r, item, omit);
+        capacity_rule<T>(r, C, ch, item, capacity);
+      }
     }
   }
   return ffi::Error::Success();
@@ -99,12 +117,12 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
 
 ffi::Error RangeStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
                           ffi::RemainingRets rets, ffi::Span<const int64_t> stats,
-                          ffi::Span<const double> qs, int64_t omit, int64_t ddof) {
+                          ffi::Span<const double> qs, int64_t omit, int64_t ddof, int64_t capacity) {
   switch (y.element_type()) {
     case ffi::DataType::F32:
-      return run<float>(y, start, count, rets, stats, qs, omit != 0, ddof);
+      return run<float>(y, start, count, rets, stats, qs, omit != 0, ddof, capacity);
     case ffi::DataType::F64:
-      return run<double>(y, start, count, rets, stats, qs, omit != 0, ddof);
+      return run<double>(y, start, count, rets, stats, qs, omit != 0, ddof, capacity);
     default:
       return invalid("y must be float32 or float64");
   }
@@ -119,7 +137,8 @@ ffi::Error RangeStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer
 template <typename T>
 ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRets rets,
                        ffi::Span<const int64_t> stats, ffi::Span<const double> qs, bool omit,
-                       int64_t ddof, int64_t window, int64_t lead, int64_t min_periods) {
+                       int64_t ddof, int64_t window, int64_t lead, int64_t min_periods,
+                       int64_t capacity) {
   auto ydims = y.dimensions();
   if (ydims.size() < 2) return invalid("y must be (*batch, N, C)");
   const size_t nb = ydims.size() - 2;
@@ -151,8 +170,7 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
   auto lmap = BatchMap::make(length.dimensions(), nb, bdims, 1, "length");
   if (!lmap.has_value()) return lmap.error();
   const T* ybase = static_cast<const T*>(y.untyped_data());
-  std::vector<Out> item, folded, order;
-  std::vector<int64_t> cnt;
+  std::vector<Out> item, blocks, folded, order, rest;
   for (int64_t b = 0; b < B; ++b) {
     const char* lp = static_cast<const char*>(length.untyped_data()) + lmap->offset(b) * (l64 ? 8 : 4);
     int64_t len = l64 ? *reinterpret_cast<const int64_t*>(lp) : *reinterpret_cast<const int32_t*>(lp);
@@ -164,29 +182,39 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
     r.len = len;
     r.scan();
     item.assign(outs.begin(), outs.end());
+    blocks.clear();
     folded.clear();
     order.clear();
+    rest.clear();
     for (size_t i = 0; i < outs.size(); ++i) {
       const size_t width = outs[i].integer ? (outs[i].i64 ? 8 : 4) : sizeof(T);
       item[i].base = static_cast<char*>(outs[i].base) + b * N * C * width;
-      if (finish_mp && item[i].stat == kCount) continue;  // written by the finish below
+      if (is_block_stat(item[i].stat)) {  // the block loop, min_periods finished inside
+        blocks.push_back(item[i]);
+        continue;
+      }
+      rest.push_back(item[i]);
       (is_order(item[i].stat) ? order : folded).push_back(item[i]);
     }
     const T* yb = ybase + ymap->offset(b);
     for (int64_t ch = 0; ch < C; ++ch) {
+      if (!blocks.empty()) {
+        sliding_folded<T>(yb, C, ch, N, len, window, lead, blocks, omit, ddof, min_periods);
+      }
       if (!folded.empty()) folded_ranges<T>(yb, C, ch, r, folded, omit, ddof);
-      if (!order.empty()) order_ranges<T>(yb, C, ch, r, order, omit);
-      if (!finish_mp) continue;
-      // the counted points of each window (NaN left out with omit): an integer count, kept
-      // by two pointers (exact), then NaN where it is below min_periods
+      if (!order.empty()) {
+        order_ranges<T>(yb, C, ch, r, order, omit);
+        capacity_rule<T>(r, C, ch, order, capacity);
+      }
+      if (!finish_mp || rest.empty()) continue;
+      // the counted points of each window (NaN left out with omit), kept by two pointers
+      // (exact), then NaN where it is below min_periods
       const T nan = nan_v<T>();
-      bool has_count = false;
-      for (const Out& o : item) has_count |= o.stat == kCount;
-      if (!omit && !has_count) {
+      if (!omit) {
         // every row counted: a window's rows (k + lead + 1 cut to len, minus its start) are
         // concave in k, so the windows under min_periods are a prefix and a suffix
         auto put_nan = [&](int64_t k) {
-          for (const Out& o : item) o.put<T>(k, C, ch, nan);
+          for (const Out& o : rest) o.put<T>(k, C, ch, nan);
         };
         int64_t k = 0;
         for (; k < N && r.ct(k) < min_periods; ++k) put_nan(k);
@@ -196,17 +224,10 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
       int64_t lo = 0, hi = 0, nans = 0;
       for (int64_t k = 0; k < N; ++k) {
         const int64_t s = r.st(k), e = s + r.ct(k);
-        if (omit) {
-          for (; hi < e; ++hi) nans += std::isnan(static_cast<double>(yb[hi * C + ch]));
-          for (; lo < s; ++lo) nans -= std::isnan(static_cast<double>(yb[lo * C + ch]));
-        }
-        const int64_t rows = e - s, n = omit ? rows - nans : rows;
-        for (const Out& o : item) {
-          if (o.stat == kCount) {
-            o.put<T>(k, C, ch, rows >= min_periods ? static_cast<T>(n) : nan);
-          } else if (n < min_periods) {
-            o.put<T>(k, C, ch, nan);
-          }
+        for (; hi < e; ++hi) nans += std::isnan(static_cast<double>(yb[hi * C + ch]));
+        for (; lo < s; ++lo) nans -= std::isnan(static_cast<double>(yb[lo * C + ch]));
+        if (e - s - nans < min_periods) {
+          for (const Out& o : rest) o.put<T>(k, C, ch, nan);
         }
       }
     }
@@ -217,12 +238,14 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
 ffi::Error SlidingStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRets rets,
                             ffi::Span<const int64_t> stats, ffi::Span<const double> qs,
                             int64_t omit, int64_t ddof, int64_t window, int64_t lead,
-                            int64_t min_periods) {
+                            int64_t min_periods, int64_t capacity) {
   switch (y.element_type()) {
     case ffi::DataType::F32:
-      return run_sliding<float>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods);
+      return run_sliding<float>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods,
+                                 capacity);
     case ffi::DataType::F64:
-      return run_sliding<double>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods);
+      return run_sliding<double>(y, length, rets, stats, qs, omit != 0, ddof, window, lead, min_periods,
+                                 capacity);
     default:
       return invalid("y must be float32 or float64");
   }
@@ -240,7 +263,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetRangeStats, jaxsubset::RangeStatsImpl,
                                   .Attr<xla::ffi::Span<const int64_t>>("stats")
                                   .Attr<xla::ffi::Span<const double>>("qs")
                                   .Attr<int64_t>("omit")
-                                  .Attr<int64_t>("ddof"));
+                                  .Attr<int64_t>("ddof")
+                                  .Attr<int64_t>("capacity"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetSlidingStats, jaxsubset::SlidingStatsImpl,
                               xla::ffi::Ffi::Bind()
@@ -253,7 +277,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetSlidingStats, jaxsubset::SlidingStatsImpl
                                   .Attr<int64_t>("ddof")
                                   .Attr<int64_t>("window")
                                   .Attr<int64_t>("lead")
-                                  .Attr<int64_t>("min_periods"));
+                                  .Attr<int64_t>("min_periods")
+                                  .Attr<int64_t>("capacity"));
 
 namespace {
 

@@ -47,8 +47,10 @@ inline T value(const Out& o, T a, T b, T t) {
   return o.stat == kMedian ? (a + b) / T(2) : lerp(a, b, t);
 }
 
-// The double heap over the points of a sliding range. Points live in ring slots
-// (index & mask); a slot knows its heap (0 lower, 1 upper, -1 none) and position.
+// The double heap over the points of a sliding range: a max-heap of the lower part, a
+// min-heap of the upper one, each a 4-ary heap of (value, slot) entries (values inline: no
+// indirection per comparison). Points live in ring slots (index & mask); a slot knows its
+// heap (0 lower, 1 upper, -1 none) and position.
 template <typename T>
 class DoubleHeap {
  public:
@@ -56,7 +58,6 @@ class DoubleHeap {
     int64_t cap = 1;
     while (cap < capacity) cap <<= 1;
     mask_ = cap - 1;
-    val_.assign(static_cast<size_t>(cap), T(0));
     heap_of_.assign(static_cast<size_t>(cap), -1);
     pos_.assign(static_cast<size_t>(cap), 0);
     h_[0].reserve(static_cast<size_t>(cap));
@@ -65,14 +66,12 @@ class DoubleHeap {
 
   int64_t size() const { return static_cast<int64_t>(h_[0].size() + h_[1].size()); }
   int64_t lower_size() const { return static_cast<int64_t>(h_[0].size()); }
-  T lower_top() const { return val_[h_[0][0]]; }
-  T upper_top() const { return val_[h_[1][0]]; }
+  T lower_top() const { return h_[0][0].v; }
+  T upper_top() const { return h_[1][0].v; }
 
   void insert(int64_t index, T v) {
-    const int64_t slot = index & mask_;
-    val_[slot] = v;
     const int which = (!h_[0].empty() && v <= lower_top()) ? 0 : 1;
-    push(which, slot);
+    push(which, {v, index & mask_});
   }
 
   void erase(int64_t index) {
@@ -81,16 +80,36 @@ class DoubleHeap {
     if (which < 0) return;  // a NaN reading, never ranked
     auto& h = h_[which];
     const int64_t at = pos_[slot];
-    const int64_t last = h.back();
+    const Entry last = h.back();
     h.pop_back();
     heap_of_[slot] = -1;
-    if (last != slot) {
-      h[at] = last;
-      pos_[last] = at;
-      sift_up(which, at);
-      sift_down(which, pos_[last]);
+    if (last.slot != slot) {
+      place(which, at, last);
+      fix(which, at);
     }
   }
+
+  // the point `old` (held, ranked) leaves and `index` (value v, not NaN) takes its place in
+  // its heap: one sift, then the two tops exchanged where they cross (bottleneck's
+  // move_median update); the heaps' sizes stay
+  void replace(int64_t old, int64_t index, T v) {
+    const int64_t so = old & mask_;
+    const int which = heap_of_[so];
+    const int64_t at = pos_[so];
+    heap_of_[so] = -1;
+    place(which, at, {v, index & mask_});
+    fix(which, at);
+    if (!h_[0].empty() && !h_[1].empty() && lower_top() > upper_top()) {
+      const Entry a = h_[0][0], b = h_[1][0];
+      place(0, 0, b);
+      place(1, 0, a);
+      sift_down(0, 0);
+      sift_down(1, 0);
+    }
+  }
+
+  // whether the point `index` is held in a heap
+  bool held(int64_t index) const { return heap_of_[index & mask_] >= 0; }
 
   // the lower heap holds exactly `want` points (the ranks 0 .. want - 1)
   void balance(int64_t want) {
@@ -100,32 +119,34 @@ class DoubleHeap {
 
   void clear() {
     for (int w = 0; w < 2; ++w) {
-      for (int64_t s : h_[w]) heap_of_[s] = -1;
+      for (const Entry& e : h_[w]) heap_of_[e.slot] = -1;
       h_[w].clear();
     }
   }
 
  private:
+  static constexpr int64_t kArity = 4;
+  struct Entry {
+    T v;
+    int64_t slot;
+  };
   // heap 0 is a max-heap, heap 1 a min-heap: "above" means closer to the top
-  bool above(int which, int64_t a, int64_t b) const {
-    return which == 0 ? val_[a] > val_[b] : val_[a] < val_[b];
+  static bool above(int which, T a, T b) { return which == 0 ? a > b : a < b; }
+  void place(int which, int64_t at, Entry e) {
+    h_[which][at] = e;
+    pos_[e.slot] = at;
+    heap_of_[e.slot] = static_cast<int8_t>(which);
   }
-  void place(int which, int64_t at, int64_t slot) {
-    h_[which][at] = slot;
-    pos_[slot] = at;
-    heap_of_[slot] = static_cast<int8_t>(which);
+  void push(int which, Entry e) {
+    h_[which].push_back(e);
+    sift_up(which, static_cast<int64_t>(h_[which].size()) - 1);
   }
-  void push(int which, int64_t slot) {
-    h_[which].push_back(slot);
-    place(which, static_cast<int64_t>(h_[which].size()) - 1, slot);
-    sift_up(which, pos_[slot]);
-  }
-  int64_t pop(int which) {
+  Entry pop(int which) {
     auto& h = h_[which];
-    const int64_t top = h[0];
-    const int64_t last = h.back();
+    const Entry top = h[0];
+    const Entry last = h.back();
     h.pop_back();
-    heap_of_[top] = -1;
+    heap_of_[top.slot] = -1;
     if (!h.empty()) {
       place(which, 0, last);
       sift_down(which, 0);
@@ -133,43 +154,55 @@ class DoubleHeap {
     return top;
   }
   void move_top(int from, int to) { push(to, pop(from)); }
+  // the entry at `at` changed: up or down
+  void fix(int which, int64_t at) {
+    if (at > 0 && above(which, h_[which][at].v, h_[which][(at - 1) / kArity].v)) {
+      sift_up(which, at);
+    } else {
+      sift_down(which, at);
+    }
+  }
   void sift_up(int which, int64_t at) {
     auto& h = h_[which];
-    const int64_t slot = h[at];
+    const Entry e = h[at];
     while (at > 0) {
-      const int64_t parent = (at - 1) / 2;
-      if (!above(which, slot, h[parent])) break;
+      const int64_t parent = (at - 1) / kArity;
+      if (!above(which, e.v, h[parent].v)) break;
       place(which, at, h[parent]);
       at = parent;
     }
-    place(which, at, slot);
+    place(which, at, e);
   }
   void sift_down(int which, int64_t at) {
     auto& h = h_[which];
     const int64_t n = static_cast<int64_t>(h.size());
-    const int64_t slot = h[at];
+    const Entry e = h[at];
     for (;;) {
-      int64_t child = 2 * at + 1;
-      if (child >= n) break;
-      if (child + 1 < n && above(which, h[child + 1], h[child])) ++child;
-      if (!above(which, h[child], slot)) break;
-      place(which, at, h[child]);
-      at = child;
+      const int64_t first = kArity * at + 1;
+      if (first >= n) break;
+      int64_t best = first;
+      const int64_t last = std::min(first + kArity, n);
+      for (int64_t c = first + 1; c < last; ++c) {
+        if (above(which, h[c].v, h[best].v)) best = c;
+      }
+      if (!above(which, h[best].v, e.v)) break;
+      place(which, at, h[best]);
+      at = best;
     }
-    place(which, at, slot);
+    place(which, at, e);
   }
 
   int64_t mask_;
-  std::vector<T> val_;
   std::vector<int8_t> heap_of_;
   std::vector<int64_t> pos_;
-  std::vector<int64_t> h_[2];
+  std::vector<Entry> h_[2];
 };
 
 template <typename T>
 void heap_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o, bool omit) {
   const T* yc = y + ch;
-  DoubleHeap<T> heap(std::max<int64_t>(r.longest(), 1));
+  const int64_t cap = std::max<int64_t>(r.longest(), 1);
+  DoubleHeap<T> heap(cap);
   int64_t lo = 0, hi = 0, nan = 0;  // the points [lo, hi) are held (NaN ones only counted)
   for (int64_t k = 0; k < r.K; ++k) {
     const int64_t s = r.st(k), e = s + r.ct(k);
@@ -181,6 +214,11 @@ void heap_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o,
       heap.clear();
       lo = hi = s;
       nan = 0;
+    }
+    // a point leaving and one entering, both ranked: one update in place (fixed windows)
+    for (; lo < s && hi < e && hi - lo <= cap && heap.held(lo) && !std::isnan(yc[hi * C]);
+         ++lo, ++hi) {
+      heap.replace(lo, hi, yc[hi * C]);
     }
     for (; lo < s; ++lo) {
       if (std::isnan(yc[lo * C])) --nan; else heap.erase(lo);

@@ -372,3 +372,26 @@ def test_eager_buckets_pad_windows_with_empty_ranges():
     for s in stats:
         np.testing.assert_allclose(np.asarray(got[s], float), np.asarray(want[s], float),
                                    rtol=64 * EPS, atol=64 * EPS, err_msg=s)  # fmt: skip
+
+
+def test_the_capacity_rule_of_the_order_statistics_is_every_roads():
+    # a range (or window) of more than `capacity` points: NaN on the native road too, so a
+    # result never depends on the platform or road ("auto" on a CPU or elsewhere)
+    r = _kinds()["x-width"]
+    cap = int(np.percentile(np.asarray(r.count), 60))
+    for stat, kw in (("median", {}), ("quantile", {"q": 0.3})):
+        for policy in ("omit", "propagate"):
+            nat = range_statistic(Y, r, stat, capacity=cap, nan_policy=policy, method="native",
+                                  **kw)  # fmt: skip
+            ref = range_statistic(Y, r, stat, capacity=cap, nan_policy=policy,
+                                  method="reference", **kw)  # fmt: skip
+            np.testing.assert_array_equal(np.asarray(nat), np.asarray(ref), err_msg=stat)
+            long = np.asarray(r.count) > cap
+            assert long.any() and np.isnan(np.asarray(nat)[long]).all()
+            assert not np.isnan(np.asarray(nat)[~long & (np.asarray(r.count) > 0), 1]).all()
+    # fixed-count windows with a capacity below the window: NaN once a window is longer
+    win = rolling_statistic(None, Y, window=9, statistic="median", capacity=6, method="native")
+    want = rolling_statistic(None, Y, window=9, statistic="median", capacity=6,
+                             method="reference")  # fmt: skip
+    np.testing.assert_array_equal(np.asarray(win), np.asarray(want))
+    assert np.isnan(np.asarray(win)[6:]).all() and not np.isnan(np.asarray(win)[1:6, 1]).any()

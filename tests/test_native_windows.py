@@ -157,3 +157,45 @@ def test_vmap_is_one_call_and_grad_is_the_block_roads():
     np.testing.assert_allclose(np.asarray(g_nat), np.asarray(g_blk), rtol=1e-5, atol=1e-5)
     vg = jax.vmap(jax.grad(lambda v: total(v, "native")))(np.stack([y, 2 * y]))
     np.testing.assert_allclose(np.asarray(vg[0]), np.asarray(g_blk), rtol=1e-5, atol=1e-5)
+
+
+BLOCK_STATS = ("count", "sum", "mean", "var", "std", "sem", "min", "max")
+
+
+@pytest.mark.parametrize("policy", ["propagate", "omit"])
+@pytest.mark.parametrize(("w", "center"), [(5, False), (64, True), (700, False)])
+def test_the_block_loop_at_block_and_group_edges(w, center, policy):
+    # the kernel cuts the rows into blocks of w points, four at a time where all are finite:
+    # NaN/inf on block and group edges, windows cut at both ends; eager (bucketed) and jit
+    n = 3000
+    y = RNG.normal(-1.0, 2.0, (n, 1))
+    for at in (w - 1, w, 4 * w - 1, 4 * w + 1, 9 * w, n - 2):
+        if at < n:
+            y[at, 0] = np.nan if at % 2 else np.inf
+    y = y.astype(FLOAT)
+    kw = dict(min_periods=3, nan_policy=policy, center=center, ddof=1)
+    ref = window_statistic(y, w, BLOCK_STATS, method="tree", **kw)
+    eager = window_statistic(y, w, BLOCK_STATS, method="native", **kw)
+    jitted = jax.jit(lambda v: window_statistic(v, w, BLOCK_STATS, method="native", **kw))(y)
+    for got in (eager, jitted):
+        for s in BLOCK_STATS:
+            a, b = np.asarray(got[s], float), np.asarray(ref[s], float)
+            if s in ("count", "min", "max"):
+                np.testing.assert_array_equal(a, b, err_msg=s)
+                continue
+            np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=s)
+            ok = np.isfinite(b)
+            scale = np.abs(b[ok]).max() + 1
+            np.testing.assert_allclose(a[ok], b[ok], rtol=64 * EPS, atol=64 * EPS * scale,
+                                       err_msg=s)  # fmt: skip
+    # locality across groups: a 1e30 changes no window without it, bit for bit
+    y2 = y.copy()
+    bad = min(5 * w + 3, n - 300)
+    y2[bad] = 1e30 if X64 else 1e18
+    far = window_statistic(y2, w, BLOCK_STATS, method="native", **kw)
+    lead = (w - 1) // 2 if center else 0
+    rows = np.arange(n)
+    outside = (rows + lead < bad) | (rows + lead - w + 1 > bad)
+    for s in BLOCK_STATS:
+        np.testing.assert_array_equal(np.asarray(far[s])[outside], np.asarray(eager[s])[outside],
+                                      err_msg=s)  # fmt: skip

@@ -140,8 +140,8 @@ def _range(y, lo, hi):
 
 
 def test_range_statistic_jit_traced_ranges_no_recompile_and_median_overflow(monkeypatch):
-    # the pure-JAX roads' capacity rule (NaN past it); the native road's median reads every
-    # point of a range whatever the capacity
+    # the pure-JAX roads' capacity rule (NaN past it; the native road follows it too:
+    # test_native.py)
     monkeypatch.setenv("JAXSUBSET_NATIVE", "off")
     cases = []
     for k in range(3):

@@ -75,7 +75,15 @@ def _code(name: str) -> tuple[int, float]:
     return CODES[name], 0.0
 
 
-def _call(y: Array, start: Array, count: Array, stats: tuple[str, ...], omit: bool, ddof: int):
+def _call(
+    y: Array,
+    start: Array,
+    count: Array,
+    stats: tuple[str, ...],
+    omit: bool,
+    ddof: int,
+    capacity: int | None = None,
+):
     """The FFI call: ``y`` (N, C) float32/64, ``start``/``count`` (K,) clipped ranges."""
     k, c = start.shape[0], y.shape[1]
     shapes = [jax.ShapeDtypeStruct((k, c), start.dtype if s == "count" else y.dtype) for s in stats]
@@ -88,6 +96,7 @@ def _call(y: Array, start: Array, count: Array, stats: tuple[str, ...], omit: bo
         qs=np.array([q for _, q in codes], np.float64),
         omit=np.int64(omit),
         ddof=np.int64(ddof),
+        capacity=np.int64(-1 if capacity is None else capacity),
     )
     return dict(zip(stats, out, strict=True))
 
@@ -101,6 +110,7 @@ def native_ranges(
     omit: bool,
     ddof: int,
     fallback: Callable[[Array, Array, Array], dict[str, Array]],
+    capacity: int | None = None,
 ) -> dict[str, Array]:
     """Statistics of ``y`` over clipped index ranges by the native kernel.
 
@@ -113,6 +123,8 @@ def native_ranges(
         ddof: delta degrees of freedom of var/std/sem.
         fallback: the pure-JAX road ``(y, start, count) -> dict`` with the same results: the
             branch for other platforms and the derivative.
+        capacity: the pure-JAX roads' rule for the order statistics: a range of more than
+            ``capacity`` points gives NaN there, and so here (None: no rule).
 
     Returns:
         dict of ``(K, C)`` arrays by name, dtypes as the reference road's.
@@ -130,7 +142,7 @@ def native_ranges(
         return {name: out[name].astype(v.dtype) if name != "count" else out[name] for name in stats}
 
     def native(v: Array, s: Array, c: Array) -> dict[str, Array]:
-        return _call(v, s, c, stats, omit, ddof)
+        return _call(v, s, c, stats, omit, ddof, capacity)
 
     @jax.custom_jvp
     def f(v: Array, s: Array, c: Array) -> dict[str, Array]:
@@ -162,6 +174,7 @@ def native_sliding(
     min_periods: int | None,
     fallback: Callable[[Array, Array], dict[str, Array]],
     lead: int = 0,
+    capacity: int | None = None,
 ) -> dict[str, Array]:
     """Fixed-count windows by the native kernel: no range arrays, ``min_periods`` inside.
 
@@ -180,6 +193,8 @@ def native_sliding(
         fallback: the pure-JAX road ``(y, length) -> dict`` with the same results: the branch
             for other platforms and the derivative.
         lead: rows the window ends after its own row (static).
+        capacity: the order statistics of a window of more than ``capacity`` points are
+            NaN, as on the pure-JAX roads (None: no rule).
 
     Returns:
         dict of ``(N, C)`` arrays by name.
@@ -218,6 +233,7 @@ def native_sliding(
             window=np.int64(window),
             lead=np.int64(lead),
             min_periods=np.int64(-1 if min_periods is None else min_periods),
+            capacity=np.int64(-1 if capacity is None else capacity),
         )
         return dict(zip(stats, out, strict=True))
 

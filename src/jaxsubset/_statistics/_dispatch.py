@@ -134,7 +134,16 @@ def reduce_ranges(
                 )  # fmt: skip
 
             out.update(
-                native_ranges(y, start, count, tuple(names), omit=omit, ddof=ddof, fallback=pure)
+                native_ranges(
+                    y,
+                    start,
+                    count,
+                    tuple(names),
+                    omit=omit,
+                    ddof=ddof,
+                    fallback=pure,
+                    capacity=capacity,
+                )
             )
         elif road == "tree":
             out.update(tree_ranges(y, start, count, tuple(names), ddof=ddof, omit=omit))
@@ -218,8 +227,9 @@ def reduce_sliding(
         # finished inside: the statistics asked for only (the kernel counts for itself)
         names = tuple(dict.fromkeys(stats)) if mp is not None else native
         got = native_sliding(
-            y, length, window, names, omit=omit, ddof=ddof, min_periods=mp, fallback=pure
-        )
+            y, length, window, names, omit=omit, ddof=ddof, min_periods=mp, fallback=pure,
+            capacity=capacity,
+        )  # fmt: skip
         if alone:
             res = {s: got[s] for s in (stats if mp is not None else (*stats, "count"))}
             if half:

@@ -1,0 +1,530 @@
+// Fixed-count windows walked by a dedicated loop: count, sum, mean, var, std, sem, min, max
+// (jaxsubset_sliding_stats; the other statistics go through ranges.cc / order.cc).
+//
+// Van Herk / Gil-Werman blocks: the rows are cut into blocks of w points; a window ending at
+// position e of block j holds the suffix of block j - 1 after e - w and the prefix of block j
+// up to e. For every block the prefix and suffix partials (sum, extremes, and the shifted
+// Welford moments about a point of the partial) are built in one loop (two independent
+// chains), and each window is the suffix (+) the prefix, combined by Chan's formula: a
+// window is made only of partials of its own points (never a difference of running sums),
+// so a value outside it (1e30, inf, NaN) leaves it bit-identical, and a window of zeros is 0.
+//
+// Block pairs whose points are all finite take vectorisable combine loops; the others (and
+// the first block, and the windows cut at the end of the data) are finished through Partial
+// and common.h's finish(), from partials built by the same arithmetic, so a window of finite
+// points gets the same bits on either road.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels.h"
+
+namespace jaxsubset {
+
+bool is_block_stat(int64_t s) {
+  return s == kCount || s == kSum || s == kMean || s == kVar || s == kStd || s == kSem ||
+         s == kMin || s == kMax;
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The partials of one side of a block, by position (see SlidingBlocks).
+struct Side {
+  std::vector<double> sum, mn, mx, m, q;
+  std::vector<int64_t> n, nan, pinf, ninf;
+  double c = 0;          // the shift of m, q: a point of every non-empty partial
+  bool counted = false;  // n, nan, pinf, ninf filled (built with non-finite points)
+  // room for `len` partials of what is kept (only that: a window may be as long as the data)
+  void ensure(size_t len, bool s, bool e, bool mo, bool counts) {
+    auto grow = [len](auto& v, bool want) {
+      if (want && v.size() < len) v.resize(len);
+    };
+    grow(sum, s);
+    grow(mn, e);
+    grow(mx, e);
+    grow(m, mo);
+    grow(q, mo);
+    for (auto* v : {&n, &nan, &pinf, &ninf}) grow(*v, counts);
+  }
+};
+
+// A running partial: `add` a finite point, `skip` a non-finite one (counted, never added).
+struct Acc {
+  double sum = 0, mn = kInf, mx = -kInf, s1 = 0, m = 0, q = 0, c = 0;
+  int64_t n = 0, nan = 0, pinf = 0, ninf = 0;
+
+  template <bool SUM, bool EXT, bool MOM>
+  inline void add(double x, const double* inv) {
+    ++n;
+    if constexpr (SUM) sum += x;
+    if constexpr (EXT) {
+      mn = x < mn ? x : mn;
+      mx = x > mx ? x : mx;
+    }
+    if constexpr (MOM) {
+      // Welford's M2 with the mean of (x - c) taken from its running sum: two short chains
+      if (n == 1) {
+        c = x;
+      } else {
+        more(x, inv);
+      }
+    }
+  }
+  // a point after the first of a finite partial (no branch: the group loop)
+  template <bool SUM, bool EXT, bool MOM>
+  inline void add_next(double x, const double* inv) {
+    ++n;
+    if constexpr (SUM) sum += x;
+    if constexpr (EXT) {
+      mn = x < mn ? x : mn;
+      mx = x > mx ? x : mx;
+    }
+    if constexpr (MOM) more(x, inv);
+  }
+  inline void more(double x, const double* inv) {
+    const double z = x - c;
+    s1 += z;
+    const double mnew = s1 * inv[n];
+    q += std::max((z - m) * (z - mnew), 0.0);  // >= 0 but for rounding
+    m = mnew;
+  }
+  inline void skip(double x) {
+    if (std::isnan(x)) {
+      ++nan;
+      return;
+    }
+    if (x > 0) ++pinf; else ++ninf;
+    mn = std::min(mn, x);
+    mx = std::max(mx, x);
+  }
+  template <bool SUM, bool EXT, bool MOM>
+  inline void store(Side& sd, int64_t at, bool counts) const {
+    if constexpr (SUM) sd.sum[at] = sum;
+    if constexpr (EXT) {
+      sd.mn[at] = mn;
+      sd.mx[at] = mx;
+    }
+    if constexpr (MOM) {
+      sd.m[at] = m;
+      sd.q[at] = q;
+    }
+    if (counts) {
+      sd.n[at] = n;
+      sd.nan[at] = nan;
+      sd.pinf[at] = pinf;
+      sd.ninf[at] = ninf;
+    }
+  }
+};
+
+// na * nb / (na + nb), the weight of Chan's term
+inline double chan_coef(int64_t na, int64_t nb) {
+  return static_cast<double>(na) * (static_cast<double>(nb) / static_cast<double>(na + nb));
+}
+
+// Combine two partials (front: the earlier points) into a Partial; `na`/`nb` finite counts.
+inline void chan(Partial& p, const Side& f, int64_t i, const Side& b, int64_t j, int64_t na,
+                 int64_t nb, bool sum, bool ext, bool mom) {
+  if (sum) p.sum = f.sum[i] + b.sum[j];
+  if (ext) {
+    p.mn = b.mn[j] < f.mn[i] ? b.mn[j] : f.mn[i];
+    p.mx = b.mx[j] > f.mx[i] ? b.mx[j] : f.mx[i];
+  }
+  if (mom) {
+    if (na == 0 || nb == 0) {
+      p.m2 = na == 0 ? b.q[j] : f.q[i];
+    } else {
+      const double d = (b.c - f.c) + (b.m[j] - f.m[i]);
+      p.m2 = f.q[i] + b.q[j] + d * d * chan_coef(na, nb);
+    }
+  }
+}
+
+// blocks built together in one loop: independent chains for the out-of-order core
+constexpr int kGroup = 4;
+// (wider blocks one at a time: their partials would leave the cache, and the memory)
+constexpr int64_t kGroupWidth = 1 << 16;
+
+template <typename T>
+class SlidingBlocks {
+ public:
+  SlidingBlocks(const T* y, int64_t C, int64_t ch, int64_t N, int64_t len, int64_t w,
+                int64_t lead, const std::vector<Out>& outs, bool omit, int64_t ddof, int64_t mp)
+      : y_(y + ch), C_(C), ch_(ch), N_(N), len_(len), w_(w), lead_(lead), outs_(outs),
+        omit_(omit), ddof_(ddof), mp_(mp) {
+    for (const Out& o : outs) {
+      sum_ |= o.stat == kSum || o.stat == kMean;
+      ext_ |= o.stat == kMin || o.stat == kMax;
+      mom_ |= o.stat == kVar || o.stat == kStd || o.stat == kSem;
+    }
+    const int64_t bw = std::min(w, std::max<int64_t>(len, 1));
+    inv_.resize(static_cast<size_t>(bw + 2));
+    for (int64_t i = 1; i < bw + 2; ++i) inv_[i] = 1.0 / static_cast<double>(i);
+    pre_.resize(kGroup);  // (their arrays sized where first used)
+    suf_.resize(kGroup + 1);
+    vals_.resize(static_cast<size_t>(C == 1 ? 0 : bw));
+    coef_.resize(static_cast<size_t>(bw));  // Chan's weight of window i of a block
+    for (int64_t i = 0; i + 1 < bw; ++i) coef_[i] = chan_coef(w - 1 - i, i + 1);
+  }
+
+  void run() {
+    if (sum_ && ext_ && mom_) return go<true, true, true>();
+    if (sum_ && ext_) return go<true, true, false>();
+    if (sum_ && mom_) return go<true, false, true>();
+    if (ext_ && mom_) return go<false, true, true>();
+    if (sum_) return go<true, false, false>();
+    if (ext_) return go<false, true, false>();
+    if (mom_) return go<false, false, true>();
+    return go<false, false, false>();
+  }
+
+ private:
+  const T* at(int64_t i) const { return y_ + i * C_; }
+
+  bool finite_block(int64_t s, int64_t L) const {
+    double acc = 0;
+    const T* p = at(s);
+    const int64_t C = C_;
+#pragma omp simd reduction(+ : acc)
+    for (int64_t i = 0; i < L; ++i) {
+      const double x = static_cast<double>(p[i * C]);
+      acc += x - x;  // NaN for a NaN or an infinity
+    }
+    return acc == 0;
+  }
+
+  // the prefix partials of [s, s + L) (pre[i]: [s, s + i]) and, with `suffix`, the suffix
+  // ones (suf[i]: [s + i, s + L), suf[L] empty); with `counts` non-finite points are counted
+  template <bool SUM, bool EXT, bool MOM>
+  void build(int64_t s, int64_t L, bool suffix, bool counts, Side* pre, Side* suf) {
+    pre->ensure(static_cast<size_t>(L + 1), SUM, EXT, MOM, counts);
+    if (suffix) suf->ensure(static_cast<size_t>(L + 1), SUM, EXT, MOM, counts);
+    Acc f, b;
+    const double* inv = inv_.data();
+    const T* p = at(s);
+    const int64_t C = C_;
+    if (suffix) b.store<SUM, EXT, MOM>(*suf, L, counts);
+    if (!counts) {
+      if (suffix) {
+        for (int64_t i = 0; i < L; ++i) {
+          f.add<SUM, EXT, MOM>(static_cast<double>(p[i * C]), inv);
+          f.store<SUM, EXT, MOM>(*pre, i, false);
+          b.add<SUM, EXT, MOM>(static_cast<double>(p[(L - 1 - i) * C]), inv);
+          b.store<SUM, EXT, MOM>(*suf, L - 1 - i, false);
+        }
+      } else {
+        for (int64_t i = 0; i < L; ++i) {
+          f.add<SUM, EXT, MOM>(static_cast<double>(p[i * C]), inv);
+          f.store<SUM, EXT, MOM>(*pre, i, false);
+        }
+      }
+    } else {
+      for (int64_t i = 0; i < L; ++i) {
+        const double x = static_cast<double>(p[i * C]);
+        if (std::isfinite(x)) f.add<SUM, EXT, MOM>(x, inv); else f.skip(x);
+        f.store<SUM, EXT, MOM>(*pre, i, true);
+      }
+      if (suffix) {
+        for (int64_t i = L - 1; i >= 0; --i) {
+          const double x = static_cast<double>(p[i * C]);
+          if (std::isfinite(x)) b.add<SUM, EXT, MOM>(x, inv); else b.skip(x);
+          b.store<SUM, EXT, MOM>(*suf, i, true);
+        }
+      }
+    }
+    pre->c = f.c;
+    pre->counted = counts;
+    if (suffix) {
+      suf->c = b.c;
+      suf->counted = counts;
+    }
+  }
+
+  // every statistic of row k from its partial (finish(), min_periods)
+  void emit(int64_t k, const Partial& p) const {
+    const int64_t cnt = omit_ ? p.n_all - p.nan : p.n_all;
+    const T nan = nan_v<T>();
+    for (const Out& o : outs_) {
+      if (o.stat == kCount) {
+        if (mp_ < 0) {
+          o.put_count(k, C_, ch_, cnt);
+        } else {
+          o.put<T>(k, C_, ch_, p.n_all >= mp_ ? static_cast<T>(cnt) : nan);
+        }
+      } else {
+        o.put<T>(k, C_, ch_, mp_ >= 0 && cnt < mp_ ? nan : finish<T>(o.stat, p, omit_, ddof_));
+      }
+    }
+  }
+
+  // rows of the windows ending in [s, s + L) (e >= lead), front = `prev` (or none), back =
+  // `pre`, both counted, through Partial
+  template <bool SUM, bool EXT, bool MOM>
+  void combine_general(int64_t s, int64_t L, const Side* prev) {
+    const Side& pre_ = this->pre_[0];
+    for (int64_t i = std::max<int64_t>(0, lead_ - s); i < L; ++i) {
+      const int64_t nfront = prev ? w_ - 1 - i : 0;  // points of the front (block before)
+      Partial p;
+      p.n_all = nfront + i + 1;
+      int64_t na = 0, nb = pre_.n[i];
+      p.nan = pre_.nan[i];
+      p.pinf = pre_.pinf[i];
+      p.ninf = pre_.ninf[i];
+      if (prev) {
+        na = prev->n[i + 1];
+        p.nan += prev->nan[i + 1];
+        p.pinf += prev->pinf[i + 1];
+        p.ninf += prev->ninf[i + 1];
+        chan(p, *prev, i + 1, pre_, i, na, nb, SUM, EXT, MOM);
+      } else {
+        if (SUM) p.sum = pre_.sum[i];
+        if (EXT) {
+          p.mn = pre_.mn[i];
+          p.mx = pre_.mx[i];
+        }
+        if (MOM) p.m2 = pre_.q[i];
+      }
+      p.nf = na + nb;
+      emit(s + i - lead_, p);
+    }
+  }
+
+  // where a combine loop writes: the output itself where it is contiguous, else vals_
+  T* target(const Out& o, int64_t s) {
+    return C_ == 1 ? static_cast<T*>(o.base) + (s - lead_) : vals_.data();
+  }
+  void put_vals(int64_t s, int64_t i0, int64_t L, const Out& o) {
+    if (C_ == 1) return;
+    T* out = static_cast<T*>(o.base) + ch_;
+    const int64_t base = s - lead_;
+    for (int64_t i = i0; i < L; ++i) out[(base + i) * C_] = vals_[i];
+  }
+
+  // every point of [s - w, s + L) finite: the windows [s + i - w + 1, s + i], w points each,
+  // a loop per statistic with finish()'s arithmetic (so the same bits as combine_general)
+  template <bool SUM, bool EXT, bool MOM>
+  void combine_finite(int64_t s, int64_t L, const Side& f, const Side& b) {
+    const int64_t i0 = std::max<int64_t>(0, lead_ - s);
+    if (i0 >= L) return;
+    const T nan = nan_v<T>();
+    const int64_t n = w_;
+    const bool none = mp_ >= 0 && n < mp_;  // every window under min_periods
+    for (const Out& o : outs_) {
+      const int64_t stat = o.stat;
+      T* v = target(o, s);
+      if (stat == kCount && mp_ < 0) {
+        for (int64_t i = i0; i < L; ++i) o.put_count(s + i - lead_, C_, ch_, n);
+        continue;
+      }
+      if (none || stat == kCount) {
+        const T c = none ? nan : static_cast<T>(n);
+        for (int64_t i = i0; i < L; ++i) v[i] = c;
+      } else if (stat == kSum || stat == kMean) {
+        if constexpr (SUM) {
+          const T tn = static_cast<T>(n);
+          const double* fs = f.sum.data() + 1;
+          const double* bs = b.sum.data();
+          if (stat == kSum) {
+            for (int64_t i = i0; i < L; ++i) v[i] = static_cast<T>(fs[i] + bs[i]);
+          } else {
+            for (int64_t i = i0; i < L; ++i) v[i] = static_cast<T>(fs[i] + bs[i]) / tn;
+          }
+        }
+      } else if (stat == kMin || stat == kMax) {
+        if constexpr (EXT) {
+          if (stat == kMin) {
+            const double* fm = f.mn.data() + 1;
+            const double* bm = b.mn.data();
+            for (int64_t i = i0; i < L; ++i) v[i] = static_cast<T>(bm[i] < fm[i] ? bm[i] : fm[i]);
+          } else {
+            const double* fm = f.mx.data() + 1;
+            const double* bm = b.mx.data();
+            for (int64_t i = i0; i < L; ++i) v[i] = static_cast<T>(bm[i] > fm[i] ? bm[i] : fm[i]);
+          }
+        }
+      } else if constexpr (MOM) {
+        const double dc = b.c - f.c;
+        const double* fq = f.q.data() + 1;
+        const double* fmm = f.m.data() + 1;
+        const double* bq = b.q.data();
+        const double* bmm = b.m.data();
+        const int64_t denom = n - ddof_;
+        const T td = static_cast<T>(denom);
+        const T sq = std::sqrt(static_cast<T>(n));
+        const double* coef = coef_.data();
+        const int64_t L1 = std::min(L, w_ - 1);  // (i = w - 1: the front is empty)
+        for (int64_t i = i0; i < L1; ++i) {
+          const double d = dc + (bmm[i] - fmm[i]);
+          const double m2 = fq[i] + bq[i] + d * d * coef[i];
+          T var = denom > 0 ? static_cast<T>(m2) / td : nan;
+          if (stat != kVar) {
+            var = var > 0 ? std::sqrt(var) : var;
+            if (stat == kSem) var = var / sq;
+          }
+          v[i] = var;
+        }
+        for (int64_t i = std::max(i0, L1); i < L; ++i) {
+          T var = denom > 0 ? static_cast<T>(bq[i]) / td : nan;
+          if (stat != kVar) {
+            var = var > 0 ? std::sqrt(var) : var;
+            if (stat == kSem) var = var / sq;
+          }
+          v[i] = var;
+        }
+      }
+      put_vals(s, i0, L, o);
+    }
+  }
+
+  // the rows whose windows reach past the data (k + lead >= len): [k + lead - w + 1, len),
+  // suffixes of the data, from a partial growing backwards
+  template <bool SUM, bool EXT, bool MOM>
+  void tail() {
+    Acc a;
+    const double* inv = inv_.data();
+    int64_t next = len_;  // the partial holds [next, len)
+    for (int64_t k = N_ - 1; k >= 0 && k + lead_ >= len_; --k) {
+      const int64_t s = std::min(std::max<int64_t>(k + lead_ - w_ + 1, 0), len_);
+      for (; next > s; --next) {
+        const double x = static_cast<double>(*at(next - 1));
+        if (std::isfinite(x)) a.add<SUM, EXT, MOM>(x, inv); else a.skip(x);
+      }
+      Partial p;
+      p.n_all = len_ - s;
+      p.nan = a.nan;
+      p.pinf = a.pinf;
+      p.ninf = a.ninf;
+      p.nf = a.n;
+      p.sum = a.sum;
+      p.mn = a.mn;
+      p.mx = a.mx;
+      p.m2 = a.q;
+      emit(k, p);
+    }
+  }
+
+  // kGroup full blocks from s, every point finite: prefix and suffix partials of all of them
+  // in one loop (2 * kGroup independent chains), then their windows; false (nothing
+  // written) where a point is not finite
+  template <bool SUM, bool EXT, bool MOM>
+  bool group(int64_t s) {
+    for (int g = 0; g < kGroup; ++g) {
+      pre_[g].ensure(static_cast<size_t>(w_ + 1), SUM, EXT, MOM, false);
+      suf_[g + 1].ensure(static_cast<size_t>(w_ + 1), SUM, EXT, MOM, false);
+    }
+    Acc f[kGroup], b[kGroup];
+    bool ok[kGroup];
+    const double* inv = inv_.data();
+    const T* p = at(s);
+    const int64_t C = C_, w = w_;
+    for (int g = 0; g < kGroup; ++g) {
+      ok[g] = true;
+      b[g].store<SUM, EXT, MOM>(suf_[g + 1], w, false);
+    }
+    const T* next = p + kGroup * w * C;  // the next group's points, fetched ahead
+    const int64_t ahead = std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(T)) / kGroup);
+    for (int g = 0; g < kGroup; ++g) {
+      const double x = static_cast<double>(p[g * w * C]);
+      ok[g] &= x - x == 0;  // false for a NaN or an infinity
+      f[g].add<SUM, EXT, MOM>(x, inv);
+      f[g].store<SUM, EXT, MOM>(pre_[g], 0, false);
+      b[g].add<SUM, EXT, MOM>(static_cast<double>(p[(g * w + w - 1) * C]), inv);
+      b[g].store<SUM, EXT, MOM>(suf_[g + 1], w - 1, false);
+    }
+    for (int64_t i = 1; i < w; ++i) {
+      if (i % ahead == 0) __builtin_prefetch(next + i * kGroup * C);
+      for (int g = 0; g < kGroup; ++g) {
+        const double x = static_cast<double>(p[(g * w + i) * C]);
+        ok[g] &= x - x == 0;
+        f[g].add_next<SUM, EXT, MOM>(x, inv);
+        f[g].store<SUM, EXT, MOM>(pre_[g], i, false);
+      }
+      for (int g = 0; g < kGroup; ++g) {
+        b[g].add_next<SUM, EXT, MOM>(static_cast<double>(p[(g * w + w - 1 - i) * C]), inv);
+        b[g].store<SUM, EXT, MOM>(suf_[g + 1], w - 1 - i, false);
+      }
+    }
+    for (int g = 0; g < kGroup; ++g) {
+      if (!ok[g]) return false;
+    }
+    for (int g = 0; g < kGroup; ++g) {
+      pre_[g].c = f[g].c;
+      suf_[g + 1].c = b[g].c;
+      suf_[g + 1].counted = false;
+      combine_finite<SUM, EXT, MOM>(s + g * w, w, suf_[g], pre_[g]);
+    }
+    std::swap(suf_[0], suf_[kGroup]);
+    return true;
+  }
+
+  // one block [s, s + L): the front suf_[0], the block's partials pre_[0] and suf_[1]
+  template <bool SUM, bool EXT, bool MOM>
+  void block(int64_t s, int64_t L, bool prev_finite, bool fin) {
+    const bool suffix = s + w_ < len_;  // a next block reads this one's suffix
+    if (s > 0 && fin && prev_finite) {
+      build<SUM, EXT, MOM>(s, L, suffix, false, &pre_[0], &suf_[1]);
+      combine_finite<SUM, EXT, MOM>(s, L, suf_[0], pre_[0]);
+    } else {
+      if (s > 0 && !suf_[0].counted) {  // the front again, with counts
+        build<SUM, EXT, MOM>(s - w_, w_, true, true, &suf_[1], &suf_[0]);  // (suf_[1]: scratch)
+      }
+      build<SUM, EXT, MOM>(s, L, suffix, true, &pre_[0], &suf_[1]);
+      combine_general<SUM, EXT, MOM>(s, L, s > 0 ? &suf_[0] : nullptr);
+    }
+    std::swap(suf_[0], suf_[1]);
+  }
+
+  template <bool SUM, bool EXT, bool MOM>
+  void go() {
+    // the windows ending at e in [0, len) with e >= lead (row e - lead), block by block,
+    // kGroup blocks at a time where they and the block before are finite
+    bool prev_finite = false;
+    int64_t single = 0;  // blocks to take one at a time (after a group found a non-finite point)
+    for (int64_t s = 0; s < len_;) {
+      if (w_ <= kGroupWidth && s > 0 && prev_finite && single == 0 && s + kGroup * w_ <= len_) {
+        if (group<SUM, EXT, MOM>(s)) {
+          s += kGroup * w_;
+          continue;
+        }
+        single = kGroup;
+      }
+      const int64_t L = std::min(w_, len_ - s);
+      const bool fin = finite_block(s, L);
+      block<SUM, EXT, MOM>(s, L, prev_finite, fin);
+      prev_finite = fin;
+      single = single > 0 ? single - 1 : 0;
+      s += L;
+    }
+    tail<SUM, EXT, MOM>();
+  }
+
+  const T* y_;
+  int64_t C_, ch_, N_, len_, w_, lead_;
+  const std::vector<Out>& outs_;
+  bool omit_;
+  int64_t ddof_, mp_;
+  bool sum_ = false, ext_ = false, mom_ = false;
+  std::vector<double> inv_, coef_;
+  std::vector<Side> pre_, suf_;  // kGroup prefix sides; the front, then kGroup suffix sides
+  std::vector<T> vals_;
+};
+
+}  // namespace
+
+template <typename T>
+void sliding_folded(const T* y, int64_t C, int64_t ch, int64_t N, int64_t len, int64_t w,
+                    int64_t lead, const std::vector<Out>& outs, bool omit, int64_t ddof,
+                    int64_t mp) {
+  SlidingBlocks<T> blocks(y, C, ch, N, len, w, lead, outs, omit, ddof, mp);
+  blocks.run();
+}
+
+template void sliding_folded<float>(const float*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                    int64_t, const std::vector<Out>&, bool, int64_t, int64_t);
+template void sliding_folded<double>(const double*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                     int64_t, const std::vector<Out>&, bool, int64_t, int64_t);
+
+}  // namespace jaxsubset
