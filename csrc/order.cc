@@ -18,12 +18,14 @@ namespace jaxsubset {
 
 namespace {
 
-// NumPy's _lerp: a + (b - a) t from the nearer end, each a fused multiply-add as XLA:CPU
-// contracts the reference road's (so the quantiles are bit for bit the reference's)
+// NumPy's _lerp: a + (b - a) t from the nearer end, the product rounded on its own before the
+// sum, as NumPy and the reference road (_statistics/_median.lerp) round it, so the quantiles
+// are bit for bit the reference's (the build compiles with -ffp-contract=off: no fused
+// multiply-add may merge them)
 template <typename T>
 inline T lerp(T a, T b, T t) {
   const T d = b - a;
-  return t >= T(0.5) ? std::fma(-d, T(1) - t, b) : std::fma(d, t, a);
+  return t >= T(0.5) ? b - d * (T(1) - t) : a + d * t;
 }
 
 // the ranks read for `n` ranked values: (lo, hi, t) as _subsets.quantile (h in T)

@@ -309,7 +309,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 def test_switched_off_and_a_build_without_kernels():
     script = """
-import numpy as np, jaxsubset
+import numpy as np, jaxsubset, jaxsubset._native
 assert not jaxsubset._native.available(), jaxsubset._native.status()
 assert jaxsubset._native.status().startswith("off")
 y = np.arange(20.0)
