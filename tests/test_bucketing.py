@@ -198,7 +198,7 @@ def test_bucketing_off_gives_the_same(monkeypatch):
     monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")
     with compilations() as seen:
         off = calls()
-    assert not any("_padded" in name for name in seen)
+    assert not any(name.startswith("jit(_padded") for name in seen), seen
     same(on[0], off[0])
     same(on[1].statistic, off[1].statistic)
     same(on[1].binnumber, off[1].binnumber)
@@ -306,7 +306,7 @@ def test_under_jit_nothing_is_padded():
     with compilations() as seen:
         jax.jit(lambda x, y: jaxsubset.binned_statistic(x, y, "mean", bins=4).statistic)(x, y)
         jax.jit(lambda y: jaxsubset.range_statistic(y, jaxsubset.ranges.chunks(y, 5)))(y)
-    assert not any("_padded" in name for name in seen)
+    assert not any(name.startswith("jit(_padded") for name in seen), seen
     # the user's shapes: the program sees N = 1000, not the bucket
     text = (
         jax.jit(lambda y: jaxsubset.range_statistic(y, jaxsubset.ranges.chunks(y, 5)))
@@ -470,7 +470,7 @@ def test_constructors_under_jit_or_with_length_are_not_padded():
         jax.jit(lambda x, y: jaxsubset.chunks(x, y, 5).mean())(x, y)
         jax.jit(lambda x, y: jaxsubset.select(x, y, 1.0, 9.0, capacity=8).x)(x, y)
         jaxsubset.chunks(x, y, 5, length=900)  # a traced-style `length`: the caller's shapes
-    assert not any("_padded" in name for name in seen)
+    assert not any(name.startswith("jit(_padded") for name in seen), seen
 
 
 # ---------------------------------------------------------------------------- number of bins
