@@ -13,7 +13,7 @@ import pytest
 
 import jaxsubset
 from checks import compile_and_check, vmap_and_check
-from jaxsubset._statistics import _sliding
+from jaxsubset._statistics import _sliding, _sliding_folds
 from jaxsubset.reduce import road as choose
 
 
@@ -195,7 +195,7 @@ def test_neutral_sums(monkeypatch):
     """Off the CPU the sub-block sums are cumulative sums: the same results."""
     y = jnp.asarray(_data(90))
     cpu = _sliding.sliding_statistics(y, 90, window=33, stats=BLOCKS, ddof=1, omit=True)
-    monkeypatch.setattr(_sliding, "backend", lambda: "gpu")
+    monkeypatch.setattr(_sliding_folds, "backend", lambda: "gpu")
     jax.clear_caches()
     other = _sliding.sliding_statistics(y, 90, window=33, stats=BLOCKS, ddof=1, omit=True)
     jax.clear_caches()

@@ -58,176 +58,22 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._moments import chan, spread_statistics
-from ._pairs import combine as pair_combine, pair_leaves, pair_statistics
-from ._registry import PAIR_COUNT, PAIR_STATISTICS, backend, float_dtype, result_shape
+from ._moments import spread_statistics
+from ._pairs import pair_leaves, pair_statistics
+from ._registry import PAIR_COUNT, PAIR_STATISTICS, float_dtype, result_shape
+from ._sliding_folds import (
+    IntSum,
+    ShiftedMoments,
+    SlidingExtreme,
+    SlidingFold,
+    SlidingPairs,
+    SlidingSum,
+    shift,
+    tmap,
+)
 
 
 SLIDING_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max", "cov", "corr")
-
-
-def tmap(f, *ps):
-    return jax.tree_util.tree_map(f, *ps)
-
-
-class Fold:
-    """An associative fold: how partials combine, its identity, its sub-block prefix/suffix."""
-
-    block = 4
-    inner: "Fold"
-
-    def combine(self, a, b):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def identity_like(self, p):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def presuf(self, r):  # pragma: no cover - interface
-        """Inclusive prefix and suffix folds along axis 1 of ``(R, b, C)`` partials."""
-        raise NotImplementedError
-
-    def next(self) -> "Fold":
-        """The fold of the sub-block totals (the recursion's level)."""
-        return self
-
-
-class Sum(Fold):
-    block = 16
-
-    def combine(self, a, b):
-        return a + b
-
-    def identity_like(self, p):
-        return jnp.zeros_like(p)
-
-    def presuf(self, r):
-        return self.scan(r, False), self.scan(r, True)
-
-    def scan(self, r, reverse: bool):
-        """The inclusive prefix (suffix with ``reverse``) sums along axis 1 of ``(R, b, C)``."""
-        if backend() == "cpu" and jnp.issubdtype(r.dtype, jnp.floating):
-            # a 0/1 triangular matmul in full precision: each output a sum of the sub-block's
-            # own points (CPU only: elsewhere f32 dots may run in TF32). The points of a
-            # sub-block are made the last axis (a bitcast for one channel).
-            rows, b, ch = r.shape
-            low = jnp.tril(jnp.ones((b, b), r.dtype))  # low[k, l] = l <= k
-            x = jnp.moveaxis(r, 1, 2).reshape(rows * ch, b)
-            tri = low if reverse else low.T  # x @ low.T: prefix; x @ low: suffix
-            out = jnp.matmul(x, tri, precision=lax.Precision.HIGHEST).reshape(rows, ch, b)
-            return jnp.moveaxis(out, 2, 1)
-        return lax.cumsum(r, axis=1, reverse=reverse)
-
-
-class Extreme(Fold):
-    block = 4
-
-    def __init__(self, which: str):
-        self.which = which
-        self.op = jnp.minimum if which == "min" else jnp.maximum
-        self.cum = lax.cummin if which == "min" else lax.cummax
-        self.ident = jnp.inf if which == "min" else -jnp.inf
-
-    def combine(self, a, b):
-        return self.op(a, b)
-
-    def identity_like(self, p):
-        return jnp.full_like(p, self.ident)
-
-    def presuf(self, r):
-        x = jnp.moveaxis(r, 1, 2)  # the sub-block's points the last axis
-        pre, suf = self.cum(x, axis=2), self.cum(x, axis=2, reverse=True)
-        return jnp.moveaxis(pre, 2, 1), jnp.moveaxis(suf, 2, 1)
-
-
-class Chan(Fold):
-    """``(n, c, m, M2)`` partials (mean ``c + m``, ``c`` one of the partial's points)."""
-
-    block = 4
-
-    def combine(self, a, b):
-        return chan(a, b)
-
-    def presuf(self, r):
-        # b - 1 combinations each way, unrolled: a smaller program than a parallel scan
-        cols = [tmap(lambda a, k=k: a[:, k], r) for k in range(r[0].shape[1])]
-        pre = [cols[0]]
-        for col in cols[1:]:
-            pre.append(self.combine(pre[-1], col))
-        suf = [cols[-1]]
-        for col in cols[-2::-1]:
-            suf.append(self.combine(col, suf[-1]))
-        suf = suf[::-1]
-        return tmap(lambda *a: jnp.stack(a, 1), *pre), tmap(lambda *a: jnp.stack(a, 1), *suf)
-
-    def identity_like(self, p):
-        return tmap(jnp.zeros_like, p)
-
-
-class ShiftedMoments(Chan):
-    """Moments whose sub-block prefix/suffix are sums around one point of each piece.
-
-    Partials are ``(n, c, m, M2)`` (a point: ``(1, y, 0, 0)``). A prefix piece is summed
-    around the shift ``c0`` of the first non-empty partial of its sub-block, a suffix piece
-    around that of the last one: a point of the piece whenever the piece counts any point.
-    With ``d = (c - c0) + m`` per partial, ``S1 = sum(n d)`` and ``S2 = sum(M2 + n d**2)``
-    are sub-block sums (a matmul on the CPU), and the piece is ``(n, c0, S1 / n,
-    S2 - S1**2 / n)``. Every level of the recursion uses the same fold.
-    """
-
-    block = 16
-
-    def presuf(self, r):
-        n, c, m, q = r
-        fdt = m.dtype
-        b = m.shape[1]
-        ok = n > 0
-        pos = jnp.arange(b)[None, :, None]
-        first = jnp.min(jnp.where(ok, pos, b), axis=1, keepdims=True)
-        last = jnp.max(jnp.where(ok, pos, -1), axis=1, keepdims=True)
-        c_pre = jnp.take_along_axis(c, jnp.clip(first, 0, b - 1), axis=1)
-        c_suf = jnp.take_along_axis(c, jnp.clip(last, 0, b - 1), axis=1)
-        nf = n.astype(fdt)
-        # a deviation or square beyond the float range is clamped to it (a matmul's 0 * inf
-        # would reach the pieces without that point); the pieces holding it get M2 = inf
-        big = jnp.finfo(fdt).max
-        s = Sum()
-        pn, sn = s.presuf(nf)
-
-        def sums(ref, which):
-            d = jnp.clip(jnp.where(ok, (c - ref) + m, 0), -big, big)
-            s2 = jnp.minimum(jnp.where(ok, q, 0) + nf * jnp.minimum(d * d, big), big)
-            return s.scan(nf * d, which), s.scan(s2, which)
-
-        p1, p2 = sums(c_pre, False)
-        s1, s2 = sums(c_suf, True)
-
-        def moments(cnt, s1, s2, c0):
-            safe = jnp.where(cnt > 0, cnt, 1)
-            mean = s1 / safe
-            m2 = jnp.where(s2 >= big, jnp.inf, jnp.maximum(s2 - s1 * mean, 0))
-            return cnt.round().astype(n.dtype), jnp.broadcast_to(c0, s1.shape), mean, m2
-
-        return moments(pn, p1, p2, c_pre), moments(sn, s1, s2, c_suf)
-
-
-class Pairs(Chan):
-    """Channel-pair co-moment partials (:mod:`._pairs`), combined by Chan's formula."""
-
-    def combine(self, a, b):
-        return pair_combine(a, b)
-
-
-def shift(p, d: int, fold: Fold):
-    """``p`` moved down ``d`` rows along axis 0, identities entering at the top."""
-
-    def one(a, e):
-        if d == 0:
-            return a
-        if d >= a.shape[0]:
-            return e
-        return jnp.concatenate([e[:d], a[: a.shape[0] - d]], axis=0)
-
-    return tmap(one, p, fold.identity_like(p))
 
 
 def counts_between(w: int, b: int) -> list[int]:
@@ -240,7 +86,7 @@ def counts_between(w: int, b: int) -> list[int]:
     return out
 
 
-def sliding_fold(fold: Fold, leaves, w: int):
+def sliding_fold(fold: SlidingFold, leaves, w: int):
     """The fold of every trailing window of ``w`` points (truncated at the start).
 
     Args:
@@ -279,7 +125,7 @@ def sliding_fold(fold: Fold, leaves, w: int):
     return tmap(lambda a: a.reshape((size,) + a.shape[2:])[:n], out)
 
 
-def middles(inner: Fold, totals, w: int, b: int):
+def middles(inner: SlidingFold, totals, w: int, b: int):
     """The whole sub-blocks strictly inside each window, ``(nb, b, ...)`` partials.
 
     Entry ``[J, o]`` (row ``i = J b + o``) folds the totals of the sub-blocks between the
@@ -345,7 +191,7 @@ def finite_m2(v: Array, last: Any, w: int) -> Array:
     n_pre = jnp.broadcast_to(n_pre, r.shape)
     n_suf = jnp.broadcast_to(n_suf, r.shape)
     big = jnp.finfo(fdt).max
-    s = Sum()
+    s = SlidingSum()
 
     def sums(c, reverse):
         # a deviation or square beyond the float range is clamped to it (a product's 0 * inf
@@ -393,7 +239,7 @@ def count_fold(flags: Array, w: int) -> Array:
     idt = index_dtype()
     fdt = jnp.result_type(float)
     if w < 2 ** (jnp.finfo(fdt).nmant + 1):  # sums of 0/1 below 2**(mantissa + 1): exact
-        return sliding_fold(Sum(), flags.astype(fdt), w).round().astype(idt)
+        return sliding_fold(SlidingSum(), flags.astype(fdt), w).round().astype(idt)
     return sliding_fold(IntSum(), flags.astype(idt), w)
 
 
@@ -408,7 +254,7 @@ def count_flags(flags: list[Array], w: int) -> list[Array]:
     if len(flags) == 1 or base ** len(flags) > 2 ** (jnp.finfo(fdt).nmant + 1):
         return [count_fold(f, w) for f in flags]
     packed = sum(f.astype(fdt) * float(base**k) for k, f in enumerate(flags))
-    total = sliding_fold(Sum(), packed, w).round()
+    total = sliding_fold(SlidingSum(), packed, w).round()
     out = []
     for _ in flags:  # the digits, exact: every operand an integer below 2**(mantissa + 1)
         rest = jnp.floor(total / base)
@@ -417,18 +263,13 @@ def count_flags(flags: list[Array], w: int) -> list[Array]:
     return out
 
 
-class IntSum(Sum):
-    def scan(self, r, reverse: bool):
-        return lax.cumsum(r, axis=1, reverse=reverse)
-
-
 # rows of one chunk of a long series (a power of two: a multiple of every fold's alignment
 # up to it); series shorter than CHUNK_MIN chunks run as one piece
 CHUNK = 1 << 16
 CHUNK_MIN = 2
 
 
-def alignment(fold: Fold, w: int) -> int:
+def alignment(fold: SlidingFold, w: int) -> int:
     """The row alignment :func:`sliding_fold` of ``w`` gives its sub-blocks at every level.
 
     A piece of the series starting at a multiple of it (and long enough) is cut into the
@@ -442,16 +283,16 @@ def alignment(fold: Fold, w: int) -> int:
     return b * (alignment(fold.next(), lo) if lo > 0 else 1)
 
 
-def folds_of(stats: tuple[str, ...], w: int, nonfinite: bool) -> list[Fold]:
+def folds_of(stats: tuple[str, ...], w: int, nonfinite: bool) -> list[SlidingFold]:
     """The folds :func:`statistics` runs for ``stats``."""
-    folds: list[Fold] = []
+    folds: list[SlidingFold] = []
     if nonfinite or {"sum", "mean"} & set(stats):
-        folds.append(Sum())
+        folds.append(SlidingSum())
     if nonfinite and w >= 2 ** (jnp.finfo(jnp.result_type(float)).nmant + 1):
         folds.append(IntSum())
     if {"var", "std", "sem"} & set(stats):
         folds.append(ShiftedMoments())
-    folds += [Extreme(s) for s in ("min", "max") if s in stats]
+    folds += [SlidingExtreme(s) for s in ("min", "max") if s in stats]
     return folds
 
 
@@ -551,7 +392,7 @@ def sliding_statistics(
         # the pair partials count their own NaN/inf points: one program, outside the cond
         pos = jnp.arange(num, dtype=idt)
         present = True if length is None else (pos <= last)[:, None]
-        folded = sliding_fold(Pairs(), pair_leaves(yf, present, omit), w)
+        folded = sliding_fold(SlidingPairs(), pair_leaves(yf, present, omit), w)
         out.update(pair_statistics(pair, folded, ddof, ch))
         rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
         out["count"] = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], (num, ch))
@@ -673,7 +514,7 @@ def statistics(
     out["count"] = n
     finite = notnan & jnp.isfinite(yf) if is_float else notnan
     if sums:
-        total = sliding_fold(Sum(), jnp.where(finite, yf, 0), w)
+        total = sliding_fold(SlidingSum(), jnp.where(finite, yf, 0), w)
         # a window holding +inf (-inf) sums to +inf (-inf), both: NaN (inf - inf), as NumPy
         inf = jnp.array(jnp.inf, fdt)
         total = jnp.where(n_pos > 0, inf, total)
@@ -696,7 +537,7 @@ def statistics(
         out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_pos + n_neg > 0)))
     for which in ("min", "max"):
         if which in stats:
-            fold = Extreme(which)
+            fold = SlidingExtreme(which)
             vals = jnp.where(notnan, yf, fold.ident)
             ext = sliding_fold(fold, vals, w)
             out[which] = jnp.where(poisoned | (n == 0), nan, ext)

@@ -37,99 +37,15 @@ from jax import lax
 
 from .._typing import Array
 from .._validate import index_dtype
-from ._moments import chan, spread_statistics
-from ._pairs import combine as pair_combine, pair_leaves, pair_statistics
+from ._folds import Extreme, Fold, Moments, Moments4, Pairs, Sum
+from ._moments import spread_statistics
+from ._pairs import pair_leaves, pair_statistics
 from ._registry import float_dtype
 
 
 BLOCK_LEVELS = 4
 BLOCK = 1 << BLOCK_LEVELS  # points per block; ranges inside one use the point table
 UNROLL_POINTS = 1 << 16  # from this many points on, the point levels are unrolled
-
-
-# ---------------------------------------------------------------------------- moments
-# Chan's combination of (n, c, m, M2) partials is _moments.chan (shared with the pairs)
-Moments4 = tuple[Array, Array, Array, Array, Array, Array]  # (n, c, m, M2, M3, M4)
-
-
-def pebay(a: Moments4, b: Moments4) -> Moments4:
-    """Pébay's pairwise combination of ``(n, c, m, M2, M3, M4)`` partials (either may be empty).
-
-    The mean and ``M2`` are Chan's (:func:`chan`); with ``d`` the difference of the means
-    (as there: a difference of two data values first) and ``w = nb / n``, ``v = na / n``:
-    ``M3 = M3a + M3b + d**3 na w (v - w) + 3 d (v M2b - w M2a)`` and
-    ``M4 = M4a + M4b + d**4 na w (v**2 - v w + w**2) + 6 d**2 (v**2 M2b + w**2 M2a)
-    + 4 d (v M3b - w M3a)``. Every partial still holds only its own points.
-    """
-    na, ca, ma, qa, ra, sa = a
-    nb, cb, mb, qb, rb, sb = b
-    n, c, m, q = chan((na, ca, ma, qa), (nb, cb, mb, qb))
-    dt = ma.dtype
-    both = (na > 0) & (nb > 0)
-    w = jnp.where(both, nb.astype(dt) / jnp.where(n > 0, n, 1).astype(dt), 0)
-    v = 1 - w
-    d = jnp.where(both, (cb - ca) + (mb - ma), 0)
-    d2 = d * d
-    naw = na.astype(dt) * w
-    r = ra + rb + d2 * d * naw * (v - w) + 3 * d * (v * qb - w * qa)
-    s = (
-        sa
-        + sb
-        + d2 * d2 * naw * (v * v - v * w + w * w)
-        + 6 * d2 * (v * v * qb + w * w * qa)
-        + 4 * d * (v * rb - w * ra)
-    )
-    return n, c, m, q, r, s
-
-
-# ---------------------------------------------------------------------------- the folds
-class Fold:
-    """One associative statistic: its partials, how they combine, and cumulative folds."""
-
-    def combine(self, a, b):  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def identity_like(self, p):  # pragma: no cover - interface
-        raise NotImplementedError
-
-
-class Sum(Fold):
-    def combine(self, a, b):
-        return a + b
-
-    def identity_like(self, p):
-        return jnp.zeros_like(p)
-
-
-class Extreme(Fold):
-    def __init__(self, which: str):
-        self.which = which
-        self.op = jnp.minimum if which == "min" else jnp.maximum
-        self.ident = jnp.inf if which == "min" else -jnp.inf
-
-    def combine(self, a, b):
-        return self.op(a, b)
-
-    def identity_like(self, p):
-        return jnp.full_like(p, self.ident)
-
-
-class Moments(Fold):
-    def combine(self, a, b):
-        return chan(a, b)
-
-    def identity_like(self, p):
-        return jax.tree_util.tree_map(jnp.zeros_like, p)
-
-
-class _Moments4(Moments):
-    def combine(self, a, b):
-        return pebay(a, b)
-
-
-class Pairs(Moments):
-    def combine(self, a, b):
-        return pair_combine(a, b)
 
 
 def where(pred: Array, a, b):
@@ -406,7 +322,7 @@ def tree_ranges(
         v = jnp.where(finite, yf, 0)
         zero = jnp.zeros_like(v)
         leaves4 = (finite.astype(idt), v, zero, zero, zero, zero)
-        _, _, _, q2, q3, q4 = fold_ranges(_Moments4(), leaves4, start, stop)
+        _, _, _, q2, q3, q4 = fold_ranges(Moments4(), leaves4, start, stop)
         bad = poisoned
         if is_float:  # a range holding +-inf: NaN, as its variance
             p = jnp.cumsum(jnp.isinf(yf).astype(idt), axis=0)
