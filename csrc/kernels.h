@@ -90,4 +90,16 @@ void sliding_folded(const T* y, int64_t C, int64_t ch, int64_t N, int64_t len, i
                     int64_t lead, const std::vector<Out>& outs, bool omit, int64_t ddof,
                     int64_t mp);
 
+// x-width trailing windows, one per row of sorted x (xwidth.cc): start/count of rows
+// 0 .. N - 1 (rows from `len` on empty), the pure-JAX resolver's rule. Float x: `w` is the
+// width in the promoted float dtype (float64 where `w64`); integer x: `w` is
+// (wrap, t, big) of _keys.int_width in x's dtype. lo_right: the lower bound is open
+// (x > x[i] - width); hi_right: the window ends at its own row (else before its ties).
+template <typename X, typename I>
+void xwidth_float_bounds(const X* x, int64_t N, int64_t len, const void* w, bool w64,
+                         bool lo_right, bool hi_right, I* start, I* count);
+template <typename X, typename I>
+void xwidth_int_bounds(const X* x, int64_t N, int64_t len, const X* w, bool lo_right,
+                       bool hi_right, I* start, I* count);
+
 }  // namespace jaxsubset
