@@ -311,67 +311,44 @@ ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
   if (!lmap.has_value()) return lmap.error();
   const size_t xw = (xt == ffi::DataType::F64 || xt == ffi::DataType::S64) ? 8 : 4;
   const size_t ww = (wt == ffi::DataType::F64 || wt == ffi::DataType::S64) ? 8 : 4;
-  const bool idx64 = N > INT32_MAX;
-  std::vector<int32_t> s32, c32;
-  std::vector<int64_t> s64, c64;
-  if (idx64) {
-    s64.resize(static_cast<size_t>(N));
-    c64.resize(static_cast<size_t>(N));
-  } else {
-    s32.resize(static_cast<size_t>(N));
-    c32.resize(static_cast<size_t>(N));
-  }
+  const int xtype = xt == ffi::DataType::F32   ? XWidth::kF32
+                    : xt == ffi::DataType::F64 ? XWidth::kF64
+                    : xt == ffi::DataType::S32 ? XWidth::kI32
+                                               : XWidth::kI64;
   const T* ybase = static_cast<const T*>(y.untyped_data());
-  std::vector<Out> item, folded, order, counts;
+  std::vector<Out> item, queued, folded, order;
+  std::vector<int64_t> st, ct;  // the other statistics' ranges
   for (int64_t b = 0; b < B; ++b) {
     const char* lp = static_cast<const char*>(length.untyped_data()) + lmap->offset(b) * (l64 ? 8 : 4);
     int64_t len = l64 ? *reinterpret_cast<const int64_t*>(lp) : *reinterpret_cast<const int32_t*>(lp);
     len = len < 0 ? 0 : (len > N ? N : len);
-    const char* xb = static_cast<const char*>(x.untyped_data()) + xmap->offset(b) * xw;
-    const char* wb = static_cast<const char*>(width.untyped_data()) + wmap->offset(b) * ww;
-    auto bounds = [&](auto* st, auto* ct) {
-      switch (xt) {
-        case ffi::DataType::F32:
-          xwidth_float_bounds(reinterpret_cast<const float*>(xb), N, len, wb,
-                              wt == ffi::DataType::F64, lo_right, hi_right, st, ct);
-          break;
-        case ffi::DataType::F64:
-          xwidth_float_bounds(reinterpret_cast<const double*>(xb), N, len, wb, true, lo_right,
-                              hi_right, st, ct);
-          break;
-        case ffi::DataType::S32:
-          xwidth_int_bounds(reinterpret_cast<const int32_t*>(xb), N, len,
-                            reinterpret_cast<const int32_t*>(wb), lo_right, hi_right, st, ct);
-          break;
-        default:
-          xwidth_int_bounds(reinterpret_cast<const int64_t*>(xb), N, len,
-                            reinterpret_cast<const int64_t*>(wb), lo_right, hi_right, st, ct);
-          break;
-      }
-    };
-    if (idx64) {
-      bounds(s64.data(), c64.data());
-    } else {
-      bounds(s32.data(), c32.data());
-    }
-    Ranges r{idx64 ? static_cast<const void*>(s64.data()) : static_cast<const void*>(s32.data()),
-             idx64 ? static_cast<const void*>(c64.data()) : static_cast<const void*>(c32.data()),
-             idx64, N, len};
-    r.scan();
-    if (!r.valid) return invalid("x-width windows outside the data (x unsorted?)");
+    XWidth a{static_cast<const char*>(x.untyped_data()) + xmap->offset(b) * xw, xtype,
+             static_cast<const char*>(width.untyped_data()) + wmap->offset(b) * ww,
+             wt == ffi::DataType::F64, N, len, lo_right, hi_right};
     item.assign(outs.begin(), outs.end());
+    queued.clear();
     folded.clear();
     order.clear();
-    counts.clear();
     for (size_t i = 0; i < outs.size(); ++i) {
       item[i].base = static_cast<char*>(outs[i].base) + b * N * C * sizeof(T);
-      if (item[i].stat == kCount) {
-        counts.push_back(item[i]);
+      if (is_queue_stat(item[i].stat)) {
+        queued.push_back(item[i]);
       } else {
         (is_order(item[i].stat) ? order : folded).push_back(item[i]);
       }
     }
     const T* yb = ybase + ymap->offset(b);
+    for (int64_t ch = 0; ch < C && !queued.empty(); ++ch) {
+      xwidth_folded<T>(a, yb, C, ch, queued, omit, ddof, min_periods);
+    }
+    if (folded.empty() && order.empty()) continue;
+    // the others over the windows' ranges (ranges.cc, order.cc), then min_periods
+    st.resize(static_cast<size_t>(N));
+    ct.resize(static_cast<size_t>(N));
+    xwidth_bounds<int64_t>(a, st.data(), ct.data());
+    Ranges r{st.data(), ct.data(), true, N, len};
+    r.scan();
+    if (!r.valid) return invalid("x-width windows outside the data (x unsorted?)");
     const T nan = nan_v<T>();
     for (int64_t ch = 0; ch < C; ++ch) {
       if (!folded.empty()) folded_ranges<T>(yb, C, ch, r, folded, omit, ddof);
@@ -379,27 +356,19 @@ ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
         order_ranges<T>(yb, C, ch, r, order, omit);
         capacity_rule<T>(r, C, ch, order, capacity);
       }
-      // the counted points of each window (NaN left out with omit) by two pointers (exact),
-      // then min_periods: NaN where too few (for "count": too few rows)
+      // the counted points of each window (NaN left out with omit) by two pointers (exact)
       bool any_nan = false;
       if (omit) {
         for (int64_t i = 0; i < len && !any_nan; ++i) any_nan = std::isnan(yb[i * C + ch]);
       }
       int64_t lo = 0, hi = 0, nans = 0;
       for (int64_t k = 0; k < N; ++k) {
-        const int64_t s = r.st(k), n_all = r.ct(k), e = s + n_all;
+        const int64_t s = r.st(k), e = s + r.ct(k);
         if (any_nan) {
-          if (s > hi) {
-            for (; hi < s; ++hi) nans += std::isnan(yb[hi * C + ch]);
-          }
           for (; hi < e; ++hi) nans += std::isnan(yb[hi * C + ch]);
           for (; lo < s; ++lo) nans -= std::isnan(yb[lo * C + ch]);
         }
-        const int64_t cnt = n_all - nans;
-        for (const Out& o : counts) {
-          o.put<T>(k, C, ch, n_all >= min_periods ? static_cast<T>(cnt) : nan);
-        }
-        if (cnt < min_periods) {
+        if (e - s - nans < min_periods) {
           for (const Out& o : folded) o.put<T>(k, C, ch, nan);
           for (const Out& o : order) o.put<T>(k, C, ch, nan);
         }

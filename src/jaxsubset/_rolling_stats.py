@@ -11,6 +11,7 @@ import numpy as np
 from . import _bucket
 from ._axis import bound_array, concrete_bound, time_kind, window_width
 from ._exact import wide
+from ._native import STATISTICS as NATIVE_STATISTICS, native_xwidth
 from ._statistics._dispatch import (
     finish,
     median_capacity,
@@ -18,15 +19,14 @@ from ._statistics._dispatch import (
     reduce_ranges,
     reduce_sliding,
 )
-from ._native import STATISTICS as NATIVE_STATISTICS, native_xwidth
 from ._statistics._registry import (
     DEFAULT_DDOF,
     ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
+    base_name,
     check_method,
     check_pairs,
-    base_name,
     check_statistics,
     float_dtype,
     needs_capacity as road_needs_capacity,
