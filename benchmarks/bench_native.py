@@ -38,6 +38,7 @@ import numpy as np  # noqa: E402
 from _harness import block, print_header, print_table, time_interleaved, write_json  # noqa: E402
 
 import jaxsubset  # noqa: E402
+from jaxsubset import _native  # noqa: E402
 
 
 FULL = dict(n=10**7, widths=(100, 10**4), rounds=3, budget_s=30.0, nbins=1000)
@@ -244,7 +245,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     cfg["stats"] = tuple(args.stats) if args.stats else None
     cfg["blocks"] = not args.no_blocks
     info = print_header(f"native road (issue 27), N={cfg['n']}")
-    print(f"   native: {jaxsubset._native.status()}")
+    print(f"   native: {_native.status()}")
     rows: list[dict] = []
     work = {"fixed": fixed, "xwidth": xwidth, "bins": bins, "chunks": chunks, "first": first_call}
     for name, fn in work.items():
