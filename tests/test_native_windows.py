@@ -309,7 +309,8 @@ def test_xwidth_kernel_equals_pandas():
     y = RNG.normal(5.0, 1.0, 3000)
     y[::13] = np.nan
     stats = ("count", "sum", "mean", "std", "min", "max", "median")
-    got = _xw(x.astype(FLOAT), y.astype(FLOAT), 20.0, stats, "auto", ddof=1, min_periods=3, capacity=256)
+    kw = dict(ddof=1, min_periods=3, capacity=256)
+    got = _xw(x.astype(FLOAT), y.astype(FLOAT), 20.0, stats, "auto", **kw)
     roll = pd.Series(y, index=pd.to_datetime(x, unit="s")).rolling("20s", min_periods=3)
     tol = 1e-9 if X64 else 2e-4
     for s in stats:
