@@ -107,6 +107,9 @@ struct XWidth {
 // start/count of every row
 template <typename I>
 void xwidth_bounds(const XWidth& a, I* start, I* count);
+// w where every window is the trailing one of w rows ([i - w + 1, i] cut at 0: evenly
+// spaced x), read from the windows themselves (never from y), else 0
+int64_t xwidth_fixed(const XWidth& a);
 // the statistics the queue computes (count, sum, mean, var, std, sem, min, max)
 bool is_queue_stat(int64_t stat);
 // those statistics of channel `ch` of every row's window, finished for min_periods (every

@@ -338,8 +338,16 @@ ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
       }
     }
     const T* yb = ybase + ymap->offset(b);
+    // windows of a fixed number of rows (evenly spaced x): sliding.cc's block loop, whose
+    // blocks beat the queue; the choice is made from x alone, so a value of y outside a
+    // window still never changes it
+    const int64_t fixed = queued.empty() || len != N ? 0 : xwidth_fixed(a);
     for (int64_t ch = 0; ch < C && !queued.empty(); ++ch) {
-      xwidth_folded<T>(a, yb, C, ch, queued, omit, ddof, min_periods);
+      if (fixed > 0) {
+        sliding_folded<T>(yb, C, ch, N, len, fixed, 0, queued, omit, ddof, min_periods);
+      } else {
+        xwidth_folded<T>(a, yb, C, ch, queued, omit, ddof, min_periods);
+      }
     }
     if (folded.empty() && order.empty()) continue;
     // the others over the windows' ranges (ranges.cc, order.cc), then min_periods

@@ -378,6 +378,25 @@ void xwidth_bounds(const XWidth& a, I* start, I* count) {
   });
 }
 
+int64_t xwidth_fixed(const XWidth& a) {
+  if (!a.hi_right || a.len <= 0) return 0;
+  int64_t w = 0;
+  visit(a, [&](auto& walk) {
+    int64_t width = 0;  // known from the first window that does not start at 0
+    for (int64_t i = 0; i < a.len; ++i) {
+      int64_t s, e;
+      walk.next(i, s, e);
+      if (width == 0) {
+        if (s == 0) continue;
+        width = e - s;
+      }
+      if (s != i + 1 - width) return;
+    }
+    w = width == 0 ? a.len : width;
+  });
+  return w;
+}
+
 template <typename T>
 void xwidth_folded(const XWidth& a, const T* y, int64_t C, int64_t ch,
                    const std::vector<Out>& outs, bool omit, int64_t ddof, int64_t mp) {

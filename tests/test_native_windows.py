@@ -373,3 +373,25 @@ def test_xwidth_traced_width_vmap_and_grad():
     bad = jax.jit(f)
     with pytest.raises(Exception, match="width"):
         jax.block_until_ready(bad(y, -1.0))
+
+
+@pytest.mark.parametrize("policy", ["propagate", "omit"])
+@pytest.mark.parametrize(("width", "mp"), [(1.0, 1), (7.0, 4), (64.0, 0), (2.5, 1), (N + 9.0, 3)])
+def test_xwidth_kernel_on_an_evenly_spaced_axis(width, mp, policy):
+    # windows of a fixed number of rows, found so from x in the kernel: the block loop
+    # (sliding.cc) computes them; the same results as the reference road, locality kept
+    x = np.arange(N, dtype=FLOAT) * FLOAT(0.5) - 7
+    kw = dict(nan_policy=policy, min_periods=mp, ddof=1, capacity=1024)
+    stats = ("count", "sum", "mean", "var", "std", "sem", "min", "max", "median")
+    nat = _xw(x, XW_Y, width / 2, stats, "native", **kw)
+    ref = _xw(x, XW_Y, width / 2, stats, "reference", **kw)
+    _assert_road_equal(nat, ref, stats)
+    y2 = XW_Y.copy()
+    y2[150, 1] = 1e30 if X64 else 1e18
+    far = _xw(x, y2, width / 2, stats, "native", **kw)
+    r = jaxsubset.ranges.rolling(x, FLOAT(width / 2))
+    st, ct = np.asarray(r.start), np.asarray(r.count)
+    outside = (st > 150) | (st + ct <= 150)
+    for s in stats:
+        np.testing.assert_array_equal(np.asarray(far[s])[outside], np.asarray(nat[s])[outside],
+                                      err_msg=s)  # fmt: skip
