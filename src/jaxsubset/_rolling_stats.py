@@ -87,7 +87,10 @@ def rolling_statistic(
     points, cut only at the ends (evenly spaced x and a width a multiple of its step, with any
     ``closed``/``center``/``before``/``after`` giving such windows; checked on the resolved windows
     themselves), runs them as the fixed-count windows below, on the O(N) block road: the same
-    windows, the same results up to rounding.
+    windows, the same results up to rounding. Under ``jit`` on the CPU (the native road),
+    trailing windows (``width`` alone, one per row) are found and reduced in one kernel call
+    (two pointers over the sorted x, the same rule for ties and ``closed``), ``min_periods``
+    finished in the same pass.
 
     Centred and asymmetric windows: ``center=True`` is pandas'
     ``rolling(width, center=True)`` (``x[i] - width/2 < x <= x[i] + width/2``, every row tied
