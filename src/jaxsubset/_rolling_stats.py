@@ -45,7 +45,7 @@ from ._validate import (
     static_int,
 )
 from .reduce import Choice, Request, choose
-from .reduce._choose import road
+from .reduce._choose import padded_fits, road
 from .resolve import Ranges, bucketed_ranges, resolve_rolling
 from .resolve._keys import int_width, sides
 from .resolve._windows import guard_width
@@ -198,6 +198,7 @@ def rolling_statistic(
         omit = nan_policy == "omit"
         request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
         if at is None and center is False and native_trailing(x, y, widths, request):
+            choose(request, k=x.shape[0], n=x.shape[0])  # (recorded for explain: native)
             res = native_windows(x, y, widths["width"], closed, request)
             return public_names(res[stats[0]] if single else res, names, stats, single)
         r = resolve_windows(x, y, widths, at, closed, center, func)
@@ -339,9 +340,10 @@ def reduce_windows(
     return public_names(res[stats[0]] if single else res, names, stats, single)
 
 
-def over_ranges(y: Array, r: Ranges, request: Request) -> dict[str, Array]:
+def over_ranges(y: Array, r: Ranges, request: Request, record: bool = True) -> dict[str, Array]:
     """The statistics of x-width windows over their resolved ranges (not bucketed), finished
-    for ``min_periods``: ``{statistic: (*batch, *channels)}``."""
+    for ``min_periods``: ``{statistic: (*batch, *channels)}``; ``record``: the chooser's
+    answer is recorded (for :func:`jaxsubset.explain`)."""
     func, stats, method = request.func, request.statistics, request.method
     ddof, omit, capacity, min_periods = (
         request.ddof, request.omit, request.capacity, request.min_periods or 0,
@@ -356,9 +358,12 @@ def over_ranges(y: Array, r: Ranges, request: Request) -> dict[str, Array]:
     if needs_capacity(stats, method, func):
         cap = median_capacity(count, capacity, None, func)
     bound = range_bound(r.max_count, y.shape[0])
-    padded = choose(
-        request.replace(capacity=cap), k=count.size, n=y.shape[0], bound=bound, capacity=cap
-    ).padded
+    if record:
+        padded = choose(
+            request.replace(capacity=cap), k=count.size, n=y.shape[0], bound=bound, capacity=cap
+        ).padded
+    else:  # (the pure-JAX branch of a native call: the same answer, not recorded)
+        padded = padded_fits(count.size, y.shape[0], bound, cap)
     out = reduce_ranges(
         y2, start, count, want, ddof=ddof, omit=omit, method=method, capacity=cap,
         bound=bound, padded=padded, func=func,
@@ -422,7 +427,7 @@ def native_windows(
 
     def pure(xx: Array, v: Array, w: Any) -> dict[str, Array]:
         r = resolve_rolling(xx, w, closed=closed, func=func, checked=True)
-        return over_ranges(v, r, request)
+        return over_ranges(v, r, request, record=False)
 
     res = native_xwidth(
         x, y2, op, raw, stats, omit=request.omit, ddof=request.ddof,
