@@ -180,10 +180,10 @@ void visit(const XWidth& a, Fn fn) {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A running partial: NaN and +-inf counted (NF), never added; the moments shifted by the
-// first finite point (Welford on x - c).
+// first finite point (Welford on x - c, its mean from the running sum of x - c).
 template <bool NF, bool SUM, bool EXT, bool MOM>
 struct Run {
-  double sum = 0, mn = kInf, mx = -kInf, m = 0, q = 0, c = 0;
+  double sum = 0, mn = kInf, mx = -kInf, m = 0, q = 0, c = 0, s1 = 0;
   int64_t n = 0, nan = 0, pinf = 0, ninf = 0;
   JAXSUBSET_INLINE void add(double x) {
     if constexpr (NF) {
@@ -210,10 +210,13 @@ struct Run {
       if (n == 1) {
         c = x;
       } else {
+        // Welford's M2 with the mean of (x - c) taken from its running sum (as sliding.cc):
+        // two short chains of additions, the division off them
         const double z = x - c;
-        const double d = z - m;
-        m += d / static_cast<double>(n);
-        q += d * (z - m);
+        s1 += z;
+        const double mnew = s1 / static_cast<double>(n);
+        q += std::max((z - m) * (z - mnew), 0.0);  // >= 0 but for rounding
+        m = mnew;
       }
     }
   }
