@@ -6,9 +6,11 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
 1. ``fixed``: windows of ``w`` points (w = 100, 10^4), mean/std/min/max/median:
    ``rolling_statistic(None, y, window=w)`` against bottleneck ``move_*``, numbagg ``move_*``
    and polars ``rolling_*`` (``min_count``/``min_samples`` 1).
-2. ``xwidth``: x-width windows of 100 s on an irregular axis (exponential gaps, mean 1 s:
-   ~100 points a window), mean/std/max/median against pandas ``rolling("100s")`` and polars
-   ``rolling_*_by``.
+2. ``xwidth``: x-width windows of 100 s and 10^4 s on an irregular axis (exponential gaps,
+   mean 1 s: ~100 and ~10^4 points a window), mean/std/max/median against pandas
+   ``rolling("100s")`` and polars ``rolling_*_by``; ``xeven``: x-width windows of w on an
+   evenly spaced axis (x = 0, 1, 2, ...: the last w points) under ``jit`` against bottleneck
+   ``move_*``.
 3. ``bins``: 1000 bins of x, sorted and unsorted, mean/std/max/median: ``binned_statistic``
    against NumPy (``reduceat`` on sorted x, ``bincount`` on unsorted), numbagg's
    ``group_nan*`` and polars ``group_by``.
@@ -17,8 +19,8 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
    ``N / 10`` points, after import.
 
 Run ``python benchmarks/bench_native.py [--quick] [--n N] [--only fixed ...] [--widths W ...]
-[--stats S ...] [--no-blocks] [--json PATH]``, once with ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1``
-and once without (the header says which).
+[--stats S ...] [--x-widths W ...] [--xstats S ...] [--rounds R] [--no-blocks] [--json PATH]``,
+once with ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` and once without (the header says which).
 """
 
 # ruff: noqa: B023 - every closure below runs within its own loop iteration (time_interleaved)
@@ -38,10 +40,12 @@ import numpy as np  # noqa: E402
 from _harness import block, print_header, print_table, time_interleaved, write_json  # noqa: E402
 
 import jaxsubset  # noqa: E402
+from jaxsubset import _native  # noqa: E402
 
 
-FULL = dict(n=10**7, widths=(100, 10**4), rounds=3, budget_s=30.0, nbins=1000)
-QUICK = dict(n=20_000, widths=(20,), rounds=2, budget_s=2.0, nbins=20)
+FULL = dict(n=10**7, widths=(100, 10**4), xwidths=(100, 10**4), rounds=3, budget_s=30.0,
+            nbins=1000)  # fmt: skip
+QUICK = dict(n=20_000, widths=(20,), xwidths=(20,), rounds=2, budget_s=2.0, nbins=20)
 DTYPES = ("float64", "float32")
 
 
@@ -115,18 +119,43 @@ def xwidth(cfg: dict, rows: list[dict]) -> None:
         y = rng.normal(size=cfg["n"]).astype(dtype)
         x, yj = jnp.asarray(t), jnp.asarray(y)
         ts = pd.to_datetime(t, unit="s")
-        roll = pd.Series(y, index=ts).rolling("100s")
         df = pl.DataFrame({"t": ts, "y": y}) if pl else None
-        for stat in ("mean", "std", "max", "median"):
-            # (the median's pure-JAX branch and derivative need a static capacity)
-            f = jax.jit(lambda x, y, s=stat: jaxsubset.rolling_statistic(x, y, 100.0, s,
-                                                                         capacity=512))  # fmt: skip
-            fns = {"jaxsubset": lambda f=f: f(x, yj), "pandas": lambda s=stat: getattr(roll, s)()}
-            if pl:
-                expr = getattr(pl.col("y"), f"rolling_{stat}_by")("t", window_size="100s")
-                fns["polars"] = lambda expr=expr: df.select(expr)
-            tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
-            _row(rows, "x-width ~100 pts", dtype, stat, tt)
+        for width in cfg["xwidths"]:
+            roll = pd.Series(y, index=ts).rolling(f"{width}s")
+            for stat in cfg.get("xstats") or ("mean", "std", "max", "median"):
+                # (the median's pure-JAX branch and derivative need a static capacity)
+                cap = 1 << (4 * width).bit_length()
+                f = jax.jit(lambda x, y, s=stat, w=width, c=cap: jaxsubset.rolling_statistic(
+                    x, y, float(w), s, capacity=c))  # fmt: skip
+                fns = {"jaxsubset": lambda f=f: f(x, yj),
+                       "pandas": lambda s=stat, roll=roll: getattr(roll, s)()}  # fmt: skip
+                if pl:
+                    expr = getattr(pl.col("y"), f"rolling_{stat}_by")("t", window_size=f"{width}s")
+                    fns["polars"] = lambda expr=expr: df.select(expr)
+                tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+                _row(rows, f"x-width ~{width} pts", dtype, stat, tt)
+
+
+def xeven(cfg: dict, rows: list[dict]) -> None:
+    """x-width windows on an evenly spaced axis under ``jit`` (x = 0, 1, 2, ...; width w:
+    the last w points) against bottleneck's fixed-count ``move_*`` of the same windows."""
+    bn = _peer("bottleneck")
+    rng = np.random.default_rng(5)
+    x = jnp.arange(cfg["n"], dtype=jnp.float64)
+    for dtype in DTYPES:
+        y = rng.normal(size=cfg["n"]).astype(dtype)
+        yj = jnp.asarray(y)
+        for w in cfg["widths"]:
+            for stat in cfg.get("xstats") or ("mean", "std", "max", "median"):
+                cap = 1 << (2 * w).bit_length()
+                f = jax.jit(lambda x, y, s=stat, w=w, c=cap: jaxsubset.rolling_statistic(
+                    x, y, float(w), s, capacity=c))  # fmt: skip
+                fns = {"jaxsubset": lambda f=f: f(x, yj)}
+                if bn:
+                    fns["bottleneck"] = lambda w=w, s=stat: getattr(bn, f"move_{s}")(
+                        y, w, min_count=1)  # fmt: skip
+                tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+                _row(rows, f"x-width even w={w}", dtype, stat, tt)
 
 
 def bins(cfg: dict, rows: list[dict]) -> None:
@@ -229,9 +258,19 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     parser.add_argument("--n", type=int, help="points (default 10**7)")
     parser.add_argument("--only", nargs="*", default=None,
-                        help="workloads: fixed xwidth bins chunks first")  # fmt: skip
+                        help="workloads: fixed xwidth xeven bins chunks first")  # fmt: skip
     parser.add_argument("--widths", type=int, nargs="*", help="fixed windows (default 100 10000)")
     parser.add_argument("--stats", nargs="*", help="fixed windows' statistics (default all five)")
+    parser.add_argument(
+        "--x-widths",
+        type=int,
+        nargs="*",
+        help="x-width windows in s on the irregular axis (default 100 10000)",
+    )
+    parser.add_argument(
+        "--xstats", nargs="*", help="x-width windows' statistics (default mean std max median)"
+    )
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3)")
     parser.add_argument("--no-blocks", action="store_true",
                         help="leave out the pure-JAX block road's column (jax_blocks)")  # fmt: skip
     parser.add_argument("--json", help="write the rows (and the header) to this file")
@@ -242,11 +281,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.widths:
         cfg["widths"] = tuple(args.widths)
     cfg["stats"] = tuple(args.stats) if args.stats else None
+    if args.x_widths:
+        cfg["xwidths"] = tuple(args.x_widths)
+    cfg["xstats"] = tuple(args.xstats) if args.xstats else None
+    if args.rounds:
+        cfg["rounds"] = args.rounds
     cfg["blocks"] = not args.no_blocks
     info = print_header(f"native road (issue 27), N={cfg['n']}")
-    print(f"   native: {jaxsubset._native.status()}")
+    print(f"   native: {_native.status()}")
     rows: list[dict] = []
-    work = {"fixed": fixed, "xwidth": xwidth, "bins": bins, "chunks": chunks, "first": first_call}
+    work = {"fixed": fixed, "xwidth": xwidth, "xeven": xeven, "bins": bins, "chunks": chunks,
+            "first": first_call}  # fmt: skip
     for name, fn in work.items():
         if args.only is None or name in args.only:
             fn(cfg, rows)

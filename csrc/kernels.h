@@ -90,4 +90,32 @@ void sliding_folded(const T* y, int64_t C, int64_t ch, int64_t N, int64_t len, i
                     int64_t lead, const std::vector<Out>& outs, bool omit, int64_t ddof,
                     int64_t mp);
 
+// x-width trailing windows, one per row of sorted x (xwidth.cc), the pure-JAX resolver's
+// rule: x of `xtype`, rows from `len` on empty. Float x: `w` is the width in the promoted
+// float dtype (float64 where `w64`); integer x: (wrap, t, big) of _keys.int_width in x's
+// dtype. lo_right: the lower bound is open (x > x[i] - width); hi_right: a window ends at
+// its own row (else before the rows tied with it).
+struct XWidth {
+  enum Type { kF32, kF64, kI32, kI64 };
+  const void* x;
+  int xtype;
+  const void* w;
+  bool w64;
+  int64_t N, len;
+  bool lo_right, hi_right;
+};
+// start/count of every row
+template <typename I>
+void xwidth_bounds(const XWidth& a, I* start, I* count);
+// w where every window is the trailing one of w rows ([i - w + 1, i] cut at 0: evenly
+// spaced x), read from the windows themselves (never from y), else 0
+int64_t xwidth_fixed(const XWidth& a);
+// the statistics the queue computes (count, sum, mean, var, std, sem, min, max)
+bool is_queue_stat(int64_t stat);
+// those statistics of channel `ch` of every row's window, finished for min_periods (every
+// result in T, count too), bounds and queue in one pass
+template <typename T>
+void xwidth_folded(const XWidth& a, const T* y, int64_t C, int64_t ch,
+                   const std::vector<Out>& outs, bool omit, int64_t ddof, int64_t mp);
+
 }  // namespace jaxsubset

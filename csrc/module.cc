@@ -251,6 +251,158 @@ ffi::Error SlidingStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::Remain
   }
 }
 
+// jaxsubset_xwidth_stats(x, y, width, length) -> one result per statistic, (*B, N, C) in y's
+// float dtype: one trailing x-width window per row of sorted x (xwidth.cc resolves them by
+// two pointers: no bound arrays from XLA), the statistics over them, min_periods finished
+// (as _sliding.finish: "count" compares it with the window's rows, the others with the
+// counted points). x (*B, N) float32/float64/int32/int64; width (*B, k): float x: the
+// width in the promoted float dtype (k = 1); integer x: (wrap, t, big) in x's dtype (k = 3);
+// length (*B, 1): the present rows (later rows: empty windows).
+template <typename T>
+ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
+                      ffi::AnyBuffer length, ffi::RemainingRets rets,
+                      ffi::Span<const int64_t> stats, ffi::Span<const double> qs, bool omit,
+                      int64_t ddof, bool lo_right, bool hi_right, int64_t min_periods,
+                      int64_t capacity) {
+  auto ydims = y.dimensions();
+  if (ydims.size() < 2) return invalid("y must be (*batch, N, C)");
+  const size_t nb = ydims.size() - 2;
+  const int64_t N = ydims[nb], C = ydims[nb + 1];
+  auto xdims = x.dimensions();
+  if (xdims.size() != nb + 1 || xdims[nb] != N) return invalid("x must be (*batch, N)");
+  auto wdims = width.dimensions();
+  if (wdims.size() != nb + 1) return invalid("width must be (*batch, k)");
+  const int64_t kw = wdims[nb];
+  if (length.dimensions().size() != nb + 1) return invalid("length must be (*batch, 1)");
+  const bool l64 = length.element_type() == ffi::DataType::S64;
+  if (!l64 && length.element_type() != ffi::DataType::S32) return invalid("length must be int");
+  if (rets.size() != stats.size()) return invalid("one result per statistic");
+  if (min_periods < 0) return invalid("min_periods must be >= 0");
+  const auto xt = x.element_type(), wt = width.element_type();
+  const bool xfloat = xt == ffi::DataType::F32 || xt == ffi::DataType::F64;
+  const bool xint = xt == ffi::DataType::S32 || xt == ffi::DataType::S64;
+  if (!xfloat && !xint) return invalid("x must be float32/float64/int32/int64");
+  if (xfloat && ((wt != ffi::DataType::F32 && wt != ffi::DataType::F64) || kw != 1 ||
+                 (xt == ffi::DataType::F64 && wt != ffi::DataType::F64))) {
+    return invalid("the width of float x must be one value of their promoted float dtype");
+  }
+  if (xint && (wt != xt || kw != 3)) return invalid("the width of integer x must be (wrap, t, big)");
+  std::vector<Out> outs(stats.size());
+  std::vector<int64_t> bdims(nb, 1);
+  for (size_t i = 0; i < stats.size(); ++i) {
+    auto res = rets.get<ffi::AnyBuffer>(i);
+    if (!res.has_value()) return res.error();
+    auto rdims = (*res)->dimensions();
+    if (rdims.size() != nb + 2 || rdims[nb] != N) return invalid("results must be (*batch, N, C)");
+    for (size_t d = 0; d < nb; ++d) bdims[d] = rdims[d];
+    outs[i].base = (*res)->untyped_data();
+    outs[i].stat = stats[i];
+    outs[i].q = i < qs.size() ? qs[i] : 0.0;
+  }
+  int64_t B = 1;
+  for (int64_t d : bdims) B *= d;
+  auto ymap = BatchMap::make(ydims, nb, bdims, N * C, "y");
+  if (!ymap.has_value()) return ymap.error();
+  auto xmap = BatchMap::make(xdims, nb, bdims, N, "x");
+  if (!xmap.has_value()) return xmap.error();
+  auto wmap = BatchMap::make(wdims, nb, bdims, kw, "width");
+  if (!wmap.has_value()) return wmap.error();
+  auto lmap = BatchMap::make(length.dimensions(), nb, bdims, 1, "length");
+  if (!lmap.has_value()) return lmap.error();
+  const size_t xw = (xt == ffi::DataType::F64 || xt == ffi::DataType::S64) ? 8 : 4;
+  const size_t ww = (wt == ffi::DataType::F64 || wt == ffi::DataType::S64) ? 8 : 4;
+  const int xtype = xt == ffi::DataType::F32   ? XWidth::kF32
+                    : xt == ffi::DataType::F64 ? XWidth::kF64
+                    : xt == ffi::DataType::S32 ? XWidth::kI32
+                                               : XWidth::kI64;
+  const T* ybase = static_cast<const T*>(y.untyped_data());
+  std::vector<Out> item, queued, folded, order;
+  std::vector<int64_t> st, ct;  // the other statistics' ranges
+  for (int64_t b = 0; b < B; ++b) {
+    const char* lp = static_cast<const char*>(length.untyped_data()) + lmap->offset(b) * (l64 ? 8 : 4);
+    int64_t len = l64 ? *reinterpret_cast<const int64_t*>(lp) : *reinterpret_cast<const int32_t*>(lp);
+    len = len < 0 ? 0 : (len > N ? N : len);
+    XWidth a{static_cast<const char*>(x.untyped_data()) + xmap->offset(b) * xw, xtype,
+             static_cast<const char*>(width.untyped_data()) + wmap->offset(b) * ww,
+             wt == ffi::DataType::F64, N, len, lo_right, hi_right};
+    item.assign(outs.begin(), outs.end());
+    queued.clear();
+    folded.clear();
+    order.clear();
+    for (size_t i = 0; i < outs.size(); ++i) {
+      item[i].base = static_cast<char*>(outs[i].base) + b * N * C * sizeof(T);
+      if (is_queue_stat(item[i].stat)) {
+        queued.push_back(item[i]);
+      } else {
+        (is_order(item[i].stat) ? order : folded).push_back(item[i]);
+      }
+    }
+    const T* yb = ybase + ymap->offset(b);
+    // windows of a fixed number of rows (evenly spaced x): sliding.cc's block loop, whose
+    // blocks beat the queue; the choice is made from x alone, so a value of y outside a
+    // window still never changes it
+    const int64_t fixed = queued.empty() || len != N ? 0 : xwidth_fixed(a);
+    for (int64_t ch = 0; ch < C && !queued.empty(); ++ch) {
+      if (fixed > 0) {
+        sliding_folded<T>(yb, C, ch, N, len, fixed, 0, queued, omit, ddof, min_periods);
+      } else {
+        xwidth_folded<T>(a, yb, C, ch, queued, omit, ddof, min_periods);
+      }
+    }
+    if (folded.empty() && order.empty()) continue;
+    // the others over the windows' ranges (ranges.cc, order.cc), then min_periods
+    st.resize(static_cast<size_t>(N));
+    ct.resize(static_cast<size_t>(N));
+    xwidth_bounds<int64_t>(a, st.data(), ct.data());
+    Ranges r{st.data(), ct.data(), true, N, len};
+    r.scan();
+    if (!r.valid) return invalid("x-width windows outside the data (x unsorted?)");
+    const T nan = nan_v<T>();
+    for (int64_t ch = 0; ch < C; ++ch) {
+      if (!folded.empty()) folded_ranges<T>(yb, C, ch, r, folded, omit, ddof);
+      if (!order.empty()) {
+        order_ranges<T>(yb, C, ch, r, order, omit);
+        capacity_rule<T>(r, C, ch, order, capacity);
+      }
+      // the counted points of each window (NaN left out with omit) by two pointers (exact)
+      bool any_nan = false;
+      if (omit) {
+        for (int64_t i = 0; i < len && !any_nan; ++i) any_nan = std::isnan(yb[i * C + ch]);
+      }
+      int64_t lo = 0, hi = 0, nans = 0;
+      for (int64_t k = 0; k < N; ++k) {
+        const int64_t s = r.st(k), e = s + r.ct(k);
+        if (any_nan) {
+          for (; hi < e; ++hi) nans += std::isnan(yb[hi * C + ch]);
+          for (; lo < s; ++lo) nans -= std::isnan(yb[lo * C + ch]);
+        }
+        if (e - s - nans < min_periods) {
+          for (const Out& o : folded) o.put<T>(k, C, ch, nan);
+          for (const Out& o : order) o.put<T>(k, C, ch, nan);
+        }
+      }
+    }
+  }
+  return ffi::Error::Success();
+}
+
+ffi::Error XwidthStatsImpl(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
+                           ffi::AnyBuffer length, ffi::RemainingRets rets,
+                           ffi::Span<const int64_t> stats, ffi::Span<const double> qs,
+                           int64_t omit, int64_t ddof, int64_t lo_right, int64_t hi_right,
+                           int64_t min_periods, int64_t capacity) {
+  switch (y.element_type()) {
+    case ffi::DataType::F32:
+      return run_xwidth<float>(x, y, width, length, rets, stats, qs, omit != 0, ddof,
+                               lo_right != 0, hi_right != 0, min_periods, capacity);
+    case ffi::DataType::F64:
+      return run_xwidth<double>(x, y, width, length, rets, stats, qs, omit != 0, ddof,
+                                lo_right != 0, hi_right != 0, min_periods, capacity);
+    default:
+      return invalid("y must be float32 or float64");
+  }
+}
+
 }  // namespace
 }  // namespace jaxsubset
 
@@ -280,6 +432,22 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetSlidingStats, jaxsubset::SlidingStatsImpl
                                   .Attr<int64_t>("min_periods")
                                   .Attr<int64_t>("capacity"));
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetXwidthStats, jaxsubset::XwidthStatsImpl,
+                              xla::ffi::Ffi::Bind()
+                                  .Arg<xla::ffi::AnyBuffer>()  // x
+                                  .Arg<xla::ffi::AnyBuffer>()  // y
+                                  .Arg<xla::ffi::AnyBuffer>()  // width
+                                  .Arg<xla::ffi::AnyBuffer>()  // length
+                                  .RemainingRets()
+                                  .Attr<xla::ffi::Span<const int64_t>>("stats")
+                                  .Attr<xla::ffi::Span<const double>>("qs")
+                                  .Attr<int64_t>("omit")
+                                  .Attr<int64_t>("ddof")
+                                  .Attr<int64_t>("lo_right")
+                                  .Attr<int64_t>("hi_right")
+                                  .Attr<int64_t>("min_periods")
+                                  .Attr<int64_t>("capacity"));
+
 namespace {
 
 template <typename T>
@@ -296,6 +464,7 @@ NB_MODULE(_kernels, m) {
     nb::dict d;
     d["jaxsubset_range_stats"] = capsule(JaxsubsetRangeStats);
     d["jaxsubset_sliding_stats"] = capsule(JaxsubsetSlidingStats);
+    d["jaxsubset_xwidth_stats"] = capsule(JaxsubsetXwidthStats);
     return d;
   });
   // what the handlers were built against: the import guard compares it with the running jaxlib

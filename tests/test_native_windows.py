@@ -199,3 +199,199 @@ def test_the_block_loop_at_block_and_group_edges(w, center, policy):
     for s in BLOCK_STATS:
         np.testing.assert_array_equal(np.asarray(far[s])[outside], np.asarray(eager[s])[outside],
                                       err_msg=s)  # fmt: skip
+
+
+# --- x-width windows resolved by the kernel (jaxsubset_xwidth_stats) -----------------------
+
+XW_TARGET = "jaxsubset_xwidth_stats"
+XW_READ = ("count", "min", "max", "first", "last", "median")
+XW_STATS = (*XW_READ, *MOMENTS)
+
+
+def _irregular(n: int = N) -> np.ndarray:
+    """Sorted x with ties, gaps and points exactly at ``x[i] - width`` (integer steps)."""
+    x = np.cumsum(RNG.integers(0, 4, n)).astype(float)  # ties (steps of 0) and exact bounds
+    x[n // 2 :] += RNG.exponential(0.7, n - n // 2).cumsum()  # irregular floats after that
+    return x
+
+
+XW_X = _irregular().astype(FLOAT)  # (float64 x in 32-bit mode takes the host's exact road)
+XW_Y = _data()
+
+
+def _xw(x, y, width, stats, method, **kw):
+    """One jitted rolling_statistic (x and the width closed over, y traced)."""
+    return jax.jit(lambda v: jaxsubset.rolling_statistic(x, v, width, stats, method=method,
+                                                         **kw))(y)  # fmt: skip
+
+
+def _assert_road_equal(nat, ref, stats, scale_rows=None):
+    for s in stats:
+        a, b = np.asarray(nat[s], float), np.asarray(ref[s], float)
+        assert nat[s].dtype == ref[s].dtype, s
+        if s in XW_READ or s.startswith("quantile"):
+            np.testing.assert_array_equal(a, b, err_msg=s)
+            continue
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=s)
+        ok = np.isfinite(b)
+        if not ok.any():
+            continue
+        k = 4096 if s in ("skew", "kurt") else 64  # (ratios of 3rd/4th moments: more ulps)
+        scale = 1.0 if s in ("skew", "kurt") else np.abs(b[ok]).max() + 1
+        np.testing.assert_allclose(a[ok], b[ok], rtol=k * EPS, atol=k * EPS * scale, err_msg=s)
+
+
+@pytest.mark.parametrize("closed", ["right", "left", "both", "neither"])
+@pytest.mark.parametrize("policy", ["propagate", "omit"])
+@pytest.mark.parametrize(("width", "mp"), [(0.0, 0), (3.0, 1), (7.5, 4), (40.0, 0), (1e9, 2)])
+def test_xwidth_kernel_equals_the_reference_road(closed, policy, width, mp):
+    kw = dict(closed=closed, nan_policy=policy, min_periods=mp, ddof=1, capacity=512)
+    nat = _xw(XW_X, XW_Y, width, XW_STATS, "native", **kw)
+    ref = _xw(XW_X, XW_Y, width, XW_STATS, "reference", **kw)
+    _assert_road_equal(nat, ref, XW_STATS)
+    g = lambda v: jaxsubset.rolling_statistic(XW_X, v, width, XW_STATS, **kw)  # noqa: E731
+    assert _lowered(g, XW_Y).count(XW_TARGET) == 1
+    q = _xw(XW_X, XW_Y, width, "quantile", "native", q=0.3, **kw)
+    qr = _xw(XW_X, XW_Y, width, "quantile", "reference", q=0.3, **kw)
+    np.testing.assert_array_equal(np.asarray(q), np.asarray(qr))
+
+
+def test_xwidth_auto_under_jit_is_one_kernel_call():
+    def f(x, y):
+        return jaxsubset.rolling_statistic(x, y, 5.0, ("mean", "std", "max", "count"),
+                                           min_periods=3)  # fmt: skip
+
+    text = _lowered(f, XW_X, XW_Y)
+    assert text.count(XW_TARGET) == 1
+    assert "jaxsubset_range_stats" not in text
+    # what is not covered keeps the resolver's road: centred windows, anchors
+    g = lambda x, y: jaxsubset.rolling_statistic(x, y, 5.0, "mean", center=True)  # noqa: E731
+    assert XW_TARGET not in _lowered(g, XW_X, XW_Y)
+
+
+@pytest.mark.parametrize("closed", ["right", "left", "both", "neither"])
+@pytest.mark.parametrize("width", [0, 3, 2.5, 50])
+def test_xwidth_kernel_on_integer_and_float32_axes(closed, width):
+    # integer x (exact, saturating bounds; a fractional width rounds per side) and float32 x
+    # (x[i] - width resolved exactly in 32-bit mode, rounded in float64 otherwise)
+    xi = np.cumsum(RNG.integers(0, 3, 300)).astype(np.int32)
+    y = RNG.normal(size=(300, 1)).astype(FLOAT)
+    stats = ("count", "sum", "mean", "std", "max", "median")
+    for x in (xi, xi.astype(np.float32) * np.float32(0.1), xi - 10**6):
+        for w in (width, np.float32(width) * np.float32(0.1)):
+            kw = dict(closed=closed, capacity=512)
+            nat = _xw(x, y, w, stats, "native", **kw)
+            ref = _xw(x, y, w, stats, "reference", **kw)
+            _assert_road_equal(nat, ref, stats)
+
+
+@pytest.mark.skipif(not X64, reason="needs JAX's 64-bit mode (int64 nanoseconds)")
+def test_xwidth_kernel_on_a_time_axis_equals_pandas():
+    pd = pytest.importorskip("pandas")
+    t = np.datetime64("2026-01-01") + np.cumsum(RNG.integers(0, 3000, 500)).astype("m8[ms]")
+    y = RNG.normal(size=500)
+    y[::17] = np.nan
+    got = jax.jit(lambda v: jaxsubset.rolling_statistic(
+        t, v, "5s", ("count", "mean", "std", "max"), ddof=1, min_periods=2))(y)  # fmt: skip
+    assert XW_TARGET in _lowered(lambda v: jaxsubset.rolling_statistic(t, v, "5s", "mean"), y)
+    roll = pd.Series(y, index=t).rolling("5s", min_periods=2)
+    for s in ("count", "mean", "std", "max"):
+        np.testing.assert_allclose(np.asarray(got[s]), getattr(roll, s)().to_numpy(),
+                                   rtol=1e-10, atol=1e-10, err_msg=s)  # fmt: skip
+    huge = jax.jit(lambda v: jaxsubset.rolling_statistic(t, v, np.timedelta64(10**5, "D"),
+                                                         "count"))(y)  # fmt: skip
+    np.testing.assert_array_equal(np.asarray(huge), np.cumsum(~np.isnan(y)))
+
+
+def test_xwidth_kernel_equals_pandas():
+    pd = pytest.importorskip("pandas")
+    x = np.cumsum(RNG.exponential(1.0, 3000)).astype(FLOAT).astype(float)
+    y = RNG.normal(5.0, 1.0, 3000)
+    y[::13] = np.nan
+    stats = ("count", "sum", "mean", "std", "min", "max", "median")
+    kw = dict(ddof=1, min_periods=3, capacity=256)
+    got = _xw(x.astype(FLOAT), y.astype(FLOAT), 20.0, stats, "auto", **kw)
+    roll = pd.Series(y, index=pd.to_datetime(x, unit="s")).rolling("20s", min_periods=3)
+    tol = 1e-9 if X64 else 2e-4
+    for s in stats:
+        want = getattr(roll, s)().to_numpy()
+        np.testing.assert_allclose(np.asarray(got[s], float), want, rtol=tol, atol=tol,
+                                   err_msg=s)  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", [1e30, np.inf, np.nan])
+def test_xwidth_a_value_outside_a_window_never_changes_it(bad):
+    x = np.cumsum(RNG.exponential(1.0, N)).astype(FLOAT)
+    y = RNG.normal(1.0, 1.0, (N, 1)).astype(FLOAT)
+    y2 = y.copy()
+    y2[123] = bad
+    kw = dict(ddof=1, capacity=64)
+    a = _xw(x, y, 8.0, XW_STATS, "native", **kw)
+    b = _xw(x, y2, 8.0, XW_STATS, "native", **kw)
+    r = jaxsubset.ranges.rolling(x, 8.0)
+    st, ct = np.asarray(r.start), np.asarray(r.count)
+    outside = (st > 123) | (st + ct <= 123)
+    assert outside.sum() > N // 2
+    for s in XW_STATS:
+        np.testing.assert_array_equal(np.asarray(a[s])[outside], np.asarray(b[s])[outside],
+                                      err_msg=s)  # fmt: skip
+    z = np.r_[1e30 if X64 else 1e18, -3.0, np.zeros(60)].astype(FLOAT)
+    out = _xw(np.arange(62.0, dtype=FLOAT), z, 3.0, ("sum", "mean", "var", "std"), "native")
+    for s in out:
+        assert (np.asarray(out[s])[4:] == 0.0).all(), s
+
+
+def test_xwidth_traced_width_vmap_and_grad():
+    x, y = XW_X, XW_Y
+    stats = ("mean", "std", "max", "median")
+
+    def f(v, w):
+        return jaxsubset.rolling_statistic(x, v, w, stats, min_periods=2, capacity=512)
+
+    traced = jax.jit(f)(y, 6.0)
+    concrete = _xw(x, y, 6.0, stats, "auto", min_periods=2, capacity=512)
+    for s in stats:
+        np.testing.assert_array_equal(np.asarray(traced[s]), np.asarray(concrete[s]), err_msg=s)
+    ys = np.stack([y, y[::-1] * 3, y + 1]).astype(FLOAT)
+    assert _lowered(jax.vmap(lambda v: f(v, 6.0)), ys).count(XW_TARGET) == 1
+    ws = np.array([1.0, 6.0, 30.0], FLOAT)
+    got = jax.jit(jax.vmap(f))(ys, ws)
+    for i in range(3):
+        one = jax.jit(f)(ys[i], ws[i])
+        for s in stats:
+            np.testing.assert_array_equal(np.asarray(got[s][i]), np.asarray(one[s]), err_msg=s)
+    v = RNG.normal(size=(len(x), 1)).astype(FLOAT)
+
+    def total(u, method):
+        out = jaxsubset.rolling_statistic(x, u, 6.0, ("sum", "mean", "std", "max"),
+                                          method=method)  # fmt: skip
+        return sum(jnp.nansum(out[s]) for s in out)
+
+    g_nat = jax.jit(jax.grad(total), static_argnums=(1,))(v, "native")
+    g_tree = jax.jit(jax.grad(total), static_argnums=(1,))(v, "tree")
+    np.testing.assert_allclose(np.asarray(g_nat), np.asarray(g_tree), rtol=1e-5, atol=1e-5)
+    bad = jax.jit(f)
+    with pytest.raises(Exception, match="width"):
+        jax.block_until_ready(bad(y, -1.0))
+
+
+@pytest.mark.parametrize("policy", ["propagate", "omit"])
+@pytest.mark.parametrize(("width", "mp"), [(1.0, 1), (7.0, 4), (64.0, 0), (2.5, 1), (N + 9.0, 3)])
+def test_xwidth_kernel_on_an_evenly_spaced_axis(width, mp, policy):
+    # windows of a fixed number of rows, found so from x in the kernel: the block loop
+    # (sliding.cc) computes them; the same results as the reference road, locality kept
+    x = np.arange(N, dtype=FLOAT) * FLOAT(0.5) - 7
+    kw = dict(nan_policy=policy, min_periods=mp, ddof=1, capacity=1024)
+    stats = ("count", "sum", "mean", "var", "std", "sem", "min", "max", "median")
+    nat = _xw(x, XW_Y, width / 2, stats, "native", **kw)
+    ref = _xw(x, XW_Y, width / 2, stats, "reference", **kw)
+    _assert_road_equal(nat, ref, stats)
+    y2 = XW_Y.copy()
+    y2[150, 1] = 1e30 if X64 else 1e18
+    far = _xw(x, y2, width / 2, stats, "native", **kw)
+    r = jaxsubset.ranges.rolling(x, FLOAT(width / 2))
+    st, ct = np.asarray(r.start), np.asarray(r.count)
+    outside = (st > 150) | (st + ct <= 150)
+    for s in stats:
+        np.testing.assert_array_equal(np.asarray(far[s])[outside], np.asarray(nat[s])[outside],
+                                      err_msg=s)  # fmt: skip

@@ -213,13 +213,16 @@ def bound_array(
     bound is taken as already converted.
     """
     arr: Array
+    host = None
     if is_traced(value):
         arr = jnp.asarray(value)  # a tracer already: no copy, no conversion
     else:
-        arr = exact_array(concrete_bound(value, name, x, func, time, width), name, func)
+        host = concrete_bound(value, name, x, func, time, width)
+        arr = exact_array(host, name, func)
     dtype = jnp.promote_types(x.dtype, arr.dtype)
-    if not is_traced(value) and arr.dtype != dtype:  # on the host: no program per shape
-        return jax.device_put(np.asarray(arr).astype(dtype))
+    if host is not None and arr.dtype != dtype:  # on the host: no program per shape
+        # (converted from the host value: inside a trace `arr` may be staged already)
+        return jax.device_put(np.asarray(host).astype(dtype))
     return arr.astype(dtype)
 
 

@@ -9,8 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _bucket
-from ._axis import bound_array, time_kind, window_width
+from ._axis import bound_array, concrete_bound, time_kind, window_width
 from ._exact import wide
+from ._native import STATISTICS as NATIVE_STATISTICS, native_xwidth
 from ._statistics._dispatch import (
     finish,
     median_capacity,
@@ -20,8 +21,10 @@ from ._statistics._dispatch import (
 )
 from ._statistics._registry import (
     DEFAULT_DDOF,
+    ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
+    base_name,
     check_method,
     check_pairs,
     check_statistics,
@@ -42,8 +45,10 @@ from ._validate import (
     static_int,
 )
 from .reduce import Choice, Request, choose
-from .reduce._choose import road
+from .reduce._choose import padded_fits, road
 from .resolve import Ranges, bucketed_ranges, resolve_rolling
+from .resolve._keys import int_width, sides
+from .resolve._windows import guard_width
 
 
 def rolling_statistic(
@@ -82,7 +87,10 @@ def rolling_statistic(
     points, cut only at the ends (evenly spaced x and a width a multiple of its step, with any
     ``closed``/``center``/``before``/``after`` giving such windows; checked on the resolved windows
     themselves), runs them as the fixed-count windows below, on the O(N) block road: the same
-    windows, the same results up to rounding.
+    windows, the same results up to rounding. Under ``jit`` on the CPU (the native road),
+    trailing windows (``width`` alone, one per row) are found and reduced in one kernel call
+    (two pointers over the sorted x, the same rule for ties and ``closed``), ``min_periods``
+    finished in the same pass.
 
     Centred and asymmetric windows: ``center=True`` is pandas'
     ``rolling(width, center=True)`` (``x[i] - width/2 < x <= x[i] + width/2``, every row tied
@@ -187,6 +195,12 @@ def rolling_statistic(
         r = resolve_rolling(x, **given, closed=closed, center=center, func=func)
     else:
         x, y, widths, at = x_width_args(x, y, width, before, after, at, stats, nan_policy, func)
+        omit = nan_policy == "omit"
+        request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
+        if at is None and center is False and native_trailing(x, y, widths, request):
+            choose(request, k=x.shape[0], n=x.shape[0])  # (recorded for explain: native)
+            res = native_windows(x, y, widths["width"], closed, request)
+            return public_names(res[stats[0]] if single else res, names, stats, single)
         r = resolve_windows(x, y, widths, at, closed, center, func)
     omit = nan_policy == "omit"
     request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
@@ -322,6 +336,20 @@ def reduce_windows(
             y, r, stats, single, ddof, omit, method, cap, func, want, finish, args, "windows"
         )
         return public_names(res, names, stats, single)
+    res = over_ranges(y, r, request)
+    return public_names(res[stats[0]] if single else res, names, stats, single)
+
+
+def over_ranges(y: Array, r: Ranges, request: Request, record: bool = True) -> dict[str, Array]:
+    """The statistics of x-width windows over their resolved ranges (not bucketed), finished
+    for ``min_periods``: ``{statistic: (*batch, *channels)}``; ``record``: the chooser's
+    answer is recorded (for :func:`jaxsubset.explain`)."""
+    func, stats, method = request.func, request.statistics, request.method
+    ddof, omit, capacity, min_periods = (
+        request.ddof, request.omit, request.capacity, request.min_periods or 0,
+    )  # fmt: skip
+    want = tuple(dict.fromkeys((*stats, "count")))
+    fdt = float_dtype(y.dtype)
     start, count = jnp.broadcast_arrays(r.start, r.count)
     batch = tuple(count.shape)
     start, count = start.reshape(-1), count.reshape(-1)
@@ -330,19 +358,84 @@ def reduce_windows(
     if needs_capacity(stats, method, func):
         cap = median_capacity(count, capacity, None, func)
     bound = range_bound(r.max_count, y.shape[0])
-    padded = choose(
-        request.replace(capacity=cap), k=count.size, n=y.shape[0], bound=bound, capacity=cap
-    ).padded
+    if record:
+        padded = choose(
+            request.replace(capacity=cap), k=count.size, n=y.shape[0], bound=bound, capacity=cap
+        ).padded
+    else:  # (the pure-JAX branch of a native call: the same answer, not recorded)
+        padded = padded_fits(count.size, y.shape[0], bound, cap)
     out = reduce_ranges(
         y2, start, count, want, ddof=ddof, omit=omit, method=method, capacity=cap,
         bound=bound, padded=padded, func=func,
     )  # fmt: skip
     ch = tuple(y.shape[1:])
-    res = {
+    return {
         s: v.reshape(result_shape(s, batch, ch))
         for s, v in finish(out, count, stats, min_periods, fdt).items()
     }
-    return public_names(res[stats[0]] if single else res, names, stats, single)
+
+
+# x dtypes the x-width kernel resolves windows on (others: the pure-JAX resolver)
+NATIVE_X = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
+
+
+def native_trailing(x: Array, y: Array, widths: dict[str, Any], request: Request) -> bool:
+    """Whether trailing x-width windows (``width`` alone, one per row) go to the x-width
+    kernel, which resolves them itself: traced calls (eager ones keep their bucketed
+    programs) whose every statistic takes the native road, on x of :data:`NATIVE_X` with a
+    scalar width; the order statistics need their ``capacity`` (the pure-JAX branch does)."""
+    func, stats, method = request.func, request.statistics, request.method
+    w = widths["width"]
+    if w is None or widths["before"] is not None or widths["after"] is not None:
+        return False
+    if eager(x, y) or np.dtype(x.dtype) not in NATIVE_X or np.ndim(w) != 0:
+        return False
+    if not all(base_name(s) in NATIVE_STATISTICS for s in stats):
+        return False
+    if any(base_name(s) in ORDER for s in stats) and request.capacity is None:
+        return False  # the resolver's road raises its message on the missing capacity
+    return all(road("ranges", s, method, func) == "native" for s in stats)
+
+
+def native_windows(
+    x: Array, y: Array, width: Any, closed: str, request: Request
+) -> dict[str, Array]:
+    """Trailing x-width windows by the x-width kernel (:func:`native_trailing` said so):
+    ``{statistic: (N, *channels)}``, ``min_periods`` finished, as :func:`over_ranges`."""
+    func, stats = request.func, request.statistics
+    lo_side, hi_side = sides(closed)
+    xdt = np.dtype(x.dtype)
+    traced = is_traced(width)
+    if traced:
+        width = guard_width(width, "width", func)  # as the resolver: >= 0 at run time
+        raw = width
+    else:
+        raw = concrete_bound(width, "width", x, func, None, width=True)
+        if np.any(raw < 0):
+            raise ValueError(f"{func}: `width` must be >= 0, got {raw.tolist()!r}")
+    if xdt.kind in "iu":  # (wrap, t, big) of the exact saturating difference (_keys)
+        wrap, t, big = int_width(raw, xdt, lo_side, traced)
+        parts = [wrap, t, jnp.zeros((), xdt) if big is None else big]
+        op = jnp.stack([jnp.asarray(v).reshape(()).astype(xdt) for v in parts])
+    else:  # the width in the promoted float dtype, as _keys.lower_bounds
+        wdt = np.dtype(jax.dtypes.canonicalize_dtype(raw.dtype))
+        d = jnp.promote_types(xdt, wdt)
+        op = (raw.astype(d) if traced else jnp.asarray(np.asarray(raw).astype(d))).reshape(1)
+    cap = static_int(request.capacity, "capacity", func) if request.capacity is not None else None
+    n, ch = y.shape[0], tuple(y.shape[1:])
+    y2 = y.reshape(n, int(np.prod(ch)))
+
+    def pure(xx: Array, v: Array, w: Any) -> dict[str, Array]:
+        r = resolve_rolling(xx, w, closed=closed, func=func, checked=True)
+        return over_ranges(v, r, request, record=False)
+
+    res = native_xwidth(
+        x, y2, op, raw, stats, omit=request.omit, ddof=request.ddof,
+        lo_right=lo_side == "right", hi_right=hi_side == "right",
+        min_periods=request.min_periods or 0, fallback=pure, capacity=cap,
+    )  # fmt: skip
+    fdt = float_dtype(y.dtype)
+    return {s: v.astype(fdt).reshape(result_shape(s, (n,), ch)) for s, v in res.items()}
 
 
 def fixed_windows(

@@ -6,13 +6,14 @@ it:
 
 - :func:`available` / :func:`status`: whether the kernels are built, safe for the running
   jaxlib (the import guard, ``_load``) and not switched off (``JAXSUBSET_NATIVE=off``);
-- ``native_ranges`` / ``native_sliding``: the kernels behind the dispatcher (custom_jvp, vmap).
+- ``native_ranges`` / ``native_sliding`` / ``native_xwidth``: the kernels behind the
+  dispatcher (custom_jvp, vmap).
 
 Results follow the library's conventions (``jaxsubset._statistics._registry``) and its
 exactness contract: every result combines only partials of its own range's points.
 """
 
-from ._api import STATISTICS, bypass, native_ranges, native_sliding, usable
+from ._api import STATISTICS, bypass, native_ranges, native_sliding, native_xwidth, usable
 from ._load import NativeUnavailableWarning, available, status
 
 
@@ -23,6 +24,7 @@ __all__ = [
     "bypass",
     "native_ranges",
     "native_sliding",
+    "native_xwidth",
     "status",
     "usable",
 ]

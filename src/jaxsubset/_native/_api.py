@@ -251,3 +251,99 @@ def native_sliding(
     if half:
         out = {s: a if s == "count" and not done else a.astype(in_dtype) for s, a in out.items()}
     return out
+
+
+XWIDTH_TARGET = "jaxsubset_xwidth_stats"
+
+
+def native_xwidth(
+    x: Array,
+    y: Array,
+    width: Array,
+    raw: Any,
+    stats: tuple[str, ...],
+    *,
+    omit: bool,
+    ddof: int,
+    lo_right: bool,
+    hi_right: bool,
+    min_periods: int,
+    fallback: Callable[[Array, Array, Array], dict[str, Array]],
+    capacity: int | None = None,
+) -> dict[str, Array]:
+    """Trailing x-width windows, one per row, resolved and reduced by the native kernel.
+
+    The kernel finds each row's window by two pointers over sorted ``x`` (the pure-JAX
+    resolver's rule, see ``csrc/xwidth.cc``) and finishes ``min_periods``: every result, the
+    ``"count"`` too, comes in ``y``'s float dtype.
+
+    Args:
+        x: ``(N,)`` sorted positions, float32/float64/int32/int64.
+        y: ``(N, C)`` values, any real dtype.
+        width: float ``x``: ``(1,)`` the width in the promoted float dtype; integer ``x``:
+            ``(3,)`` ``(wrap, t, big)`` of ``resolve._keys.int_width`` in x's dtype.
+        raw: the width as the pure-JAX resolver takes it (for ``fallback``).
+        stats: dispatcher names, of :data:`STATISTICS`.
+        omit: leave NaN readings out.
+        ddof: delta degrees of freedom of var/std/sem.
+        lo_right: the lower bound is open (``x > x[i] - width``).
+        hi_right: a window ends at its own row (``closed`` "right"/"both").
+        min_periods: the fewest counted points of a result that is not NaN.
+        fallback: the pure-JAX road ``(x, y, width) -> dict`` of finished results: the branch
+            for other platforms and the derivative.
+        capacity: the order statistics of a window of more than ``capacity`` points are
+            NaN, as on the pure-JAX roads (None: no rule).
+
+    Returns:
+        dict of ``(N, C)`` arrays by name.
+    """
+    from .._validate import index_dtype
+
+    in_dtype = y.dtype
+    if not jnp.issubdtype(in_dtype, jnp.inexact):
+        y = y.astype(jnp.result_type(float))
+    half = jnp.finfo(y.dtype).bits < 32
+    if half:
+        y = y.astype(jnp.float32)
+    n = y.shape[0]
+    ln = jnp.full((1,), n, index_dtype())
+    codes = [_code(s) for s in stats]
+
+    def pure(p: Array, v: Array, op: Array, w: Any) -> dict[str, Array]:
+        with bypass():
+            out = fallback(p, v, w)
+        return {s: out[s].astype(v.dtype) for s in stats}
+
+    def native(p: Array, v: Array, op: Array, w: Any) -> dict[str, Array]:
+        shapes = [jax.ShapeDtypeStruct((n, v.shape[1]), v.dtype) for _ in stats]
+        out = jax.ffi.ffi_call(XWIDTH_TARGET, shapes, vmap_method="expand_dims")(
+            p,
+            v,
+            op,
+            ln,
+            stats=np.array([cd for cd, _ in codes], np.int64),
+            qs=np.array([q for _, q in codes], np.float64),
+            omit=np.int64(omit),
+            ddof=np.int64(ddof),
+            lo_right=np.int64(lo_right),
+            hi_right=np.int64(hi_right),
+            min_periods=np.int64(min_periods),
+            capacity=np.int64(-1 if capacity is None else capacity),
+        )
+        return dict(zip(stats, out, strict=True))
+
+    # (x and the width: positions and bounds, no derivative, as the resolver's integer ranges)
+    @jax.custom_jvp
+    def f(p: Array, v: Array, op: Array, w: Any) -> dict[str, Array]:
+        return jax.lax.platform_dependent(p, v, op, w, cpu=native, default=pure)
+
+    @f.defjvp
+    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
+        p, v, op, w = primals
+        _, tan = jax.jvp(lambda u: pure(p, u, op, w), (v,), (tangents[1],))
+        return f(p, v, op, w), tan
+
+    out = f(x, y, width, jnp.asarray(raw))
+    if half:
+        out = {s: a.astype(in_dtype) for s, a in out.items()}
+    return out
