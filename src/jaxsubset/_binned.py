@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import _bucket
+from . import _bucket, _native
 from ._axis import bound_array, period_edges, time_kind, to_datetime64, x_to_ns
 from ._checks import error_if
 from ._exact import binned_exact, binned_wide
@@ -283,6 +283,7 @@ def reduce(
     method: str,
     capacity: int | None,
     label_of: Callable[[Array], Array] | None = None,
+    resolve: tuple[Array, Array, Array, bool] | None = None,
 ) -> dict[str, Array]:
     """The dispatcher's statistics of ``v`` ``(N, C)`` in the bins (bin number ``d``).
 
@@ -290,7 +291,8 @@ def reduce(
     (``sorted_bins``: the boundary chose it on the real shapes and passes ``label_of(i)``,
     the bins of the points at indices ``i``), by labels (``reduce_labels``), or as index
     ranges (``reduce_ranges``: sorted ``x`` makes every bin one; with ``method="tree"`` on
-    unsorted ``x`` one sort by bin first).
+    unsorted ``x`` one sort by bin first). ``resolve``: ``(x, edges, dec, x_sorted)`` that
+    ``d`` came from, for the native road, which resolves the bins in its kernel.
     """
     func = "binned_statistic"
     if label_of is not None and all(base_name(s) in BLOCK_BIN_STATISTICS for s in stats):
@@ -301,8 +303,9 @@ def reduce(
     label = d - 1  # 0..nbins-1 inside; -1 and nbins (the outlier bins) in no bin
     if bins_layout(x_sorted, stats, method)[0] == "labels":
         return reduce_labels(
-            v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func
-        )
+            v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func,
+            resolve=resolve,
+        )  # fmt: skip
     if x_sorted:
         ys, (start, count) = v, bounds(d, nbins)
     else:  # method="tree" on unsorted x: one sort by bin makes the bins ranges
@@ -325,6 +328,7 @@ def scipy_statistic(
     method: str,
     capacity: int | None,
     label_of: Callable[[Array], Array] | None = None,
+    resolve: tuple[Array, Array, Array, bool] | None = None,
 ) -> Array:
     """SciPy's statistic ``(nbins, C)`` from the dispatcher's registry statistics.
 
@@ -341,15 +345,18 @@ def scipy_statistic(
     is_float = jnp.issubdtype(v.dtype, jnp.inexact)
 
     def run(vals: Array, stats: tuple[str, ...], omit_: bool) -> dict[str, Array]:
-        return reduce(vals, d, nbins, stats, omit_, x_sorted, method, capacity, label_of)
+        return reduce(
+            vals, d, nbins, stats, omit_, x_sorted, method, capacity, label_of, resolve
+        )
 
     if statistic == "median" and not omit and is_float:
         held = jnp.isnan(v)
         filled = jnp.where(held, jnp.asarray(jnp.inf, v.dtype), v)
         med = run(filled, ("median",), False)["median"]
         counts = reduce(
-            held.astype(jnp.int32), d, nbins, ("count", "sum"), False, x_sorted, "auto", None
-        )
+            held.astype(jnp.int32), d, nbins, ("count", "sum"), False, x_sorted, "auto", None,
+            resolve=resolve,
+        )  # fmt: skip
         n, n_nan = counts["count"], counts["sum"]
         return jnp.where(n_nan >= n - n // 2, jnp.nan, med)
     if statistic == "min" and is_float:
@@ -399,8 +406,15 @@ def _binned_core(
             def label_of(i: Array) -> Array:  # the bins of a few points
                 return binnumber(x[i], edges, dec, uniform, nbins) - 1
 
+        # float x against float edges of its dtype: the native road resolves the bins in its
+        # kernel (``d`` is then only the binnumber output, dropped by XLA where unused)
+        resolve = None
+        if nbins is None and jnp.issubdtype(x.dtype, jnp.floating):
+            xe = x.astype(edges.dtype)
+            if _native.x_resolvable(xe, edges):
+                resolve = (xe, edges, dec, x_sorted)
         stat = scipy_statistic(
-            v, d, nb, statistic, nan_policy, x_sorted, method, capacity, label_of
+            v, d, nb, statistic, nan_policy, x_sorted, method, capacity, label_of, resolve
         )
         if statistic == "count":  # SciPy's counts are floats (float32 for half floats)
             cdt = jnp.float32 if out_dtype in (jnp.float16, jnp.bfloat16) else out_dtype
