@@ -92,12 +92,17 @@ class Edges {
  public:
   using K = typename KeyOf<TX>::K;
 
-  Edges(const TX* e, int64_t nbins, int32_t dec) : nb_(nbins), dec_(dec), ke_(nbins + 1) {
-    for (int64_t k = 0; k <= nb_; ++k) ke_[k] = key(e[k]);
+  Edges(const TX* e, int64_t nbins, int32_t dec) : nb_(nbins), dec_(dec), ke_(nbins + 4) {
+    // ke_[i]: the key of edge i - 1, with sentinels below and above every key (two above: a
+    // NaN whose key is the largest steps onto the first and is checked against the second)
+    ke_[0] = std::numeric_limits<K>::min();
+    for (int64_t k = 0; k <= nb_; ++k) ke_[k + 1] = key(e[k]);
+    ke_[nb_ + 2] = ke_[nb_ + 3] = std::numeric_limits<K>::max();
     last_r_ = around(e[nb_], dec_);
-    // the table: the answer at the lower boundary of m equal cells of [e0, e_last]
-    // (a guess only: every answer is walked to the exact one in keys)
-    m_ = std::min<int64_t>(4 * nb_ + 4, int64_t{1} << 20);
+    // the table: the answer at the lower boundary of m equal cells of [e0, e_last], a whole
+    // number per bin (equal-width bins: cells aligned with the edges); a guess only, every
+    // answer is made exact in keys
+    m_ = nb_ * std::max<int64_t>(1, std::min<int64_t>(4, (int64_t{1} << 20) / nb_));
     lo_ = static_cast<double>(e[0]);
     const double span = static_cast<double>(e[nb_]) - lo_;
     scale_ = span > 0 && std::isfinite(span) ? static_cast<double>(m_) / span : 0.0;
@@ -110,30 +115,27 @@ class Edges {
     }
   }
 
-  // the number of edges at or below x (0 .. nb + 1), SciPy's last-edge rule applied; NaN:
-  // nb + 1
+  // the number of edges at or below x (0 .. nb + 1), SciPy's last-edge rule applied. NaN
+  // lies in no bin (0 or nb + 1 by its sign bit: binnumber says nb + 1, the same for every
+  // statistic: in no bin)
   int64_t bin(TX x) const {
-    if (std::isnan(x)) return nb_ + 1;
     const K kx = key(x);
-    const double t = (static_cast<double>(x) - lo_) * scale_;
-    const int64_t j = t >= 0 ? (t < static_cast<double>(m_) ? static_cast<int64_t>(t) + 1 : m_ + 1) : 0;
-    int64_t d = table_[j];
-    int steps = 0;
-    while (d > 0 && kx < ke_[d - 1]) {
-      --d;
-      if (++steps > 4) return rule(x, search(kx));
-    }
-    while (d <= nb_ && kx >= ke_[d]) {
-      ++d;
-      if (++steps > 4) return rule(x, search(kx));
-    }
-    return rule(x, d);
+    double t = (static_cast<double>(x) - lo_) * scale_;
+    t = t < 0 ? -1.0 : t;                            // below: cell -1 (NaN stays NaN)
+    t = t < static_cast<double>(m_) ? t : static_cast<double>(m_);  // above, NaN: m
+    int64_t d = table_[static_cast<int64_t>(t + 1.0)];
+    // one step each way without branches (the table's cell holds at most one edge for
+    // equal-width bins), then the exact check: edge d - 1 at or below x, edge d above it
+    d += kx >= ke_[d + 1];
+    d -= kx < ke_[d];
+    if (!(ke_[d] <= kx && kx < ke_[d + 1])) d = search(kx);
+    return d == nb_ + 1 ? rule(x, d) : d;
   }
 
   // the first index of ascending x (n points) whose key is at or above edge k's
   int64_t lower(const TX* x, int64_t n, int64_t k) const {
     int64_t lo = 0, hi = n;
-    const K e = ke_[k];
+    const K e = ke_[k + 1];
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
       if (key(x[mid]) < e) {
@@ -154,8 +156,9 @@ class Edges {
   }
 
  private:
+  // the number of edges whose keys are at or below kx
   int64_t search(K kx) const {
-    return std::upper_bound(ke_.begin(), ke_.end(), kx) - ke_.begin();
+    return std::upper_bound(ke_.begin() + 1, ke_.begin() + nb_ + 2, kx) - (ke_.begin() + 1);
   }
   int64_t rule(TX x, int64_t d) const {
     return d == nb_ + 1 && around(x, dec_) == last_r_ ? nb_ : d;
@@ -163,7 +166,7 @@ class Edges {
 
   int64_t nb_;
   int32_t dec_;
-  std::vector<K> ke_;
+  std::vector<K> ke_;  // nb + 4: a sentinel, the edges' keys, two sentinels
   TX last_r_;
   int64_t m_;
   double lo_, scale_;
@@ -401,7 +404,179 @@ void stats_by_labels(const T* y, int64_t C, int64_t N, int64_t nb, const Lab& la
   if (!order.empty()) order_by_labels<T>(y, C, N, nb, lab, order, omit);
 }
 
-// ascending x: every bin's index range by a binary search per edge, then the range kernel
+// One bin of ascending x, the points [s, e) of channel yc (stride C): its partial in
+// vectorised passes (sums in lanes, so in another order than ranges.cc's one running sum: the
+// moments within a few ulps of it; counts and extremes exact). Non-finite values are counted
+// in the first pass and classified in a scalar one only where a bin holds any.
+template <typename T, bool SUM, bool EXT, int MOM>
+Partial range_partial(const T* yc, int64_t C, int64_t s, int64_t e) {
+  Partial p;
+  p.n_all = e - s;
+  double sum = 0, mn = INFINITY, mx = -INFINITY, zs = 0, c = 0;
+  int64_t bad = 0;
+  int64_t first = s;  // the first finite point: the shift of the moments (ranges.cc's)
+  if constexpr (MOM > 0) {
+    while (first < e && !std::isfinite(static_cast<double>(yc[first * C]))) ++first;
+    if (first < e) c = static_cast<double>(yc[first * C]);
+  }
+  // L lanes, each its own accumulators (independent chains the compiler vectorises), then
+  // the tail and the lanes combined in a fixed order
+  constexpr int L = 8;
+  double sa[L], za[L], mna[L], mxa[L];
+  int64_t ba[L];
+  for (int l = 0; l < L; ++l) {
+    sa[l] = za[l] = 0.0;
+    mna[l] = INFINITY;
+    mxa[l] = -INFINITY;
+    ba[l] = 0;
+  }
+  auto step = [&](int l, double x) {
+    const bool fin = std::fabs(x) < INFINITY;  // false for NaN and +-inf
+    ba[l] += !fin;
+    if constexpr (SUM) sa[l] += fin ? x : 0.0;
+    if constexpr (MOM > 0) za[l] += fin ? x - c : 0.0;
+    if constexpr (EXT) {
+      mna[l] = x < mna[l] ? x : mna[l];  // NaN never compares: left out, as ranges.cc
+      mxa[l] = x > mxa[l] ? x : mxa[l];
+    }
+  };
+  int64_t i = s;
+  if (C == 1) {
+    for (; i + L <= e; i += L) {
+      for (int l = 0; l < L; ++l) step(l, static_cast<double>(yc[i + l]));
+    }
+  }
+  for (; i < e; ++i) step(0, static_cast<double>(yc[i * C]));
+  for (int l = 0; l < L; ++l) {
+    sum += sa[l];
+    zs += za[l];
+    bad += ba[l];
+    mn = mna[l] < mn ? mna[l] : mn;
+    mx = mxa[l] > mx ? mxa[l] : mx;
+  }
+  if (bad > 0) {
+    for (int64_t i = s; i < e; ++i) {
+      const double x = static_cast<double>(yc[i * C]);
+      p.nan += std::isnan(x);
+      p.pinf += x == INFINITY;
+      p.ninf += x == -INFINITY;
+    }
+  }
+  p.nf = p.n_all - bad;
+  p.sum = sum;
+  p.mn = mn;
+  p.mx = mx;
+  if constexpr (MOM > 0) {
+    if (p.nf > 0) {
+      const double mz = zs / static_cast<double>(p.nf);
+      double m2 = 0, m3 = 0, m4 = 0;
+      double a2[L], a3[L], a4[L];
+      for (int l = 0; l < L; ++l) a2[l] = a3[l] = a4[l] = 0.0;
+      auto dev = [&](int l, double x) {
+        const bool fin = std::fabs(x) < INFINITY;
+        const double d = fin ? (x - c) - mz : 0.0;
+        const double d2 = d * d;
+        a2[l] += d2;
+        if constexpr (MOM == 4) {
+          a3[l] += d2 * d;
+          a4[l] += d2 * d2;
+        }
+      };
+      int64_t j = first;
+      if (C == 1) {
+        for (; j + L <= e; j += L) {
+          for (int l = 0; l < L; ++l) dev(l, static_cast<double>(yc[j + l]));
+        }
+      }
+      for (; j < e; ++j) dev(0, static_cast<double>(yc[j * C]));
+      for (int l = 0; l < L; ++l) {
+        m2 += a2[l];
+        m3 += a3[l];
+        m4 += a4[l];
+      }
+      p.m2 = m2;
+      p.m3 = m3;
+      p.m4 = m4;
+    }
+  }
+  return p;
+}
+
+// the folded statistics of the bins [start[k], start[k] + count[k]) of ascending x
+template <typename T, bool SUM, bool EXT, int MOM>
+void sorted_folded(const T* y, int64_t C, int64_t ch, const int64_t* start, const int64_t* count,
+                   int64_t nb, const std::vector<Out>& outs, bool omit, int64_t ddof) {
+  const T* yc = y + ch;
+  for (int64_t k = 0; k < nb; ++k) {
+    const int64_t s = start[k], e = s + count[k];
+    const Partial p = range_partial<T, SUM, EXT, MOM>(yc, C, s, e);
+    for (const Out& o : outs) {
+      if (is_order(o.stat)) continue;
+      if (o.stat == kCount) {
+        o.put_count(k, C, ch, omit ? p.n_all - p.nan : p.n_all);
+      } else if (o.stat == kFirst || o.stat == kLast) {
+        // with omit the first/last non-NaN point, else the first/last point
+        T v = nan_v<T>();
+        if (o.stat == kFirst) {
+          for (int64_t i = s; i < e; ++i) {
+            if (!omit || !std::isnan(yc[i * C])) {
+              v = yc[i * C];
+              break;
+            }
+          }
+        } else {
+          for (int64_t i = e; i-- > s;) {
+            if (!omit || !std::isnan(yc[i * C])) {
+              v = yc[i * C];
+              break;
+            }
+          }
+        }
+        o.put<T>(k, C, ch, v);
+      } else {
+        o.put<T>(k, C, ch, finish<T>(o.stat, p, omit, ddof));
+      }
+    }
+  }
+}
+
+template <typename T>
+void sorted_folded_any(const T* y, int64_t C, int64_t ch, const int64_t* start,
+                       const int64_t* count, int64_t nb, const std::vector<Out>& outs, bool omit,
+                       int64_t ddof) {
+  bool mom2 = false, mom4 = false, sum = false, ext = false;
+  for (const Out& o : outs) {
+    switch (o.stat) {
+      case kVar: case kStd: case kSem: mom2 = true; break;
+      case kSkew: case kKurt: mom4 = true; break;
+      case kSum: case kMean: sum = true; break;
+      case kMin: case kMax: ext = true; break;
+      default: break;
+    }
+  }
+  auto go = [&](auto mom) {
+    constexpr int M = decltype(mom)::value;
+    if (sum && ext) {
+      sorted_folded<T, true, true, M>(y, C, ch, start, count, nb, outs, omit, ddof);
+    } else if (sum) {
+      sorted_folded<T, true, false, M>(y, C, ch, start, count, nb, outs, omit, ddof);
+    } else if (ext) {
+      sorted_folded<T, false, true, M>(y, C, ch, start, count, nb, outs, omit, ddof);
+    } else {
+      sorted_folded<T, false, false, M>(y, C, ch, start, count, nb, outs, omit, ddof);
+    }
+  };
+  if (mom4) {
+    go(std::integral_constant<int, 4>{});
+  } else if (mom2) {
+    go(std::integral_constant<int, 2>{});
+  } else {
+    go(std::integral_constant<int, 0>{});
+  }
+}
+
+// ascending x: every bin's index range by a binary search per edge, then a vectorised pass
+// per bin (the order statistics: order.cc's selection per range)
 template <typename T, typename TX>
 void stats_sorted(const T* y, int64_t C, int64_t N, const TX* x, const Edges<TX>& e, int64_t nb,
                   const std::vector<Out>& outs, bool omit, int64_t ddof) {
@@ -417,7 +592,7 @@ void stats_sorted(const T* y, int64_t C, int64_t N, const TX* x, const Edges<TX>
   bool folded = false, order = false;
   for (const Out& o : outs) (is_order(o.stat) ? order : folded) = true;
   for (int64_t ch = 0; ch < C; ++ch) {
-    if (folded) folded_ranges<T>(y, C, ch, r, outs, omit, ddof);
+    if (folded) sorted_folded_any<T>(y, C, ch, start.data(), count.data(), nb, outs, omit, ddof);
     if (order) order_ranges<T>(y, C, ch, r, outs, omit);
   }
 }
