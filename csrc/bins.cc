@@ -405,56 +405,100 @@ void stats_by_labels(const T* y, int64_t C, int64_t N, int64_t nb, const Lab& la
 }
 
 // One bin of ascending x, the points [s, e) of channel yc (stride C): its partial in
-// vectorised passes (sums in lanes, so in another order than ranges.cc's one running sum: the
-// moments within a few ulps of it; counts and extremes exact). Non-finite values are counted
-// in the first pass and classified in a scalar one only where a bin holds any.
+// vectorised passes, L lanes of independent accumulators combined in a fixed order (sums in
+// another order than ranges.cc's one running sum: the moments within a few ulps of it;
+// counts and extremes exact). First the plain pass, as if every point were finite; a sum that
+// is not finite (a NaN or an inf among the points, or an overflow) sends the bin to the
+// careful pass, which counts and leaves out the non-finite points.
 template <typename T, bool SUM, bool EXT, int MOM>
 Partial range_partial(const T* yc, int64_t C, int64_t s, int64_t e) {
+  constexpr int L = 8;
   Partial p;
   p.n_all = e - s;
-  double sum = 0, mn = INFINITY, mx = -INFINITY, zs = 0, c = 0;
-  int64_t bad = 0;
-  int64_t first = s;  // the first finite point: the shift of the moments (ranges.cc's)
-  if constexpr (MOM > 0) {
-    while (first < e && !std::isfinite(static_cast<double>(yc[first * C]))) ++first;
-    if (first < e) c = static_cast<double>(yc[first * C]);
-  }
-  // L lanes, each its own accumulators (independent chains the compiler vectorises), then
-  // the tail and the lanes combined in a fixed order
-  constexpr int L = 8;
   double sa[L], za[L], mna[L], mxa[L];
   int64_t ba[L];
-  for (int l = 0; l < L; ++l) {
-    sa[l] = za[l] = 0.0;
-    mna[l] = INFINITY;
-    mxa[l] = -INFINITY;
-    ba[l] = 0;
-  }
-  auto step = [&](int l, double x) {
-    const bool fin = std::fabs(x) < INFINITY;  // false for NaN and +-inf
-    ba[l] += !fin;
-    if constexpr (SUM) sa[l] += fin ? x : 0.0;
-    if constexpr (MOM > 0) za[l] += fin ? x - c : 0.0;
-    if constexpr (EXT) {
-      mna[l] = x < mna[l] ? x : mna[l];  // NaN never compares: left out, as ranges.cc
-      mxa[l] = x > mxa[l] ? x : mxa[l];
+  auto reset = [&]() {
+    for (int l = 0; l < L; ++l) {
+      sa[l] = za[l] = 0.0;
+      mna[l] = INFINITY;
+      mxa[l] = -INFINITY;
+      ba[l] = 0;
     }
   };
-  int64_t i = s;
-  if (C == 1) {
-    for (; i + L <= e; i += L) {
-      for (int l = 0; l < L; ++l) step(l, static_cast<double>(yc[i + l]));
+  // lanes over [s, e) (contiguous: whole blocks of L, then the tail in lane 0)
+  auto lanes = [&](auto&& step) {
+    int64_t i = s;
+    if (C == 1) {
+      for (; i + L <= e; i += L) {
+        for (int l = 0; l < L; ++l) step(l, static_cast<double>(yc[i + l]));
+      }
+    }
+    for (; i < e; ++i) step(0, static_cast<double>(yc[i * C]));
+  };
+  auto combine = [](const double* a) {
+    double t = 0;
+    for (int l = 0; l < L; ++l) t += a[l];
+    return t;
+  };
+  double c = e > s ? static_cast<double>(yc[s * C]) : 0.0;  // the moments' shift
+  reset();
+  {  // written out (no lambda): the lanes stay in registers
+    double a[L], z[L], lo[L], hi[L];
+    for (int l = 0; l < L; ++l) {
+      a[l] = z[l] = 0.0;
+      lo[l] = INFINITY;
+      hi[l] = -INFINITY;
+    }
+    int64_t i = s;
+    if (C == 1) {
+      for (; i + L <= e; i += L) {
+        for (int l = 0; l < L; ++l) {
+          const double x = static_cast<double>(yc[i + l]);
+          a[l] += x;  // also for EXT alone: its finiteness says whether every point is
+          if constexpr (MOM > 0) z[l] += x - c;  // finite
+          if constexpr (EXT) {
+            lo[l] = x < lo[l] ? x : lo[l];
+            hi[l] = x > hi[l] ? x : hi[l];
+          }
+        }
+      }
+    }
+    for (; i < e; ++i) {
+      const double x = static_cast<double>(yc[i * C]);
+      a[0] += x;
+      if constexpr (MOM > 0) z[0] += x - c;
+      if constexpr (EXT) {
+        lo[0] = x < lo[0] ? x : lo[0];
+        hi[0] = x > hi[0] ? x : hi[0];
+      }
+    }
+    for (int l = 0; l < L; ++l) {
+      sa[l] = a[l];
+      za[l] = z[l];
+      mna[l] = lo[l];
+      mxa[l] = hi[l];
     }
   }
-  for (; i < e; ++i) step(0, static_cast<double>(yc[i * C]));
-  for (int l = 0; l < L; ++l) {
-    sum += sa[l];
-    zs += za[l];
-    bad += ba[l];
-    mn = mna[l] < mn ? mna[l] : mn;
-    mx = mxa[l] > mx ? mxa[l] : mx;
-  }
-  if (bad > 0) {
+  double sum = combine(sa), zs = combine(za);
+  const bool careful = !std::isfinite(sum) || (MOM > 0 && !std::isfinite(zs));
+  if (careful) {
+    // the shift: the first finite point (ranges.cc's)
+    int64_t first = s;
+    while (first < e && !std::isfinite(static_cast<double>(yc[first * C]))) ++first;
+    c = first < e ? static_cast<double>(yc[first * C]) : 0.0;
+    reset();
+    lanes([&](int l, double x) {
+      const bool fin = std::fabs(x) < INFINITY;  // false for NaN and +-inf
+      ba[l] += !fin;
+      sa[l] += fin ? x : 0.0;
+      if constexpr (MOM > 0) za[l] += fin ? x - c : 0.0;
+      if constexpr (EXT) {
+        mna[l] = x < mna[l] ? x : mna[l];  // NaN never compares: left out, as ranges.cc
+        mxa[l] = x > mxa[l] ? x : mxa[l];
+      }
+    });
+    sum = combine(sa);
+    zs = combine(za);
     for (int64_t i = s; i < e; ++i) {
       const double x = static_cast<double>(yc[i * C]);
       p.nan += std::isnan(x);
@@ -462,19 +506,21 @@ Partial range_partial(const T* yc, int64_t C, int64_t s, int64_t e) {
       p.ninf += x == -INFINITY;
     }
   }
-  p.nf = p.n_all - bad;
-  p.sum = sum;
+  double mn = INFINITY, mx = -INFINITY;
+  for (int l = 0; l < L; ++l) {
+    mn = mna[l] < mn ? mna[l] : mn;
+    mx = mxa[l] > mx ? mxa[l] : mx;
+  }
+  p.nf = p.n_all - p.nan - p.pinf - p.ninf;
+  p.sum = SUM ? sum : 0.0;
   p.mn = mn;
   p.mx = mx;
   if constexpr (MOM > 0) {
     if (p.nf > 0) {
       const double mz = zs / static_cast<double>(p.nf);
-      double m2 = 0, m3 = 0, m4 = 0;
       double a2[L], a3[L], a4[L];
       for (int l = 0; l < L; ++l) a2[l] = a3[l] = a4[l] = 0.0;
-      auto dev = [&](int l, double x) {
-        const bool fin = std::fabs(x) < INFINITY;
-        const double d = fin ? (x - c) - mz : 0.0;
+      auto dev = [&](int l, double d) {
         const double d2 = d * d;
         a2[l] += d2;
         if constexpr (MOM == 4) {
@@ -482,21 +528,41 @@ Partial range_partial(const T* yc, int64_t C, int64_t s, int64_t e) {
           a4[l] += d2 * d2;
         }
       };
-      int64_t j = first;
-      if (C == 1) {
-        for (; j + L <= e; j += L) {
-          for (int l = 0; l < L; ++l) dev(l, static_cast<double>(yc[j + l]));
+      if (careful) {
+        lanes([&](int l, double x) { dev(l, std::fabs(x) < INFINITY ? (x - c) - mz : 0.0); });
+        p.m2 = combine(a2);
+        p.m3 = combine(a3);
+        p.m4 = combine(a4);
+      } else {  // written out, as the plain pass above
+        double b2[L], b3[L], b4[L];
+        for (int l = 0; l < L; ++l) b2[l] = b3[l] = b4[l] = 0.0;
+        int64_t i = s;
+        if (C == 1) {
+          for (; i + L <= e; i += L) {
+            for (int l = 0; l < L; ++l) {
+              const double d = (static_cast<double>(yc[i + l]) - c) - mz;
+              const double d2 = d * d;
+              b2[l] += d2;
+              if constexpr (MOM == 4) {
+                b3[l] += d2 * d;
+                b4[l] += d2 * d2;
+              }
+            }
+          }
         }
+        for (; i < e; ++i) {
+          const double d = (static_cast<double>(yc[i * C]) - c) - mz;
+          const double d2 = d * d;
+          b2[0] += d2;
+          if constexpr (MOM == 4) {
+            b3[0] += d2 * d;
+            b4[0] += d2 * d2;
+          }
+        }
+        p.m2 = combine(b2);
+        p.m3 = combine(b3);
+        p.m4 = combine(b4);
       }
-      for (; j < e; ++j) dev(0, static_cast<double>(yc[j * C]));
-      for (int l = 0; l < L; ++l) {
-        m2 += a2[l];
-        m3 += a3[l];
-        m4 += a4[l];
-      }
-      p.m2 = m2;
-      p.m3 = m3;
-      p.m4 = m4;
     }
   }
   return p;
