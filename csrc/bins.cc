@@ -8,7 +8,9 @@
 //   edges  (*B, K + 1) the strictly increasing bin edges (modes 1, 2; mode 0: unused)
 //   dec    (*B, 1)    int32, the decimals of SciPy's last-edge rule (modes 1, 2)
 //   results (*B, K, C): y's float dtype, "count" in an int32/int64 dtype
-//   attrs  stats (codes of common.h), qs, omit (0/1), ddof, mode
+//   attrs  stats (codes of common.h), qs, omit (0/1), ddof, mode (+ 4: the order statistics
+//          rank NaN above every value, SciPy's propagate median: NaN where a rank read is a
+//          NaN's)
 //
 // The bin of a point is EXACTLY _binned.binnumber's: the number of edges at or below x,
 // compared as order-preserving integer keys (resolve/_keys.keys: no flush of subnormals, -0.0
@@ -343,9 +345,69 @@ void folded_labels(const T* y, int64_t C, int64_t ch, int64_t N, int64_t nb, con
 // median/quantile: the points grouped by bin (stable counting sort, every channel at once)
 // unless the labels ascend (then every bin is an index range of y itself), then order.cc's
 // selection per bin
+// NumPy's _lerp, the ranks and the values of order.cc (the same formulas, so the same bits
+// as the range kernel and the reference road)
+template <typename T>
+inline T lerp(T a, T b, T t) {
+  const T d = b - a;
+  return t >= T(0.5) ? b - d * (T(1) - t) : a + d * t;
+}
+
+// the order statistics of the bins [start[k], start[k] + count[k]) of channel ch: the bin's
+// non-NaN values copied and partially sorted (nth_element). NaN readings: left out (omit);
+// nan_last: ranked above every value, SciPy's propagate median (NaN where a rank read is a
+// NaN's); else a bin holding one gives NaN.
+template <typename T>
+void order_bins(const T* y, int64_t C, int64_t ch, const int64_t* start, const int64_t* count,
+                int64_t nb, const std::vector<Out>& outs, bool omit, bool nan_last) {
+  const T* yc = y + ch;
+  std::vector<T> buf;
+  for (int64_t k = 0; k < nb; ++k) {
+    const int64_t s = start[k], e = s + count[k];
+    buf.clear();
+    int64_t nans = 0;
+    for (int64_t i = s; i < e; ++i) {
+      const T v = yc[i * C];
+      if (std::isnan(v)) {
+        ++nans;
+      } else {
+        buf.push_back(v);
+      }
+    }
+    const int64_t held = static_cast<int64_t>(buf.size());
+    const int64_t n = omit ? held : held + nans;  // the ranked values
+    for (const Out& o : outs) {
+      if (!is_order(o.stat)) continue;
+      T res = nan_v<T>();
+      if (n > 0 && (omit || nan_last || nans == 0)) {
+        int64_t lo, hi;
+        T t = T(0);
+        if (o.stat == kMedian) {
+          lo = (n - 1) / 2;
+          hi = n / 2;
+        } else {
+          const T h = static_cast<T>(n - 1) * static_cast<T>(o.q);
+          const T f = std::floor(h);
+          lo = std::min(static_cast<int64_t>(f), n - 1);
+          hi = std::min(lo + 1, n - 1);
+          t = h - f;
+        }
+        if (hi < held) {  // (nan_last: a rank at or above `held` is a NaN's)
+          auto at = buf.begin() + lo;
+          std::nth_element(buf.begin(), at, buf.end());
+          const T a = *at;
+          const T b = hi > lo ? *std::min_element(at + 1, buf.end()) : a;
+          res = o.stat == kMedian ? (a + b) / T(2) : lerp(a, b, t);
+        }
+      }
+      o.put<T>(k, C, ch, res);
+    }
+  }
+}
+
 template <typename T, typename Lab>
 void order_by_labels(const T* y, int64_t C, int64_t N, int64_t nb, const Lab& lab,
-                     const std::vector<Out>& outs, bool omit) {
+                     const std::vector<Out>& outs, bool omit, bool nan_last) {
   std::vector<int64_t> start(nb + 1, 0), count(nb, 0);
   bool ascending = true;
   int64_t prev = -1, lo = -1;  // lo: the first point in a bin (ascending labels)
@@ -368,9 +430,9 @@ void order_by_labels(const T* y, int64_t C, int64_t N, int64_t nb, const Lab& la
       start[b] = s;
       s += count[b];
     }
-    Ranges r{start.data(), count.data(), true, nb, N};
-    r.scan();
-    for (int64_t ch = 0; ch < C; ++ch) order_ranges<T>(y, C, ch, r, outs, omit);
+    for (int64_t ch = 0; ch < C; ++ch) {
+      order_bins<T>(y, C, ch, start.data(), count.data(), nb, outs, omit, nan_last);
+    }
     return;
   }
   int64_t s = 0;
@@ -387,21 +449,21 @@ void order_by_labels(const T* y, int64_t C, int64_t N, int64_t nb, const Lab& la
     const int64_t j = at[b]++;
     for (int64_t ch = 0; ch < C; ++ch) ys[j * C + ch] = y[i * C + ch];
   }
-  Ranges r{start.data(), count.data(), true, nb, total};
-  r.scan();
-  for (int64_t ch = 0; ch < C; ++ch) order_ranges<T>(ys.data(), C, ch, r, outs, omit);
+  for (int64_t ch = 0; ch < C; ++ch) {
+    order_bins<T>(ys.data(), C, ch, start.data(), count.data(), nb, outs, omit, nan_last);
+  }
 }
 
 template <typename T, typename Lab>
 void stats_by_labels(const T* y, int64_t C, int64_t N, int64_t nb, const Lab& lab,
-                     const std::vector<Out>& outs, bool omit, int64_t ddof) {
+                     const std::vector<Out>& outs, bool omit, int64_t ddof, bool nan_last) {
   std::vector<Out> folded, order;
   for (const Out& o : outs) (is_order(o.stat) ? order : folded).push_back(o);
   if (!folded.empty()) {
     Acc a;
     for (int64_t ch = 0; ch < C; ++ch) folded_labels<T>(y, C, ch, N, nb, lab, folded, omit, ddof, a);
   }
-  if (!order.empty()) order_by_labels<T>(y, C, N, nb, lab, order, omit);
+  if (!order.empty()) order_by_labels<T>(y, C, N, nb, lab, order, omit, nan_last);
 }
 
 // One bin of ascending x, the points [s, e) of channel yc (stride C): its partial in
@@ -642,10 +704,10 @@ void sorted_folded_any(const T* y, int64_t C, int64_t ch, const int64_t* start,
 }
 
 // ascending x: every bin's index range by a binary search per edge, then a vectorised pass
-// per bin (the order statistics: order.cc's selection per range)
+// per bin (the order statistics: a selection per bin, order.cc's)
 template <typename T, typename TX>
 void stats_sorted(const T* y, int64_t C, int64_t N, const TX* x, const Edges<TX>& e, int64_t nb,
-                  const std::vector<Out>& outs, bool omit, int64_t ddof) {
+                  const std::vector<Out>& outs, bool omit, int64_t ddof, bool nan_last) {
   std::vector<int64_t> b(nb + 1), start(nb), count(nb);
   for (int64_t k = 0; k <= nb; ++k) b[k] = e.lower(x, N, k);
   b[nb] = e.last_end(x, N, b[nb]);
@@ -653,13 +715,11 @@ void stats_sorted(const T* y, int64_t C, int64_t N, const TX* x, const Edges<TX>
     start[k] = b[k];
     count[k] = std::max<int64_t>(b[k + 1] - b[k], 0);
   }
-  Ranges r{start.data(), count.data(), true, nb, N};
-  r.scan();
   bool folded = false, order = false;
   for (const Out& o : outs) (is_order(o.stat) ? order : folded) = true;
   for (int64_t ch = 0; ch < C; ++ch) {
     if (folded) sorted_folded_any<T>(y, C, ch, start.data(), count.data(), nb, outs, omit, ddof);
-    if (order) order_ranges<T>(y, C, ch, r, outs, omit);
+    if (order) order_bins<T>(y, C, ch, start.data(), count.data(), nb, outs, omit, nan_last);
   }
 }
 
@@ -667,6 +727,8 @@ template <typename T, typename S>
 ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edges, ffi::AnyBuffer dec,
                ffi::RemainingRets rets, ffi::Span<const int64_t> stats,
                ffi::Span<const double> qs, bool omit, int64_t ddof, int64_t mode) {
+  const bool nan_last = (mode & 4) != 0;  // SciPy's propagate median (see order_bins)
+  mode &= 3;
   constexpr bool is_x = std::is_floating_point_v<S>;
   if (is_x != (mode != 0)) return bad("mode 0 takes int labels, modes 1 and 2 float x");
   auto ydims = y.dimensions();
@@ -728,14 +790,28 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edges, ffi::
       const int32_t db = static_cast<const int32_t*>(dec.untyped_data())[dmap->offset(b)];
       Edges<S> e(eb, K, db);
       if (mode == 2) {
-        stats_sorted<T, S>(yb, C, N, sb, e, K, item, omit, ddof);
+        stats_sorted<T, S>(yb, C, N, sb, e, K, item, omit, ddof, nan_last);
       } else {
-        auto lab = [&](int64_t i) -> int64_t { return e.bin(sb[i]) - 1; };
-        stats_by_labels<T>(yb, C, N, K, lab, item, omit, ddof);
+        // a second pass over the labels (moments, order statistics, other channels): the
+        // labels resolved once, kept; else resolved in the one pass
+        bool again = C > 1;
+        for (const Out& o : item) {
+          again |= is_order(o.stat) || o.stat == kVar || o.stat == kStd || o.stat == kSem ||
+                   o.stat == kSkew || o.stat == kKurt;
+        }
+        if (again && K < std::numeric_limits<int32_t>::max()) {
+          std::vector<int32_t> labs(static_cast<size_t>(N));
+          for (int64_t i = 0; i < N; ++i) labs[i] = static_cast<int32_t>(e.bin(sb[i]) - 1);
+          auto lab = [&](int64_t i) -> int64_t { return labs[i]; };
+          stats_by_labels<T>(yb, C, N, K, lab, item, omit, ddof, nan_last);
+        } else {
+          auto lab = [&](int64_t i) -> int64_t { return e.bin(sb[i]) - 1; };
+          stats_by_labels<T>(yb, C, N, K, lab, item, omit, ddof, nan_last);
+        }
       }
     } else {
       auto lab = [&](int64_t i) -> int64_t { return static_cast<int64_t>(sb[i]); };
-      stats_by_labels<T>(yb, C, N, K, lab, item, omit, ddof);
+      stats_by_labels<T>(yb, C, N, K, lab, item, omit, ddof, nan_last);
     }
   }
   return ffi::Error::Success();
@@ -763,7 +839,7 @@ ffi::Error BinStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edg
                         ffi::AnyBuffer dec, ffi::RemainingRets rets,
                         ffi::Span<const int64_t> stats, ffi::Span<const double> qs, int64_t omit,
                         int64_t ddof, int64_t mode) {
-  if (mode < 0 || mode > 2) return bad("mode must be 0, 1 or 2");
+  if ((mode & 3) > 2 || mode < 0 || mode > 7) return bad("mode must be 0, 1 or 2 (+ 4)");
   switch (y.element_type()) {
     case ffi::DataType::F32:
       return by_src<float>(y, src, edges, dec, rets, stats, qs, omit != 0, ddof, mode);

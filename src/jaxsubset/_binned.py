@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 
 from . import _bucket, _native
+from ._native import native_bins
 from ._axis import bound_array, period_edges, time_kind, to_datetime64, x_to_ns
 from ._checks import error_if
 from ._exact import binned_exact, binned_wide
@@ -52,7 +53,7 @@ from ._validate import (
     traced_array,
 )
 from .reduce import Request, choose
-from .reduce._choose import bins_layout
+from .reduce._choose import bins_layout, road as choose_road
 from .resolve._keys import keys
 
 
@@ -341,6 +342,7 @@ def scipy_statistic(
     bin's values sorted with NaN last, i.e. the median of the values with NaN read as +inf,
     NaN when a NaN reaches the upper middle (``n_nan >= ceil(n / 2)``).
     """
+    func = "binned_statistic"
     omit = nan_policy == "omit"
     is_float = jnp.issubdtype(v.dtype, jnp.inexact)
 
@@ -350,15 +352,33 @@ def scipy_statistic(
         )
 
     if statistic == "median" and not omit and is_float:
-        held = jnp.isnan(v)
-        filled = jnp.where(held, jnp.asarray(jnp.inf, v.dtype), v)
-        med = run(filled, ("median",), False)["median"]
-        counts = reduce(
-            held.astype(jnp.int32), d, nbins, ("count", "sum"), False, x_sorted, "auto", None,
-            resolve=resolve,
-        )  # fmt: skip
-        n, n_nan = counts["count"], counts["sum"]
-        return jnp.where(n_nan >= n - n // 2, jnp.nan, med)
+
+        def scipy_median(vals: Array, dd: Array, meth: str, res: Any) -> Array:
+            held = jnp.isnan(vals)
+            filled = jnp.where(held, jnp.asarray(jnp.inf, vals.dtype), vals)
+            med = reduce(
+                filled, dd, nbins, ("median",), False, x_sorted, meth, capacity, label_of, res
+            )["median"]
+            counts = reduce(
+                held.astype(jnp.int32), dd, nbins, ("count", "sum"), False, x_sorted, "auto",
+                None, resolve=res,
+            )  # fmt: skip
+            n, n_nan = counts["count"], counts["sum"]
+            return jnp.where(n_nan >= n - n // 2, jnp.nan, med)
+
+        native = label_of is None and bins_layout(x_sorted, ("median",), method)[0] == "labels"
+        if native and choose_road("labels", "median", method, func) == "native":
+            # the native kernel ranks NaN above every value itself: one call
+            def pure(vals: Array, lab: Array) -> dict[str, Array]:
+                meth = "auto" if method == "native" else method
+                return {"median": scipy_median(vals, lab + 1, meth, None)}
+
+            x, edges, dec, srt = resolve if resolve is not None else (None, None, None, False)
+            return native_bins(
+                v, d - 1, nbins, ("median",), omit=False, ddof=0, fallback=pure, x=x,
+                edges=edges, dec=dec, x_sorted=srt, nan_last=True,
+            )["median"]  # fmt: skip
+        return scipy_median(v, d, method, resolve)
     if statistic == "min" and is_float:
         return run(v, ("min",), True)["min"]
     out = run(v, (statistic,), omit)[statistic]

@@ -48,6 +48,7 @@ def native_bins(
     edges: Array | None = None,
     dec: Array | None = None,
     x_sorted: bool = False,
+    nan_last: bool = False,
 ) -> dict[str, Array]:
     """Statistics of ``y`` per bin by the native kernel.
 
@@ -67,6 +68,9 @@ def native_bins(
             :func:`x_resolvable`): the kernel resolves the bins itself (``label`` is then
             read only by the pure-JAX road; XLA drops it from a CPU program).
         x_sorted: ``x`` ascends: every bin's index range by a binary search per edge.
+        nan_last: with ``omit=False``, the median and quantiles rank NaN above every value
+            (SciPy's ``binned_statistic`` median): NaN where a rank read is a NaN's, else the
+            values' order statistic at those ranks.
 
     Returns:
         dict of ``(nbins, C)`` arrays by name: floats in ``y``'s float dtype, ``"count"`` in
@@ -91,6 +95,8 @@ def native_bins(
         assert edges is not None and dec is not None  # for mypy
         mode = X_SORTED if x_sorted else X_ANY
         src, dec = x, jnp.asarray(dec, jnp.int32).reshape(1)
+    if nan_last:
+        mode += 4
 
     def pure(v: Array, lab: Array) -> dict[str, Array]:
         with bypass():
