@@ -17,10 +17,10 @@ import numpy as np
 from jax import lax
 
 from . import _bucket, _native
-from ._native import native_bins
 from ._axis import bound_array, period_edges, time_kind, to_datetime64, x_to_ns
 from ._checks import error_if
 from ._exact import binned_exact, binned_wide
+from ._native import native_bins
 from ._statistics._blocks import sorted_bins
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
@@ -347,9 +347,7 @@ def scipy_statistic(
     is_float = jnp.issubdtype(v.dtype, jnp.inexact)
 
     def run(vals: Array, stats: tuple[str, ...], omit_: bool) -> dict[str, Array]:
-        return reduce(
-            vals, d, nbins, stats, omit_, x_sorted, method, capacity, label_of, resolve
-        )
+        return reduce(vals, d, nbins, stats, omit_, x_sorted, method, capacity, label_of, resolve)
 
     if statistic == "median" and not omit and is_float:
 

@@ -6,7 +6,8 @@ it:
 
 - :func:`available` / :func:`status`: whether the kernels are built, safe for the running
   jaxlib (the import guard, ``_load``) and not switched off (``JAXSUBSET_NATIVE=off``);
-- ``native_ranges`` / ``native_sliding`` / ``native_bins``: the kernels behind the dispatcher (custom_jvp, vmap).
+- ``native_ranges`` / ``native_sliding`` / ``native_bins``: the kernels behind the dispatcher
+  (custom_jvp, vmap).
 
 Results follow the library's conventions (``jaxsubset._statistics._registry``) and its
 exactness contract: every result combines only partials of its own range's points.

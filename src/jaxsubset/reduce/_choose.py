@@ -236,11 +236,12 @@ def bins_layout(
     Bins of sorted x are also index ranges. ``"auto"`` takes the native road on the CPU where
     the kernels run (``"labels"``, every statistic native: the kernel resolves each point's
     bin from x and the edges, and finds the bins of sorted x by a binary search per edge).
-    Else it reduces bins of sorted x by whole blocks (``_statistics._blocks``: a vectorised pass per statistic instead of a scatter per
-    point, on every backend) where every statistic asked is one of
-    :data:`BLOCK_BIN_STATISTICS` and the ``n`` points fill the ``nbins`` bins with enough
-    points each for blocks to pay (``_registry.block_size``). Otherwise, on the CPU, by labels (scatters are O(N) and cache-friendly there,
-    whatever the order); elsewhere sorted bins are ranges on the tree, except the median
+    Else it reduces bins of sorted x by whole blocks (``_statistics._blocks``: a vectorised
+    pass per statistic instead of a scatter per point, on every backend) where every
+    statistic asked is one of :data:`BLOCK_BIN_STATISTICS` and the ``n`` points fill the
+    ``nbins`` bins with enough points each for blocks to pay (``_registry.block_size``).
+    Otherwise, on the CPU, by labels (scatters are O(N) and cache-friendly there, whatever
+    the order); elsewhere sorted bins are ranges on the tree, except the median
     (the range median is the padded one), and unsorted bins are labels (one sort).
     """
     if method in ("scatter", "sort"):
