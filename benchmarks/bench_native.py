@@ -27,6 +27,7 @@ once with ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` and once without (the header
 
 import argparse
 import importlib
+import os
 import time
 from typing import Any
 
@@ -41,6 +42,7 @@ from _harness import block, print_header, print_table, time_interleaved, write_j
 
 import jaxsubset  # noqa: E402
 from jaxsubset import _native  # noqa: E402
+import jaxsubset._native  # noqa: E402 - the package binds public names only
 
 
 FULL = dict(n=10**7, widths=(100, 10**4), xwidths=(100, 10**4), rounds=3, budget_s=30.0,
@@ -71,11 +73,13 @@ def _row(rows: list[dict], workload: str, dtype: str, stat: str, tt: dict[str, f
             row[f"{k}_ms"] = v * 1e3
     row["best_peer"] = best
     row["ratio"] = tt["jaxsubset"] / peers[best] if best else None
+    row["load"] = os.getloadavg()[0]  # a shared machine: the 1-minute load average after it
     rows.append(row)
     print(
         f"   {workload:<22} {dtype:<8} {stat:<7} jaxsubset {tt['jaxsubset'] * 1e3:8.1f} ms  "
         + "  ".join(f"{k} {v * 1e3:8.1f}" for k, v in tt.items() if k != "jaxsubset")
-        + (f"  ratio {row['ratio']:.2f} ({best})" if best else ""),
+        + (f"  ratio {row['ratio']:.2f} ({best})" if best else "")
+        + f"  load {row['load']:.1f}",
         flush=True,
     )
 
@@ -295,7 +299,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     for name, fn in work.items():
         if args.only is None or name in args.only:
             fn(cfg, rows)
-    cols = ["workload", "dtype", "stat", "jaxsubset_ms", "best_peer", "ratio"]
+    cols = ["workload", "dtype", "stat", "jaxsubset_ms", "best_peer", "ratio", "load"]
     print_table(rows, cols)
     if args.json:
         write_json(args.json, {"header": info, "rows": rows})

@@ -447,6 +447,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetXwidthStats, jaxsubset::XwidthStatsImpl,
                                   .Attr<int64_t>("hi_right")
                                   .Attr<int64_t>("min_periods")
                                   .Attr<int64_t>("capacity"));
+// bins.cc
+XLA_FFI_DECLARE_HANDLER_SYMBOL(JaxsubsetBinStats);
 
 namespace {
 
@@ -465,6 +467,7 @@ NB_MODULE(_kernels, m) {
     d["jaxsubset_range_stats"] = capsule(JaxsubsetRangeStats);
     d["jaxsubset_sliding_stats"] = capsule(JaxsubsetSlidingStats);
     d["jaxsubset_xwidth_stats"] = capsule(JaxsubsetXwidthStats);
+    d["jaxsubset_bin_stats"] = capsule(JaxsubsetBinStats);
     return d;
   });
   // what the handlers were built against: the import guard compares it with the running jaxlib

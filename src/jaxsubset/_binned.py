@@ -16,10 +16,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import _bucket
+from . import _bucket, _native
 from ._axis import bound_array, period_edges, time_kind, to_datetime64, x_to_ns
 from ._checks import error_if
 from ._exact import binned_exact, binned_wide
+from ._native import native_bins
 from ._statistics._blocks import sorted_bins
 from ._statistics._dispatch import reduce_ranges
 from ._statistics._labels import clean_labels, group_by_label, reduce_labels
@@ -52,7 +53,7 @@ from ._validate import (
     traced_array,
 )
 from .reduce import Request, choose
-from .reduce._choose import bins_layout
+from .reduce._choose import bins_layout, road as choose_road
 from .resolve._keys import keys
 
 
@@ -283,6 +284,7 @@ def reduce(
     method: str,
     capacity: int | None,
     label_of: Callable[[Array], Array] | None = None,
+    resolve: tuple[Array, Array, Array, bool] | None = None,
 ) -> dict[str, Array]:
     """The dispatcher's statistics of ``v`` ``(N, C)`` in the bins (bin number ``d``).
 
@@ -290,7 +292,8 @@ def reduce(
     (``sorted_bins``: the boundary chose it on the real shapes and passes ``label_of(i)``,
     the bins of the points at indices ``i``), by labels (``reduce_labels``), or as index
     ranges (``reduce_ranges``: sorted ``x`` makes every bin one; with ``method="tree"`` on
-    unsorted ``x`` one sort by bin first).
+    unsorted ``x`` one sort by bin first). ``resolve``: ``(x, edges, dec, x_sorted)`` that
+    ``d`` came from, for the native road, which resolves the bins in its kernel.
     """
     func = "binned_statistic"
     if label_of is not None and all(base_name(s) in BLOCK_BIN_STATISTICS for s in stats):
@@ -301,8 +304,9 @@ def reduce(
     label = d - 1  # 0..nbins-1 inside; -1 and nbins (the outlier bins) in no bin
     if bins_layout(x_sorted, stats, method)[0] == "labels":
         return reduce_labels(
-            v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func
-        )
+            v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func,
+            resolve=resolve,
+        )  # fmt: skip
     if x_sorted:
         ys, (start, count) = v, bounds(d, nbins)
     else:  # method="tree" on unsorted x: one sort by bin makes the bins ranges
@@ -325,6 +329,7 @@ def scipy_statistic(
     method: str,
     capacity: int | None,
     label_of: Callable[[Array], Array] | None = None,
+    resolve: tuple[Array, Array, Array, bool] | None = None,
 ) -> Array:
     """SciPy's statistic ``(nbins, C)`` from the dispatcher's registry statistics.
 
@@ -337,21 +342,41 @@ def scipy_statistic(
     bin's values sorted with NaN last, i.e. the median of the values with NaN read as +inf,
     NaN when a NaN reaches the upper middle (``n_nan >= ceil(n / 2)``).
     """
+    func = "binned_statistic"
     omit = nan_policy == "omit"
     is_float = jnp.issubdtype(v.dtype, jnp.inexact)
 
     def run(vals: Array, stats: tuple[str, ...], omit_: bool) -> dict[str, Array]:
-        return reduce(vals, d, nbins, stats, omit_, x_sorted, method, capacity, label_of)
+        return reduce(vals, d, nbins, stats, omit_, x_sorted, method, capacity, label_of, resolve)
 
     if statistic == "median" and not omit and is_float:
-        held = jnp.isnan(v)
-        filled = jnp.where(held, jnp.asarray(jnp.inf, v.dtype), v)
-        med = run(filled, ("median",), False)["median"]
-        counts = reduce(
-            held.astype(jnp.int32), d, nbins, ("count", "sum"), False, x_sorted, "auto", None
-        )
-        n, n_nan = counts["count"], counts["sum"]
-        return jnp.where(n_nan >= n - n // 2, jnp.nan, med)
+
+        def scipy_median(vals: Array, dd: Array, meth: str, res: Any) -> Array:
+            held = jnp.isnan(vals)
+            filled = jnp.where(held, jnp.asarray(jnp.inf, vals.dtype), vals)
+            med = reduce(
+                filled, dd, nbins, ("median",), False, x_sorted, meth, capacity, label_of, res
+            )["median"]
+            counts = reduce(
+                held.astype(jnp.int32), dd, nbins, ("count", "sum"), False, x_sorted, "auto",
+                None, resolve=res,
+            )  # fmt: skip
+            n, n_nan = counts["count"], counts["sum"]
+            return jnp.where(n_nan >= n - n // 2, jnp.nan, med)
+
+        native = label_of is None and bins_layout(x_sorted, ("median",), method)[0] == "labels"
+        if native and choose_road("labels", "median", method, func) == "native":
+            # the native kernel ranks NaN above every value itself: one call
+            def pure(vals: Array, lab: Array) -> dict[str, Array]:
+                meth = "auto" if method == "native" else method
+                return {"median": scipy_median(vals, lab + 1, meth, None)}
+
+            x, edges, dec, srt = resolve if resolve is not None else (None, None, None, False)
+            return native_bins(
+                v, d - 1, nbins, ("median",), omit=False, ddof=0, fallback=pure, x=x,
+                edges=edges, dec=dec, x_sorted=srt, nan_last=True,
+            )["median"]  # fmt: skip
+        return scipy_median(v, d, method, resolve)
     if statistic == "min" and is_float:
         return run(v, ("min",), True)["min"]
     out = run(v, (statistic,), omit)[statistic]
@@ -399,8 +424,15 @@ def _binned_core(
             def label_of(i: Array) -> Array:  # the bins of a few points
                 return binnumber(x[i], edges, dec, uniform, nbins) - 1
 
+        # float x against float edges of its dtype: the native road resolves the bins in its
+        # kernel (``d`` is then only the binnumber output, dropped by XLA where unused)
+        resolve = None
+        if nbins is None and jnp.issubdtype(x.dtype, jnp.floating):
+            xe = x.astype(edges.dtype)
+            if _native.x_resolvable(xe, edges):
+                resolve = (xe, edges, dec, x_sorted)
         stat = scipy_statistic(
-            v, d, nb, statistic, nan_policy, x_sorted, method, capacity, label_of
+            v, d, nb, statistic, nan_policy, x_sorted, method, capacity, label_of, resolve
         )
         if statistic == "count":  # SciPy's counts are floats (float32 for half floats)
             cdt = jnp.float32 if out_dtype in (jnp.float16, jnp.bfloat16) else out_dtype

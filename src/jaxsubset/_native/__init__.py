@@ -6,14 +6,15 @@ it:
 
 - :func:`available` / :func:`status`: whether the kernels are built, safe for the running
   jaxlib (the import guard, ``_load``) and not switched off (``JAXSUBSET_NATIVE=off``);
-- ``native_ranges`` / ``native_sliding`` / ``native_xwidth``: the kernels behind the
-  dispatcher (custom_jvp, vmap).
+- ``native_ranges`` / ``native_sliding`` / ``native_xwidth`` / ``native_bins``: the kernels
+  behind the dispatcher (custom_jvp, vmap).
 
 Results follow the library's conventions (``jaxsubset._statistics._registry``) and its
 exactness contract: every result combines only partials of its own range's points.
 """
 
 from ._api import STATISTICS, bypass, native_ranges, native_sliding, native_xwidth, usable
+from ._bins import native_bins, x_resolvable
 from ._load import NativeUnavailableWarning, available, status
 
 
@@ -22,9 +23,11 @@ __all__ = [
     "NativeUnavailableWarning",
     "available",
     "bypass",
+    "native_bins",
     "native_ranges",
     "native_sliding",
     "native_xwidth",
     "status",
     "usable",
+    "x_resolvable",
 ]

@@ -257,6 +257,36 @@ def sort_road(
     return out
 
 
+def native_labels(
+    y: Array,
+    label: Array,
+    nbins: int,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    capacity: int | None,
+    func: str,
+    resolve: tuple[Array, Array, Array, bool] | None,
+) -> dict[str, Array]:
+    """The native road (``_native.native_bins``): one kernel call for every statistic, the
+    pure-JAX roads ``"auto"`` takes elsewhere as its other-platform branch and derivative."""
+    from .._native import native_bins
+
+    def pure(v: Array, lab: Array) -> dict[str, Array]:
+        return reduce_labels(
+            v, lab, nbins, stats, ddof=ddof, omit=omit, capacity=capacity, func=func
+        )
+
+    x = edges = dec = None
+    x_sorted = False
+    if resolve is not None:
+        x, edges, dec, x_sorted = resolve
+    return native_bins(
+        y, label, nbins, stats, omit=omit, ddof=ddof, fallback=pure, x=x, edges=edges,
+        dec=dec, x_sorted=x_sorted,
+    )  # fmt: skip
+
+
 def reduce_labels(
     y: Array,
     label: Array,
@@ -268,6 +298,7 @@ def reduce_labels(
     method: str = "auto",
     capacity: int | None = None,
     func: str = "reduce_labels",
+    resolve: tuple[Array, Array, Array, bool] | None = None,
 ) -> dict[str, Array]:
     """Statistics of ``y`` per bin label, each on the road ``reduce.road("labels", ...)`` picks.
 
@@ -283,6 +314,9 @@ def reduce_labels(
         capacity: static padded length of the reference road; default the largest bin when
             the labels are concrete, else N (every bin fits).
         func: the public function, for error messages.
+        resolve: ``(x, edges, dec, x_sorted)`` the labels came from (``_binned.binnumber``'s
+            float rule, :func:`jaxsubset._native.x_resolvable`): the native road then resolves
+            the bins in its kernel instead of reading ``label``.
 
     Returns:
         dict of ``(nbins, C)`` arrays by statistic name: floats in the input's float dtype
@@ -300,7 +334,9 @@ def reduce_labels(
     out: dict[str, Array] = {}
     for road, names in roads.items():
         names_t = tuple(names)
-        if road == "scatter":
+        if road == "native":
+            res = native_labels(y, label, nbins, names_t, ddof, omit, capacity, func, resolve)
+        elif road == "scatter":
             res = scatter_road(y, lab, nbins, names_t, ddof, omit)
         else:
             res = sort_road(y, lab, nbins, names_t, ddof, omit, road == "reference", capacity)

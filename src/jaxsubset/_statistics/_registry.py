@@ -87,6 +87,9 @@ LABEL_ROADS = {
     "scatter": ("count", "sum", "mean", "var", "std", "sem", "min", "max", "median"),
     # the median and quantiles by one sort of (label, value) pairs, the rest as ranges
     "sort": ALL_STATISTICS,
+    # the C++ kernel of ``jaxsubset._native`` (CPU only): one pass by label, bins of x
+    # resolved in the kernel (``_native.native_bins``)
+    "native": _native.STATISTICS,
 }
 # bins of sorted x by whole blocks (``_blocks``, every backend): these statistics
 BLOCK_BIN_STATISTICS = ("count", "sum", "mean", "var", "std", "sem", "min", "max")

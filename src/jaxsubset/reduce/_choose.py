@@ -190,8 +190,8 @@ def road(
         return "blocks"
     roads = {"ranges": RANGE_ROADS, "sliding": SLIDING_ROADS}.get(kind, LABEL_ROADS)
     statistic = base_name(statistic)
-    if method == "auto" and kind != "labels" and native_first(statistic):
-        return "native"  # on the CPU, where the kernels are built: every window and range
+    if method == "auto" and native_first(statistic):
+        return "native"  # on the CPU, where the kernels are built: windows, ranges, labels
     if method == "native" and not _native.available():
         raise RuntimeError(
             f"{func}: method='native' cannot run here: the native road is "
@@ -233,23 +233,27 @@ def bins_layout(
 ) -> tuple[str, str]:
     """How disjoint bins are reduced: ``("blocks" | "labels" | "ranges", why)``.
 
-    Bins of sorted x are also index ranges. ``"auto"`` reduces bins of sorted x by whole
-    blocks (``_statistics._blocks``: a vectorised pass per statistic instead of a scatter per
-    point, on every backend) where every statistic asked is one of
-    :data:`BLOCK_BIN_STATISTICS` and the ``n`` points fill the ``nbins`` bins with enough
-    points each for blocks to pay (``_registry.block_size``), after the native road where it
-    runs. Otherwise, on the CPU, by labels (scatters are O(N) and cache-friendly there,
-    whatever the order); elsewhere sorted bins are ranges on the tree, except the median
+    Bins of sorted x are also index ranges. ``"auto"`` takes the native road on the CPU where
+    the kernels run (``"labels"``, every statistic native: the kernel resolves each point's
+    bin from x and the edges, and finds the bins of sorted x by a binary search per edge).
+    Else it reduces bins of sorted x by whole blocks (``_statistics._blocks``: a vectorised
+    pass per statistic instead of a scatter per point, on every backend) where every
+    statistic asked is one of :data:`BLOCK_BIN_STATISTICS` and the ``n`` points fill the
+    ``nbins`` bins with enough points each for blocks to pay (``_registry.block_size``).
+    Otherwise, on the CPU, by labels (scatters are O(N) and cache-friendly there, whatever
+    the order); elsewhere sorted bins are ranges on the tree, except the median
     (the range median is the padded one), and unsorted bins are labels (one sort).
     """
     if method in ("scatter", "sort"):
         return "labels", f"method={method!r} is a label road"
-    if method in ("tree", "wavelet", "native"):
+    if method == "native":
+        return "labels", "method='native': one native pass, the bins resolved in the kernel"
+    if method in ("tree", "wavelet"):
         return "ranges", f"method={method!r} is a range road"
     if method == "reference":
         return ("ranges", "sorted x") if x_sorted else ("labels", "unsorted x")
-    if x_sorted and method == "auto" and all(native_first(s) for s in stats):
-        return "ranges", "sorted x on the CPU: one native pass over the bins as ranges"
+    if method == "auto" and all(native_first(s) for s in stats):
+        return "labels", "on the CPU: one native pass, the bins resolved in the kernel"
     if (
         x_sorted
         and method == "auto"

@@ -1,0 +1,141 @@
+"""Binned statistics by the native kernel ``jaxsubset_bin_stats`` (csrc/bins.cc).
+
+:func:`native_bins` computes every requested statistic of ``y`` per bin in one call: from
+the bin label of every point, or (faster: no label array) from ``x`` and the bin edges, the
+bins resolved in the kernel with exactly ``_binned.binnumber``'s rule. As the other native
+calls: batched in the kernel (``vmap_method="expand_dims"``), ``jax.lax.platform_dependent``
+(a non-CPU lowering holds no custom call), ``jax.custom_jvp`` with the pure-JAX road's
+tangent; integer ``y`` in the default float dtype, float16/bfloat16 in float32.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._typing import Array
+from ._api import _code, bypass
+
+
+BINS_TARGET = "jaxsubset_bin_stats"
+# the kernel's ``mode``: labels given; x resolved against the edges, any order or ascending
+LABELS, X_ANY, X_SORTED = 0, 1, 2
+
+
+def x_resolvable(x: Array, edges: Array) -> bool:
+    """Whether the kernel resolves the bins of ``x`` itself: float32/float64 ``x`` compared
+    with edges of its own dtype (``_binned.binnumber``'s float road); integer and time axes
+    keep their exact integer rules in XLA."""
+    return (
+        jnp.issubdtype(x.dtype, jnp.floating)
+        and x.dtype == edges.dtype
+        and x.dtype in (jnp.float32, jnp.float64)
+    )
+
+
+def native_bins(
+    y: Array,
+    label: Array,
+    nbins: int,
+    stats: tuple[str, ...],
+    *,
+    omit: bool,
+    ddof: int,
+    fallback: Callable[[Array, Array], dict[str, Array]],
+    x: Array | None = None,
+    edges: Array | None = None,
+    dec: Array | None = None,
+    x_sorted: bool = False,
+    nan_last: bool = False,
+) -> dict[str, Array]:
+    """Statistics of ``y`` per bin by the native kernel.
+
+    Args:
+        y: ``(N, C)`` values, any real dtype.
+        label: ``(N,)`` int, the bin of each point in ``0..nbins-1`` (any other value: in no
+            bin); what the pure-JAX road (``fallback``) reads, and the kernel where ``x`` is
+            None.
+        nbins: static number of bins.
+        stats: dispatcher names (``"quantile(0.9)"``), of ``_api.STATISTICS``.
+        omit: leave NaN readings out.
+        ddof: delta degrees of freedom of var/std/sem.
+        fallback: the pure-JAX road ``(y, label) -> dict``: the branch for other platforms
+            and the derivative.
+        x, edges, dec: ``(N,)`` float positions, ``(nbins + 1,)`` strictly increasing edges
+            of x's dtype and ``()`` int32 decimals of SciPy's last-edge rule (see
+            :func:`x_resolvable`): the kernel resolves the bins itself (``label`` is then
+            read only by the pure-JAX road; XLA drops it from a CPU program).
+        x_sorted: ``x`` ascends: every bin's index range by a binary search per edge.
+        nan_last: with ``omit=False``, the median and quantiles rank NaN above every value
+            (SciPy's ``binned_statistic`` median): NaN where a rank read is a NaN's, else the
+            values' order statistic at those ranks.
+
+    Returns:
+        dict of ``(nbins, C)`` arrays by name: floats in ``y``'s float dtype, ``"count"`` in
+        the index dtype.
+    """
+    from .._validate import index_dtype
+
+    in_dtype = y.dtype
+    if not jnp.issubdtype(in_dtype, jnp.inexact):
+        y = y.astype(jnp.result_type(float))
+    half = jnp.finfo(y.dtype).bits < 32
+    if half:
+        y = y.astype(jnp.float32)
+    idt = index_dtype()
+    codes = [_code(s) for s in stats]
+    if x is None:
+        mode = LABELS
+        src = label
+        edges = jnp.zeros((1,), jnp.float32)
+        dec = jnp.zeros((1,), jnp.int32)
+    else:
+        assert edges is not None and dec is not None  # for mypy
+        mode = X_SORTED if x_sorted else X_ANY
+        src, dec = x, jnp.asarray(dec, jnp.int32).reshape(1)
+    if nan_last:
+        mode += 4
+
+    def pure(v: Array, lab: Array) -> dict[str, Array]:
+        with bypass():
+            out = fallback(v, lab)
+        return {s: out[s].astype(idt if s == "count" else v.dtype) for s in stats}
+
+    def native(v: Array, s: Array, e: Array, d: Array, lab: Array) -> dict[str, Array]:
+        del lab  # the pure-JAX road's
+        shapes = [
+            jax.ShapeDtypeStruct((nbins, v.shape[1]), idt if s == "count" else v.dtype)
+            for s in stats
+        ]
+        out = jax.ffi.ffi_call(BINS_TARGET, shapes, vmap_method="expand_dims")(
+            v,
+            s,
+            e,
+            d,
+            stats=np.array([cd for cd, _ in codes], np.int64),
+            qs=np.array([q for _, q in codes], np.float64),
+            omit=np.int64(omit),
+            ddof=np.int64(ddof),
+            mode=np.int64(mode),
+        )
+        return dict(zip(stats, out, strict=True))
+
+    def other(v: Array, s: Array, e: Array, d: Array, lab: Array) -> dict[str, Array]:
+        return pure(v, lab)
+
+    @jax.custom_jvp
+    def f(v: Array, s: Array, e: Array, d: Array, lab: Array) -> dict[str, Array]:
+        return jax.lax.platform_dependent(v, s, e, d, lab, cpu=native, default=other)
+
+    @f.defjvp
+    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
+        v, s, e, d, lab = primals
+        _, tan = jax.jvp(lambda w: pure(w, lab), (v,), (tangents[0],))
+        return f(v, s, e, d, lab), tan
+
+    out = f(y, src, edges, dec, label)
+    if half:
+        out = {s: a if s == "count" else a.astype(in_dtype) for s, a in out.items()}
+    return out

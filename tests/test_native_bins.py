@@ -1,0 +1,238 @@
+"""Binned statistics on the native CPU road (``jaxsubset_bin_stats``, csrc/bins.cc).
+
+The kernel resolves every point's bin from ``x`` and the edges itself (the library's rule:
+``_binned.binnumber``) or reads labels; here: what is read is bit for bit the reference road's
+(counts, extremes, first/last, medians, quantiles), the moments within a few ulps, SciPy's
+``binned_statistic`` and pandas' groupby agree, points on edges and outside the range go where
+``binnumber`` puts them, eager = ``jit`` = ``vmap`` (one kernel call), derivatives are the
+pure-JAX road's, and a GPU lowering names no CPU kernel.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+import jaxsubset
+from jaxsubset import binned_statistic
+from jaxsubset._statistics._labels import reduce_labels
+from references import FLOAT, X64
+
+
+pytestmark = pytest.mark.skipif(
+    not jaxsubset._native.available(), reason=f"native road: {jaxsubset._native.status()}"
+)
+RNG = np.random.default_rng(29)
+EPS = np.finfo(FLOAT).eps
+N = 600
+NB = 12
+READ = ("count", "min", "max", "first", "last", "median", "quantile")
+MOMENTS = ("sum", "mean", "std", "sem", "skew", "kurt")
+TARGET = "jaxsubset_bin_stats"
+
+
+def _xy(order: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x over [-1, 11] with points on edges, on the last edge, outside, and an empty bin."""
+    edges = np.linspace(0.0, 10.0, NB + 1).astype(FLOAT)
+    x = RNG.uniform(-1.0, 11.0, N).astype(FLOAT)
+    x[(x > 5.0) & (x < 5.0 + 10.0 / NB)] = 4.5  # bin 6 empty
+    x[:8] = edges[[0, 1, 2, 3, NB, NB, NB - 1, 0]]  # on edges, the last (closed) one
+    x[8:10] = [-0.0, np.nextafter(edges[-1], FLOAT(20))]  # -0.0; just above the last edge
+    y = RNG.normal(1.0, 2.0, (2, N)).astype(FLOAT)
+    y[0, [11, 40, 41]] = np.nan
+    y[1, 50] = np.inf
+    y[1, 60:70] = 0.0
+    if order == "sorted":
+        i = np.argsort(x, kind="stable")
+        x, y = x[i], y[:, i]
+    return x, y, edges
+
+
+def _stat(x, y, s, edges, **kw):
+    q = {"q": 0.3} if s == "quantile" else {}
+    return binned_statistic(x, y, s, edges, **q, **kw).statistic
+
+
+@pytest.mark.parametrize("policy", ["propagate", "omit"])
+@pytest.mark.parametrize("order", ["sorted", "unsorted"])
+@pytest.mark.parametrize("stat", READ + MOMENTS)
+def test_native_equals_the_reference_road(stat, order, policy):
+    x, y, edges = _xy(order)
+    ref = np.asarray(_stat(x, y, stat, edges, nan_policy=policy, method="reference"))
+    nat = np.asarray(_stat(x, y, stat, edges, nan_policy=policy, method="native"))
+    jitted = jax.jit(
+        lambda x, y: _stat(x, y, stat, edges, nan_policy=policy, x_sorted=order == "sorted")
+    )(jnp.asarray(x), jnp.asarray(y))
+    jitted = np.asarray(jitted)
+    assert nat.dtype == ref.dtype == jitted.dtype
+    if stat in READ:
+        np.testing.assert_array_equal(nat, ref, err_msg=stat)
+        np.testing.assert_array_equal(jitted, ref, err_msg=stat)
+    else:
+        t = 64 * EPS
+        np.testing.assert_allclose(nat, ref, rtol=t, atol=t, err_msg=stat)
+        np.testing.assert_allclose(jitted, ref, rtol=t, atol=t, err_msg=stat)
+        # the same kernel in both: the eager call's labels and jit's bins resolved from x
+        np.testing.assert_array_equal(nat, jitted, err_msg=stat)
+
+
+@pytest.mark.parametrize("order", ["sorted", "unsorted"])
+def test_scipy_and_pandas_agree(order):
+    x, y, edges = _xy(order)
+    y = np.nan_to_num(y[0], nan=0.5, posinf=3.0)
+    for s in ("count", "sum", "mean", "std", "min", "max", "median"):
+        want = scipy.stats.binned_statistic(x, y, s, edges).statistic
+        got = _stat(jnp.asarray(x), jnp.asarray(y), s, edges, method="native")
+        tol = 0 if s in ("count", "min", "max") or (s == "median" and X64) else 64 * EPS
+        np.testing.assert_allclose(np.asarray(got), want, rtol=tol, atol=tol, err_msg=s)
+    num = scipy.stats.binned_statistic(x, y, "count", edges).binnumber
+    inside = (num >= 1) & (num <= NB)
+    g = pd.Series(y[inside]).groupby(num[inside] - 1)
+    for s in ("first", "last", "skew"):
+        want = getattr(g, s)().reindex(range(NB)).to_numpy()
+        got = np.asarray(_stat(x, y, s, edges, method="native"))
+        t = 0 if s != "skew" else (1e-9 if X64 else 1e-4)
+        np.testing.assert_allclose(got, want, rtol=t, atol=t, err_msg=s)
+
+
+def test_bins_resolved_in_the_kernel_are_binnumbers():
+    # clustered edges (the kernel's lookup table then walks or searches), points on every
+    # edge, subnormals, -0.0, inf, and SciPy's rounding at the last edge
+    edges = np.array([-3.0, -1e-300, 0.0, 1e-300, 2.0, 2.0000001, 2.0000002, 9.0], FLOAT)
+    edges = np.unique(edges)
+    tiny = np.finfo(FLOAT).smallest_subnormal
+    x = np.r_[edges, -edges, [-0.0, tiny, -tiny, np.inf, -np.inf, 9.0 + 1e-9, 9.5, -3.5]]
+    x = np.r_[x, RNG.uniform(-4.0, 10.0, 300), RNG.uniform(1.99, 2.01, 100)].astype(FLOAT)
+    x = RNG.permutation(x)
+    y = np.ones_like(x)
+    res = binned_statistic(x, y, "count", edges)  # eager: the binnumber of XLA's rule
+    want = np.bincount(res.binnumber, minlength=len(edges) + 1)[1:-1]
+    for order in ("unsorted", "sorted"):
+        xs = np.sort(x) if order == "sorted" else x
+        srt = order == "sorted"
+
+        def f(x, y, srt=srt):
+            return binned_statistic(x, y, "count", edges, x_sorted=srt, method="native").statistic
+
+        np.testing.assert_array_equal(np.asarray(jax.jit(f)(xs, y)), want, err_msg=order)
+        assert TARGET in jax.jit(f).lower(xs, y).as_text()
+    sp = scipy.stats.binned_statistic(x, y, "count", edges.astype(np.float64))
+    np.testing.assert_array_equal(want, sp.statistic)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float16"])
+@pytest.mark.parametrize("order", ["sorted", "unsorted"])
+def test_other_dtypes_follow_the_reference(dtype, order):
+    x, y, edges = _xy(order)
+    y = np.nan_to_num(y, nan=1.0, posinf=2.0) * (50 if dtype == "int32" else 1)
+    y = y.astype(dtype)
+    for s in ("count", "max", "first", "median", "mean", "std"):
+        ref = np.asarray(_stat(x, y, s, edges, method="reference"))
+        nat = np.asarray(_stat(jnp.asarray(x), jnp.asarray(y), s, edges, method="native"))
+        assert nat.dtype == ref.dtype, s
+        if s in READ:
+            np.testing.assert_array_equal(nat, ref, err_msg=s)
+        else:
+            t = 4 * np.finfo(ref.dtype).eps * (16 if ref.dtype != np.float16 else 1)
+            np.testing.assert_allclose(nat, ref, rtol=t, atol=t, err_msg=s)
+
+
+def _calls(f, *args) -> int:
+    return jax.jit(f).lower(*args).as_text().count(TARGET)
+
+
+def test_vmap_is_one_kernel_call_and_equals_each_call():
+    x, y, edges = _xy("unsorted")
+    ys = np.stack([y[0], y[1] * 3, -y[0]])
+
+    xj = jnp.asarray(x)
+
+    def f(y):
+        return binned_statistic(xj, y, "median", edges, nan_policy="omit").statistic
+
+    assert _calls(jax.vmap(f), ys) == 1
+    got = jax.jit(jax.vmap(f))(ys)
+    for i in range(3):
+        np.testing.assert_array_equal(np.asarray(got[i]), np.asarray(f(ys[i])))
+    # x batched too, sorted x
+    xs = np.stack([np.sort(x), np.sort(x) + 0.5])
+
+    y1 = jnp.asarray(y[1])
+
+    def g(x):
+        return binned_statistic(x, y1, "max", edges, x_sorted=True).statistic
+
+    assert _calls(jax.vmap(g), xs) == 1
+    out = jax.jit(jax.vmap(g))(xs)
+    for i in range(2):
+        want = binned_statistic(xs[i], y[1], "max", edges, method="reference").statistic
+        np.testing.assert_array_equal(np.asarray(out[i]), np.asarray(want))
+
+
+def test_derivatives_are_the_pure_roads():
+    x, y, edges = _xy("unsorted")
+    y = np.nan_to_num(y[0], nan=0.0)
+
+    def total(v, method):
+        return sum(
+            jnp.nansum(binned_statistic(x, v, s, edges, method=method).statistic)
+            for s in ("sum", "mean", "std", "max", "median")
+        )
+
+    g_nat = jax.jit(jax.grad(total), static_argnums=(1,))(jnp.asarray(y), "native")
+    g_pure = jax.jit(jax.grad(total), static_argnums=(1,))(jnp.asarray(y), "scatter")
+    np.testing.assert_allclose(np.asarray(g_nat), np.asarray(g_pure), rtol=1e-5, atol=1e-6)
+    vg = jax.vmap(jax.grad(lambda v: total(v, "native")))(jnp.stack([y, 2 * y]))
+    np.testing.assert_allclose(np.asarray(vg[0]), np.asarray(g_pure), rtol=1e-5, atol=1e-6)
+
+
+def test_auto_takes_it_on_the_cpu_and_a_gpu_lowering_names_no_kernel():
+    x, y, edges = _xy("unsorted")
+    for srt, xs in ((False, x), (True, np.sort(x))):
+        e = jaxsubset.explain(binned_statistic, xs, y[0], "mean", edges)
+        assert e.choices[0].layout == "labels", srt
+        assert e.choices[0].roads == (("mean", "native"),), srt
+
+    def f(y):
+        return binned_statistic(x, y, "std", edges).statistic
+
+    assert _calls(f, jnp.asarray(y[0])) == 1
+    # a lowering for a GPU: the kernel's pure-JAX branch only (binned_statistic's own
+    # run-time checks are host callbacks, which lower for the CPU only: its kernel call alone)
+    label = jnp.asarray(np.searchsorted(edges, x, side="right") - 1)
+
+    def g(v):
+        return reduce_labels(v, label, NB, ("std", "median"), method="native")
+
+    def h(v):
+        return jaxsubset._native.native_bins(
+            v, label, NB, ("mean",), omit=False, ddof=0, x=jnp.asarray(x),
+            edges=jnp.asarray(edges), dec=jnp.asarray(9, jnp.int32),
+            fallback=lambda w, lab: reduce_labels(w, lab, NB, ("mean",)),
+        )  # fmt: skip
+
+    v = jnp.asarray(y.T)
+    for fn in (g, h):
+        assert _calls(fn, v) == 1
+        cuda = jax.jit(fn).trace(v).lower(lowering_platforms=("cuda",)).as_text()
+        assert TARGET not in cuda and "custom_call" not in cuda
+
+
+def test_labels_given_to_the_kernel():
+    y = RNG.normal(size=(300, 2)).astype(FLOAT)
+    y[7, 1] = np.nan
+    label = RNG.integers(-2, 9, 300)  # -2, -1, 7, 8 in no bin of 7
+    stats = ("count", "mean", "std", "min", "last", "median", "quantile(0.75)")
+    for omit in (False, True):
+        nat = reduce_labels(y, label, 7, stats, omit=omit, method="native")
+        ref = reduce_labels(y, label, 7, stats, omit=omit, method="reference")
+        for s in stats:
+            if s in ("mean", "std"):
+                np.testing.assert_allclose(
+                    np.asarray(nat[s]), np.asarray(ref[s]), rtol=64 * EPS, atol=64 * EPS
+                )
+            else:
+                np.testing.assert_array_equal(np.asarray(nat[s]), np.asarray(ref[s]), s)
+        assert _calls(lambda v: reduce_labels(v, label, 7, stats, method="native"), y) == 1
