@@ -280,6 +280,9 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetSlidingStats, jaxsubset::SlidingStatsImpl
                                   .Attr<int64_t>("min_periods")
                                   .Attr<int64_t>("capacity"));
 
+// ewm.cc
+XLA_FFI_DECLARE_HANDLER_SYMBOL(JaxsubsetEwmStats);
+
 namespace {
 
 template <typename T>
@@ -296,6 +299,7 @@ NB_MODULE(_kernels, m) {
     nb::dict d;
     d["jaxsubset_range_stats"] = capsule(JaxsubsetRangeStats);
     d["jaxsubset_sliding_stats"] = capsule(JaxsubsetSlidingStats);
+    d["jaxsubset_ewm_stats"] = capsule(JaxsubsetEwmStats);
     return d;
   });
   // what the handlers were built against: the import guard compares it with the running jaxlib
