@@ -31,6 +31,12 @@ Numerics (what is guaranteed, and why):
   exactly, as unsigned), or, for host positions JAX's 32-bit mode cannot hold (float64 far
   from zero, time axes), computed on the host in float64 and carried as two floats
   ``hi + lo`` (:func:`host_times`), so gaps keep their digits in 32-bit mode too.
+- **On the CPU** where the native kernels are built (``jaxsubset._native``; not with
+  ``JAXSUBSET_NATIVE=off``) the same partials are combined one point at a time by a C++
+  kernel (``csrc/ewm.cc``, :mod:`jaxsubset._native._ewm`): :func:`combine`'s formulas with
+  the later partial one reading, from the same times, so the results equal the scan's
+  within a few ulps (the sums associated serially instead of as a tree); its derivative is
+  the scan's, and a program for another platform holds only the scan.
 """
 
 import functools
