@@ -15,7 +15,13 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
    against NumPy (``reduceat`` on sorted x, ``bincount`` on unsorted), numbagg's
    ``group_nan*`` and polars ``group_by``.
 4. ``chunks``: 1000 equal chunks, mean + std + max together, against a NumPy reshape.
-5. ``first``: the first call (trace + compile + run) of each statistic in a fresh ``jit`` at
+5. ``ewm``: ``ewm_statistic`` (time-based, halflife 50 s) on an irregular axis (exponential
+   gaps, mean 1 s), mean/var/std: the native kernel (one serial pass) beside the pure-JAX
+   scan (``jax_scan``, ``JAXSUBSET_NATIVE=off``) against pandas ``ewm(halflife=..., times=...)``
+   (mean only: pandas has no var/std with times) and, as alpha-based peers on regular steps
+   (less work: one fixed decay, no ``exp`` per point), pandas ``ewm(halflife=50)`` and numbagg
+   ``move_exp_nan*`` (``alpha`` of a 50-step halflife).
+6. ``first``: the first call (trace + compile + run) of each statistic in a fresh ``jit`` at
    ``N / 10`` points, after import.
 
 Run ``python benchmarks/bench_native.py [--quick] [--n N] [--only fixed ...] [--widths W ...]
@@ -235,6 +241,43 @@ def chunks(cfg: dict, rows: list[dict]) -> None:
         _row(rows, f"{k} chunks", dtype, "mean+std+max", tt)
 
 
+def ewm(cfg: dict, rows: list[dict]) -> None:
+    import os
+
+    pd, nb = _peer("pandas"), _peer("numbagg")
+    rng = np.random.default_rng(5)
+    t = np.cumsum(rng.exponential(1.0, cfg["n"]))
+    h = 50.0
+    alpha = 1 - 0.5 ** (1 / h)
+    for dtype in DTYPES:
+        y = rng.normal(size=cfg["n"]).astype(dtype)
+        x, yj = jnp.asarray(t), jnp.asarray(y)
+        ts = pd.to_datetime(t, unit="s") if pd else None
+        for stat in ("mean", "var", "std"):
+            f = jax.jit(lambda x, y, s=stat: jaxsubset.ewm_statistic(x, y, h, s))
+            g = jax.jit(lambda x, y, s=stat: jaxsubset.ewm_statistic(x, y, h, s))
+            old = os.environ.get("JAXSUBSET_NATIVE")
+            os.environ["JAXSUBSET_NATIVE"] = "off"  # g traced (compiled) on the pure scan
+            try:
+                block(g(x, yj))
+            finally:
+                os.environ.pop("JAXSUBSET_NATIVE")
+                if old is not None:
+                    os.environ["JAXSUBSET_NATIVE"] = old
+            fns = {"jaxsubset": lambda f=f: f(x, yj), "jax_scan": lambda g=g: g(x, yj)}
+            if pd:
+                ser = pd.Series(y)
+                if stat == "mean":
+                    fns["pandas times"] = lambda: ser.ewm(halflife=pd.Timedelta(h, "s"),
+                                                          times=ts).mean()  # fmt: skip
+                fns["pandas alpha"] = lambda s=stat: getattr(ser.ewm(halflife=h), s)()
+            if nb:
+                fn = getattr(nb, f"move_exp_nan{stat}")
+                fns["numbagg alpha"] = lambda fn=fn: fn(y, alpha=alpha)
+            tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+            _row(rows, "ewm halflife 50 s", dtype, stat, tt)
+
+
 def first_call(cfg: dict, rows: list[dict]) -> None:
     n = max(cfg["n"] // 10, 1000)
     rng = np.random.default_rng(4)
@@ -262,7 +305,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     parser.add_argument("--n", type=int, help="points (default 10**7)")
     parser.add_argument("--only", nargs="*", default=None,
-                        help="workloads: fixed xwidth xeven bins chunks first")  # fmt: skip
+                        help="workloads: fixed xwidth xeven bins chunks ewm first")  # fmt: skip
     parser.add_argument("--widths", type=int, nargs="*", help="fixed windows (default 100 10000)")
     parser.add_argument("--stats", nargs="*", help="fixed windows' statistics (default all five)")
     parser.add_argument(
@@ -294,8 +337,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     info = print_header(f"native road (issue 27), N={cfg['n']}")
     print(f"   native: {_native.status()}")
     rows: list[dict] = []
-    work = {"fixed": fixed, "xwidth": xwidth, "xeven": xeven, "bins": bins, "chunks": chunks,
-            "first": first_call}  # fmt: skip
+    work = {
+        "fixed": fixed,
+        "xwidth": xwidth,
+        "xeven": xeven,
+        "bins": bins,
+        "chunks": chunks,
+        "ewm": ewm,
+        "first": first_call,
+    }
     for name, fn in work.items():
         if args.only is None or name in args.only:
             fn(cfg, rows)

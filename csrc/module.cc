@@ -449,6 +449,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetXwidthStats, jaxsubset::XwidthStatsImpl,
                                   .Attr<int64_t>("capacity"));
 // bins.cc
 XLA_FFI_DECLARE_HANDLER_SYMBOL(JaxsubsetBinStats);
+// ewm.cc
+XLA_FFI_DECLARE_HANDLER_SYMBOL(JaxsubsetEwmStats);
 
 namespace {
 
@@ -468,6 +470,7 @@ NB_MODULE(_kernels, m) {
     d["jaxsubset_sliding_stats"] = capsule(JaxsubsetSlidingStats);
     d["jaxsubset_xwidth_stats"] = capsule(JaxsubsetXwidthStats);
     d["jaxsubset_bin_stats"] = capsule(JaxsubsetBinStats);
+    d["jaxsubset_ewm_stats"] = capsule(JaxsubsetEwmStats);
     return d;
   });
   // what the handlers were built against: the import guard compares it with the running jaxlib

@@ -31,6 +31,12 @@ Numerics (what is guaranteed, and why):
   exactly, as unsigned), or, for host positions JAX's 32-bit mode cannot hold (float64 far
   from zero, time axes), computed on the host in float64 and carried as two floats
   ``hi + lo`` (:func:`host_times`), so gaps keep their digits in 32-bit mode too.
+- **On the CPU** where the native kernels are built (``jaxsubset._native``; not with
+  ``JAXSUBSET_NATIVE=off``) the same partials are combined one point at a time by a C++
+  kernel (``csrc/ewm.cc``, :mod:`jaxsubset._native._ewm`): :func:`combine`'s formulas with
+  the later partial one reading, from the same times, so the results equal the scan's
+  within a few ulps (the sums associated serially instead of as a tree); its derivative is
+  the scan's, and a program for another platform holds only the scan.
 """
 
 import functools
@@ -43,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from . import _native
 from ._axis import (
     bound_array,
     concrete_bound,
@@ -53,6 +60,7 @@ from ._axis import (
 )
 from ._checks import argument_guard
 from ._exact import wide
+from ._native import _ewm as _native_ewm
 from ._statistics._registry import check_statistics, float_dtype
 from ._stats import as_y, raise_on_nan
 from ._typing import Array, ArrayLike
@@ -210,7 +218,8 @@ def ewm_statistic(
         y = raise_on_nan(y, func, "y")
     if host and not is_traced(h):
         h = jax.device_put(np.float32(h))  # a scale only (its rounding is relative)
-    return ewm(times, y, h, stats, single, min_periods, bias, nan_policy == "omit")
+    native = _native.usable()  # the CPU kernel where built (JAXSUBSET_NATIVE=off: not)
+    return ewm(times, y, h, stats, single, min_periods, bias, nan_policy == "omit", native)
 
 
 def check_finite_x(x: Any, func: str) -> None:
@@ -251,7 +260,9 @@ def host_times(x: Any, tk: str | None, func: str) -> tuple[tuple[np.ndarray, ...
     return (jax.device_put(hi), jax.device_put(lo)), int(arr.shape[0])
 
 
-@functools.partial(jax.jit, static_argnames=("stats", "single", "min_periods", "bias", "omit"))
+@functools.partial(
+    jax.jit, static_argnames=("stats", "single", "min_periods", "bias", "omit", "native")
+)
 def ewm(
     x: Any,
     y: Array,
@@ -261,8 +272,10 @@ def ewm(
     min_periods: int,
     bias: bool,
     omit: bool,
+    native: bool = False,
 ) -> Any:
-    """The scan; ``x`` is the sorted times, or their ``(hi, lo)`` parts from the host."""
+    """The scan (or, with ``native``, the CPU kernel's one pass: ``_native._ewm``); ``x`` is
+    the sorted times, or their ``(hi, lo)`` parts from the host."""
     fdt = float_dtype(y.dtype)
     calc = jnp.float32 if jnp.finfo(fdt).bits < 32 else fdt
     n = y.shape[0]
@@ -276,7 +289,37 @@ def ewm(
         if np.issubdtype(x.dtype, np.signedinteger):  # sorted: 0 <= rel < 2**bits, unsigned
             rel = lax.bitcast_convert_type(rel, np.dtype(f"uint{8 * x.dtype.itemsize}"))
         parts = (rel,)
-    t = jnp.stack([jnp.broadcast_to(p[:, None], y2.shape) for p in parts])
+
+    def pure(t: Array, v: Array, la: Array) -> dict[str, Array]:
+        return scan_statistics(t, v, la, stats, min_periods, bias, omit)
+
+    t = _native_ewm.time_parts(parts) if native and n else None
+    if t is not None:
+        safe = SAFE[np.dtype(calc).name]
+        out = _native_ewm.native_ewm(
+            t, y2, lam, stats, min_periods=max(min_periods, 1), bias=bias, omit=omit,
+            safe=safe, fallback=pure,
+        )  # fmt: skip
+    else:
+        out = scan_statistics(jnp.stack(parts), y2, lam, stats, min_periods, bias, omit)
+    res = {s: out[s].astype(fdt).reshape((n, *ch)) for s in stats}
+    return res[stats[0]] if single else res
+
+
+def scan_statistics(
+    parts: Array,
+    y2: Array,
+    lam: Array,
+    stats: tuple[str, ...],
+    min_periods: int,
+    bias: bool,
+    omit: bool,
+) -> dict[str, Array]:
+    """The pure-JAX road: the statistics of ``y2`` ``(N, C)`` (the computing dtype) at times
+    ``parts`` ``(P, N)`` by one parallel scan of :func:`combine`."""
+    calc = y2.dtype
+    n = y2.shape[0]
+    t = jnp.broadcast_to(parts[:, :, None], (parts.shape[0], *y2.shape))
     finite = jnp.isfinite(y2)
     zero = jnp.zeros_like(y2)
     moments = jnp.stack([jnp.ones_like(y2), jnp.where(finite, y2, 0), zero, zero, zero, zero])
@@ -302,8 +345,7 @@ def ewm(
         out["var"] = var
         pos_var = var > 0
         out["std"] = jnp.where(pos_var, jnp.sqrt(jnp.where(pos_var, var, 1)), var)
-    res = {s: out[s].astype(fdt).reshape((n, *ch)) for s in stats}
-    return res[stats[0]] if single else res
+    return {s: out[s] for s in stats}
 
 
 __all__ = ["EWM_STATISTICS", "ewm_statistic"]
