@@ -47,8 +47,8 @@ import numpy as np  # noqa: E402
 from _harness import block, print_header, print_table, time_interleaved, write_json  # noqa: E402
 
 import jaxsubset  # noqa: E402
-from jaxsubset import _native  # noqa: E402
 import jaxsubset._native  # noqa: E402 - the package binds public names only
+from jaxsubset import _native  # noqa: E402
 
 
 FULL = dict(n=10**7, widths=(100, 10**4), xwidths=(100, 10**4), rounds=3, budget_s=30.0,
