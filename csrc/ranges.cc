@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "partial.h"
 
 namespace jaxsubset {
 
@@ -367,117 +368,16 @@ void queue_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::v
   seg.run(r, outs, omit, ddof);
 }
 
-// One range at a time: a pass for counts, sums and extremes, one for the central moments.
-// Each pass keeps kLanes independent accumulators, point i of the range going to lane
-// (i - start) % kLanes, summed lane by lane at the end: the order is fixed by the range
-// alone (never by the buffer's address or N), so the results are deterministic and local;
-// the lanes break the one-add-per-latency chain of a single accumulator (and let the
-// compiler keep them in vector registers).
-constexpr int kLanes = 4;
-
-struct Lanes {
-  double sum[kLanes] = {0, 0, 0, 0}, zs[kLanes] = {0, 0, 0, 0};
-  double mn[kLanes] = {INFINITY, INFINITY, INFINITY, INFINITY};
-  double mx[kLanes] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
-  int64_t nan[kLanes] = {0, 0, 0, 0}, pinf[kLanes] = {0, 0, 0, 0}, ninf[kLanes] = {0, 0, 0, 0};
-};
-
-template <bool EXT, bool NF>
-inline void first_pass_point(Lanes& a, int l, double x, double c) {
-  if constexpr (NF) {
-    const bool isn = std::isnan(x), fin = std::isfinite(x);
-    a.nan[l] += isn;
-    a.pinf[l] += x == INFINITY;
-    a.ninf[l] += x == -INFINITY;
-    if constexpr (EXT) {
-      a.mn[l] = (!isn && x < a.mn[l]) ? x : a.mn[l];
-      a.mx[l] = (!isn && x > a.mx[l]) ? x : a.mx[l];
-    }
-    a.sum[l] += fin ? x : 0.0;
-    a.zs[l] += fin ? x - c : 0.0;
-  } else {
-    if constexpr (EXT) {
-      a.mn[l] = x < a.mn[l] ? x : a.mn[l];
-      a.mx[l] = x > a.mx[l] ? x : a.mx[l];
-    }
-    a.sum[l] += x;
-    a.zs[l] += x - c;
-  }
-}
-
-template <typename T, int MOM, bool NF>
-inline void central_moments(const T* yc, int64_t C, int64_t s, int64_t e, double c, double mz,
-                            Partial& p) {
-  double m2[kLanes] = {0, 0, 0, 0}, m3[kLanes] = {0, 0, 0, 0}, m4[kLanes] = {0, 0, 0, 0};
-  auto point = [&](int l, int64_t i) {
-    const double x = static_cast<double>(yc[i * C]);
-    double d = (x - c) - mz;
-    if constexpr (NF) d = std::isfinite(x) ? d : 0.0;
-    const double d2 = d * d;
-    m2[l] += d2;
-    if constexpr (MOM == 4) {
-      m3[l] += d2 * d;
-      m4[l] += d2 * d2;
-    }
-  };
-  int64_t i = s;
-  for (; i + kLanes <= e; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) point(l, i + l);
-  }
-  for (int l = 0; i < e; ++i, ++l) point(l, i);
-  p.m2 = (m2[0] + m2[1]) + (m2[2] + m2[3]);
-  p.m3 = (m3[0] + m3[1]) + (m3[2] + m3[3]);
-  p.m4 = (m4[0] + m4[1]) + (m4[2] + m4[3]);
-}
-
-// UNIT: one channel (stride 1 known at compile time, so the loads vectorise)
-template <typename T, int MOM, bool SUM, bool EXT, bool NF, bool UNIT>
-void direct_ranges(const T* y, int64_t C_, int64_t ch, const Ranges& r,
-                   const std::vector<Out>& outs, bool omit, int64_t ddof) {
-  const int64_t C = UNIT ? 1 : C_;
-  const T* yc = y + ch;
-  for (int64_t k = 0; k < r.K; ++k) {
-    const int64_t s = r.st(k), e = s + r.ct(k);
-    Partial p;
-    p.n_all = e - s;
-    double c = 0;
-    int64_t first = s;  // the first finite point: the shift of the moments
-    if constexpr (NF) {
-      while (first < e && !std::isfinite(static_cast<double>(yc[first * C]))) ++first;
-    }
-    if (first < e) c = static_cast<double>(yc[first * C]);
-    Lanes a;
-    int64_t i = s;
-    for (; i + kLanes <= e; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) {
-        first_pass_point<EXT, NF>(a, l, static_cast<double>(yc[(i + l) * C]), c);
-      }
-    }
-    for (int l = 0; i < e; ++i, ++l) first_pass_point<EXT, NF>(a, l, static_cast<double>(yc[i * C]), c);
-    p.nan = (a.nan[0] + a.nan[1]) + (a.nan[2] + a.nan[3]);
-    p.pinf = (a.pinf[0] + a.pinf[1]) + (a.pinf[2] + a.pinf[3]);
-    p.ninf = (a.ninf[0] + a.ninf[1]) + (a.ninf[2] + a.ninf[3]);
-    p.nf = p.n_all - p.nan - p.pinf - p.ninf;
-    p.sum = (a.sum[0] + a.sum[1]) + (a.sum[2] + a.sum[3]);
-    p.mn = std::min(std::min(a.mn[0], a.mn[1]), std::min(a.mn[2], a.mn[3]));
-    p.mx = std::max(std::max(a.mx[0], a.mx[1]), std::max(a.mx[2], a.mx[3]));
-    if constexpr (MOM > 0) {
-      if (p.nf > 0) {
-        const double zs = (a.zs[0] + a.zs[1]) + (a.zs[2] + a.zs[3]);
-        central_moments<T, MOM, NF>(yc, C, s, e, c, zs / static_cast<double>(p.nf), p);
-      }
-    }
-    emit<T>(p, k, C, ch, outs, omit, ddof);
-  }
-}
-
-template <typename T, int MOM, bool SUM, bool EXT, bool NF>
+// One range at a time (partial.h): a vectorised pass for counts, sums and extremes, one for
+// the central moments about the range's mean; non-finite points only cost a second, careful
+// pass in the ranges that hold them.
+template <typename T, int MOM, bool SUM, bool EXT>
 void direct_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
                  bool omit, int64_t ddof) {
-  if (C == 1) {
-    direct_ranges<T, MOM, SUM, EXT, NF, true>(y, C, ch, r, outs, omit, ddof);
-  } else {
-    direct_ranges<T, MOM, SUM, EXT, NF, false>(y, C, ch, r, outs, omit, ddof);
+  const T* yc = y + ch;
+  for (int64_t k = 0; k < r.K; ++k) {
+    const int64_t s = r.st(k);
+    emit<T>(range_partial<T, SUM, EXT, MOM>(yc, C, s, s + r.ct(k)), k, C, ch, outs, omit, ddof);
   }
 }
 
@@ -487,7 +387,7 @@ void folded_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::
   if (queue) {
     queue_road<T, MOM, SUM, EXT, NF>(y, C, ch, r, outs, omit, ddof);
   } else {
-    direct_road<T, MOM, SUM, EXT, NF>(y, C, ch, r, outs, omit, ddof);
+    direct_road<T, MOM, SUM, EXT>(y, C, ch, r, outs, omit, ddof);
   }
 }
 
