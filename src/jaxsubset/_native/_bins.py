@@ -3,9 +3,10 @@
 :func:`native_bins` computes every requested statistic of ``y`` per bin in one call: from
 the bin label of every point, or (faster: no label array) from ``x`` and the bin edges, the
 bins resolved in the kernel with exactly ``_binned.binnumber``'s rule. As the other native
-calls: batched in the kernel (``vmap_method="expand_dims"``), ``jax.lax.platform_dependent``
-(a non-CPU lowering holds no custom call), ``jax.custom_jvp`` with the pure-JAX road's
-tangent; integer ``y`` in the default float dtype, float16/bfloat16 in float32.
+calls: batched in the kernel (``vmap_method="expand_dims"``), ``_api.branch`` (the pure-JAX
+road traced only where a non-CPU backend is present: a non-CPU lowering holds no custom
+call), ``jax.custom_jvp`` with the pure-JAX road's tangent; integer ``y`` in the default
+float dtype, float16/bfloat16 in float32.
 """
 
 from collections.abc import Callable
@@ -16,7 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array
-from ._api import _code, bypass
+from . import _api
+from ._api import _code, branch
 
 
 BINS_TARGET = "jaxsubset_bin_stats"
@@ -99,7 +101,7 @@ def native_bins(
         mode += 4
 
     def pure(v: Array, lab: Array) -> dict[str, Array]:
-        with bypass():
+        with _api.bypass():
             out = fallback(v, lab)
         return {s: out[s].astype(idt if s == "count" else v.dtype) for s in stats}
 
@@ -127,7 +129,7 @@ def native_bins(
 
     @jax.custom_jvp
     def f(v: Array, s: Array, e: Array, d: Array, lab: Array) -> dict[str, Array]:
-        return jax.lax.platform_dependent(v, s, e, d, lab, cpu=native, default=other)
+        return branch(native, other, v, s, e, d, lab)
 
     @f.defjvp
     def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
