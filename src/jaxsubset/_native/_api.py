@@ -104,9 +104,22 @@ def portable() -> bool:
     ``jax.export``)."""
     if _PORTABLE.get() or os.environ.get(PORTABLE, "").strip().lower() in ON:
         return True
-    import jax.extend.backend
+    return any(name != "cpu" for name in _backends())
 
-    return any(name != "cpu" for name in jax.extend.backend.backends())
+
+def _backends() -> dict[str, Any]:
+    """The process's backends by platform name (initialised, as ``jax.devices()`` does).
+
+    ``jax.extend.backend.backends`` is the public name, but importing ``jax.extend`` costs
+    ~50 ms on a first call; the module behind it is imported with jax already."""
+    try:
+        from jax._src import xla_bridge
+
+        return dict(xla_bridge.backends())
+    except (ImportError, AttributeError):  # pragma: no cover - a jax without that module
+        import jax.extend.backend
+
+        return dict(jax.extend.backend.backends())
 
 
 def branch(native: Callable[..., Any], pure: Callable[..., Any], *args: Any) -> Any:
