@@ -18,6 +18,7 @@ import pytest
 
 import jaxsubset
 import jaxsubset._native
+from jaxsubset import _binned
 from jaxsubset._native import _api
 from references import FLOAT
 
@@ -115,7 +116,7 @@ def test_a_cpu_only_first_call_traces_no_pure_road(name, monkeypatch):
 )
 def test_the_derivative_traces_the_pure_road_and_equals_the_portable_form(name, monkeypatch):
     def total(f):
-        return lambda y: jnp.nansum(f(y))
+        return lambda y: sum(jnp.nansum(a) for a in jax.tree.leaves(f(y)))
 
     with _count_pure(monkeypatch) as seen:
         g = jax.jit(jax.grad(total(WORKLOADS[name]())))(Y)
@@ -150,6 +151,57 @@ def _checks_off(monkeypatch):
     with monkeypatch.context() as m:
         m.setenv("JAXSUBSET_CHECKS", "off")
         yield
+
+
+@pytest.mark.parametrize("name", ["bins sorted mean", "bins unsorted std", "bins unsorted median"])
+def test_bins_trace_no_xla_bin_numbers(name, monkeypatch):
+    # the result's binnumber comes from a kernel call of its own (dropped where unread)
+    calls = []
+    real = _binned.binnumber
+    monkeypatch.setattr(_binned, "binnumber", lambda *a, **k: calls.append(1) or real(*a, **k))
+    jax.clear_caches()
+    text = jax.jit(WORKLOADS[name]()).trace(Y).lower().as_text()
+    assert calls == [] and "jaxsubset_bin_stats" in text
+
+
+@pytest.mark.parametrize("order", ["sorted", "unsorted"])
+def test_native_bin_numbers_equal_binnumber(order):
+    edges = np.linspace(0.0, 10.0, 13).astype(FLOAT)
+    x = RNG.uniform(-1.0, 11.0, 300).astype(FLOAT)
+    x[:8] = edges[[0, 1, 2, 3, 12, 12, 11, 0]]  # on edges, the last (closed) one
+    x[8:14] = [-0.0, np.nextafter(edges[-1], FLOAT(20)), np.nan, -np.nan, np.inf, -np.inf]
+    x[14] = np.finfo(FLOAT).smallest_subnormal
+    x[15] = edges[-1] + FLOAT(1e-4)  # above the last edge, on it to 3 decimals
+    if order == "sorted":
+        x = np.sort(x)
+    xj, ej = jnp.asarray(x), jnp.asarray(edges)
+    for dec in (0, 3, 9):
+        dj = jnp.asarray(dec, jnp.int32)
+        want = np.asarray(_binned.binnumber(xj, ej, dj, False))
+        assert np.array_equal(np.asarray(_binned.binnumber(xj, ej, dj, True)), want)
+        got = jaxsubset._native.native_binnumber(
+            xj, ej, dj, lambda dj=dj: _binned.binnumber(xj, ej, dj, False)
+        )
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+        xs = jnp.stack([xj, xj[::-1]])
+        both = jax.vmap(lambda p, dj=dj: jaxsubset._native.native_binnumber(p, ej, dj, lambda: p))(
+            xs
+        )  # one call for the batch
+        np.testing.assert_array_equal(np.asarray(both[1]), want[::-1])
+    # the public result's bin numbers: eager, under jit, and the portable form
+    y = jnp.asarray(RNG.normal(size=x.shape[0]).astype(FLOAT))
+    xf = jnp.asarray(np.where(np.isnan(x), 0.5, x))
+
+    def f(x, y):
+        return jaxsubset.binned_statistic(x, y, "mean", ej).binnumber
+
+    ref = np.asarray(_binned.binnumber(xf, ej, jnp.asarray(9, jnp.int32), False))
+    eager = jaxsubset.binned_statistic(xf, y, "mean", edges).binnumber
+    np.testing.assert_array_equal(np.asarray(jax.jit(f)(xf, y)), np.asarray(eager))
+    with jaxsubset._native.portable_lowering():
+        np.testing.assert_array_equal(np.asarray(jax.jit(f)(xf, y)), np.asarray(eager))
+    assert ref.shape == np.asarray(eager).shape
 
 
 def test_the_environment_switch(monkeypatch):

@@ -27,7 +27,7 @@ from ._api import (
     portable_lowering,
     usable,
 )
-from ._bins import native_bins, x_resolvable
+from ._bins import native_binnumber, native_bins, x_resolvable
 from ._load import NativeUnavailableWarning, available, status
 
 
@@ -36,6 +36,7 @@ __all__ = [
     "NativeUnavailableWarning",
     "available",
     "bypass",
+    "native_binnumber",
     "native_bins",
     "native_ranges",
     "native_sliding",

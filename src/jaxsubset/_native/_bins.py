@@ -22,6 +22,7 @@ from ._api import _code, branch
 
 
 BINS_TARGET = "jaxsubset_bin_stats"
+BINNUMBER_TARGET = "jaxsubset_binnumber"
 # the kernel's ``mode``: labels given; x resolved against the edges, any order or ascending
 LABELS, X_ANY, X_SORTED = 0, 1, 2
 
@@ -141,3 +142,32 @@ def native_bins(
     if half:
         out = {s: a if s == "count" else a.astype(in_dtype) for s, a in out.items()}
     return out
+
+
+def native_binnumber(x: Array, edges: Array, dec: Array, fallback: Callable[[], Array]) -> Array:
+    """``_binned.binnumber`` of float ``x`` by the kernel ``jaxsubset_binnumber``, exactly.
+
+    A call of its own: where the bin numbers are not read (``binned_statistic(...).statistic``
+    under ``jit``) XLA drops it, so a first call neither traces nor compiles the XLA
+    resolution. ``x`` and ``edges`` as :func:`x_resolvable` (``x`` in the edges' dtype),
+    ``dec`` the ``()`` decimals of SciPy's last-edge rule; ``fallback()`` the pure-JAX
+    ``binnumber`` (the other platforms' branch, see ``_api.branch``). Piecewise constant:
+    no derivative flows through ``x``.
+
+    Returns:
+        ``(N,)`` bin numbers in the index dtype (0 below, ``nbins + 1`` above or NaN).
+    """
+    from .._validate import index_dtype
+
+    idt = index_dtype()
+
+    def native(p: Array, e: Array, d: Array) -> Array:
+        out = jax.ShapeDtypeStruct(p.shape, idt)
+        return jax.ffi.ffi_call(BINNUMBER_TARGET, out, vmap_method="expand_dims")(p, e, d)
+
+    def pure(p: Array, e: Array, d: Array) -> Array:
+        with _api.bypass():
+            return fallback().astype(idt)
+
+    p = jax.lax.stop_gradient(x)
+    return branch(native, pure, p, edges, jnp.asarray(dec, jnp.int32).reshape(1))
