@@ -687,6 +687,76 @@ ffi::Error BinStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edg
   }
 }
 
+
+// jaxsubset_binnumber(x, edges, dec) -> d: _binned.binnumber of float x against edges of its
+// dtype, EXACTLY (the rule of Edges::bin above; NaN: nb + 1 whatever its sign bit)
+//   x (*B, N) float32/float64, edges (*B, K + 1) x's dtype, dec (*B, 1) int32
+//   d (*B, N) int32/int64: 0 below the first edge, nb + 1 above the last, else 1..nb
+// A call of its own, so XLA drops it where the bin numbers are not read.
+template <typename TX, typename TD>
+ffi::Error binnumber_run(ffi::AnyBuffer x, ffi::AnyBuffer edges, ffi::AnyBuffer dec,
+                         ffi::AnyBuffer out) {
+  auto odims = out.dimensions();
+  if (odims.size() < 1) return bad("binnumber: the result must be (*batch, N)");
+  const size_t nbd = odims.size() - 1;
+  const int64_t N = odims[nbd];
+  auto xdims = x.dimensions(), edims = edges.dimensions(), ddims = dec.dimensions();
+  if (xdims.size() != nbd + 1 || xdims[nbd] != N) return bad("binnumber: x must be (*batch, N)");
+  if (edims.size() != nbd + 1 || ddims.size() != nbd + 1 || ddims[nbd] != 1)
+    return bad("binnumber: edges (*batch, K + 1), dec (*batch, 1)");
+  if (edges.element_type() != x.element_type()) return bad("binnumber: edges must have x's dtype");
+  if (dec.element_type() != ffi::DataType::S32) return bad("binnumber: dec must be int32");
+  const int64_t K = edims[nbd] - 1;
+  if (K < 1) return bad("binnumber: at least two edges");
+  std::vector<int64_t> bdims(odims.begin(), odims.begin() + nbd);
+  int64_t B = 1;
+  for (int64_t d : bdims) B *= d;
+  auto xmap = BatchMap::make(xdims, nbd, bdims, N, "x");
+  if (!xmap.has_value()) return xmap.error();
+  auto emap = BatchMap::make(edims, nbd, bdims, K + 1, "edges");
+  if (!emap.has_value()) return emap.error();
+  auto dmap = BatchMap::make(ddims, nbd, bdims, 1, "dec");
+  if (!dmap.has_value()) return dmap.error();
+  const TX* xbase = static_cast<const TX*>(x.untyped_data());
+  TD* obase = static_cast<TD*>(out.untyped_data());
+  for (int64_t b = 0; b < B; ++b) {
+    const TX* xb = xbase + xmap->offset(b);
+    const TX* eb = static_cast<const TX*>(edges.untyped_data()) + emap->offset(b);
+    const int32_t db = static_cast<const int32_t*>(dec.untyped_data())[dmap->offset(b)];
+    Edges<TX> e(eb, K, db);
+    TD* ob = obase + b * N;
+    for (int64_t i = 0; i < N; ++i) {
+      ob[i] = static_cast<TD>(std::isnan(xb[i]) ? K + 1 : e.bin(xb[i]));
+    }
+  }
+  return ffi::Error::Success();
+}
+
+template <typename TX>
+ffi::Error binnumber_by_out(ffi::AnyBuffer x, ffi::AnyBuffer edges, ffi::AnyBuffer dec,
+                            ffi::AnyBuffer out) {
+  switch (out.element_type()) {
+    case ffi::DataType::S32:
+      return binnumber_run<TX, int32_t>(x, edges, dec, out);
+    case ffi::DataType::S64:
+      return binnumber_run<TX, int64_t>(x, edges, dec, out);
+    default:
+      return bad("binnumber: the result must be int32 or int64");
+  }
+}
+
+ffi::Error BinnumberImpl(ffi::AnyBuffer x, ffi::AnyBuffer edges, ffi::AnyBuffer dec,
+                         ffi::Result<ffi::AnyBuffer> out) {
+  switch (x.element_type()) {
+    case ffi::DataType::F32:
+      return binnumber_by_out<float>(x, edges, dec, *out);
+    case ffi::DataType::F64:
+      return binnumber_by_out<double>(x, edges, dec, *out);
+    default:
+      return bad("binnumber: x must be float32 or float64");
+  }
+}
+
 }  // namespace
 }  // namespace jaxsubset
 
@@ -702,3 +772,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetBinStats, jaxsubset::BinStatsImpl,
                                   .Attr<int64_t>("omit")
                                   .Attr<int64_t>("ddof")
                                   .Attr<int64_t>("mode"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetBinnumber, jaxsubset::BinnumberImpl,
+                              xla::ffi::Ffi::Bind()
+                                  .Arg<xla::ffi::AnyBuffer>()  // x
+                                  .Arg<xla::ffi::AnyBuffer>()  // edges
+                                  .Arg<xla::ffi::AnyBuffer>()  // dec
+                                  .Ret<xla::ffi::AnyBuffer>());  // d

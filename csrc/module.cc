@@ -449,6 +449,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetXwidthStats, jaxsubset::XwidthStatsImpl,
                                   .Attr<int64_t>("capacity"));
 // bins.cc
 XLA_FFI_DECLARE_HANDLER_SYMBOL(JaxsubsetBinStats);
+XLA_FFI_DECLARE_HANDLER_SYMBOL(JaxsubsetBinnumber);
 // ewm.cc
 XLA_FFI_DECLARE_HANDLER_SYMBOL(JaxsubsetEwmStats);
 
@@ -470,6 +471,7 @@ NB_MODULE(_kernels, m) {
     d["jaxsubset_sliding_stats"] = capsule(JaxsubsetSlidingStats);
     d["jaxsubset_xwidth_stats"] = capsule(JaxsubsetXwidthStats);
     d["jaxsubset_bin_stats"] = capsule(JaxsubsetBinStats);
+    d["jaxsubset_binnumber"] = capsule(JaxsubsetBinnumber);
     d["jaxsubset_ewm_stats"] = capsule(JaxsubsetEwmStats);
     return d;
   });

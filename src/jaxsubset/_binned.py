@@ -415,7 +415,20 @@ def _binned_core(
     numbers of a few points only, so the full ``binnumber`` is left to a caller who reads it).
     """
     nb = edges.shape[0] - 1
-    d = binnumber(x, edges, dec, uniform, nbins)
+    # float x against float edges of its dtype: the native road resolves the bins in its
+    # kernel, and the bin numbers (the result's ``binnumber``) by a kernel call of their own,
+    # which XLA drops where they are not read (no XLA resolution traced on a first call)
+    resolve = None
+    if nbins is None and jnp.issubdtype(x.dtype, jnp.floating):
+        xe = x.astype(edges.dtype)
+        if _native.x_resolvable(xe, edges):
+            resolve = (xe, edges, dec, x_sorted)
+    if resolve is not None and _native.usable():
+        d = _native.native_binnumber(
+            resolve[0], edges, dec, lambda: binnumber(x, edges, dec, uniform, nbins)
+        )
+    else:
+        d = binnumber(x, edges, dec, uniform, nbins)
     out_dtype = float_dtype(v.dtype)
     if fn is None:
         label_of = None
@@ -424,13 +437,6 @@ def _binned_core(
             def label_of(i: Array) -> Array:  # the bins of a few points
                 return binnumber(x[i], edges, dec, uniform, nbins) - 1
 
-        # float x against float edges of its dtype: the native road resolves the bins in its
-        # kernel (``d`` is then only the binnumber output, dropped by XLA where unused)
-        resolve = None
-        if nbins is None and jnp.issubdtype(x.dtype, jnp.floating):
-            xe = x.astype(edges.dtype)
-            if _native.x_resolvable(xe, edges):
-                resolve = (xe, edges, dec, x_sorted)
         stat = scipy_statistic(
             v, d, nb, statistic, nan_policy, x_sorted, method, capacity, label_of, resolve
         )

@@ -6,6 +6,10 @@ it:
 
 - :func:`available` / :func:`status`: whether the kernels are built, safe for the running
   jaxlib (the import guard, ``_load``) and not switched off (``JAXSUBSET_NATIVE=off``);
+- :func:`portable` / :func:`portable_lowering`: whether a native call keeps the pure-JAX
+  road beside it for other platforms (a non-CPU backend in the process, or
+  ``JAXSUBSET_NATIVE_PORTABLE=1``); else the call is emitted alone and the pure-JAX road is
+  traced only for a derivative;
 - ``native_ranges`` / ``native_sliding`` / ``native_xwidth`` / ``native_bins``: the kernels
   behind the dispatcher (custom_jvp, vmap).
 
@@ -13,8 +17,17 @@ Results follow the library's conventions (``jaxsubset._statistics._registry``) a
 exactness contract: every result combines only partials of its own range's points.
 """
 
-from ._api import STATISTICS, bypass, native_ranges, native_sliding, native_xwidth, usable
-from ._bins import native_bins, x_resolvable
+from ._api import (
+    STATISTICS,
+    bypass,
+    native_ranges,
+    native_sliding,
+    native_xwidth,
+    portable,
+    portable_lowering,
+    usable,
+)
+from ._bins import native_binnumber, native_bins, x_resolvable
 from ._load import NativeUnavailableWarning, available, status
 
 
@@ -23,10 +36,13 @@ __all__ = [
     "NativeUnavailableWarning",
     "available",
     "bypass",
+    "native_binnumber",
     "native_bins",
     "native_ranges",
     "native_sliding",
     "native_xwidth",
+    "portable",
+    "portable_lowering",
     "status",
     "usable",
     "x_resolvable",

@@ -4,8 +4,12 @@
 
 - one ``jax.ffi.ffi_call`` computes every requested statistic; leading batch dimensions are
   looped in the kernel (``vmap_method="expand_dims"``), so ``vmap`` is one call;
-- ``jax.lax.platform_dependent`` puts the call in the CPU branch and the pure-JAX road in
-  every other, so a program lowered for a GPU/TPU never names the CPU-only target;
+- :func:`branch`: where the process has only CPU backends the call is emitted alone (the
+  pure-JAX road is not even traced: a first call costs the kernel's compile, not the
+  tracing of a tree or sliding road); where any other backend is present (or
+  ``JAXSUBSET_NATIVE_PORTABLE=1``) ``jax.lax.platform_dependent`` puts the call in the CPU
+  branch and the pure-JAX road in every other, so a program lowered for a GPU/TPU never
+  names the CPU-only target;
 - ``jax.custom_jvp``: the native value, the pure-JAX road's tangent (``grad``, ``jvp``,
   ``jacfwd``, ``vmap(grad)`` equal that road's).
 
@@ -15,6 +19,7 @@ results rounded back, as every road (``_registry``'s conventions).
 
 import contextlib
 import contextvars
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -67,6 +72,63 @@ def usable() -> bool:
     """Whether ``method="auto"`` may take the native road now: kernels registered, the
     computation traced for the CPU, and not inside a native call's own pure-JAX road."""
     return not _BYPASS.get() and jax.default_backend() == "cpu" and available()
+
+
+PORTABLE = "JAXSUBSET_NATIVE_PORTABLE"
+ON = ("1", "on", "true", "yes")
+_PORTABLE: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "jaxsubset_native_portable", default=False
+)
+
+
+@contextlib.contextmanager
+def portable_lowering() -> Iterator[None]:
+    """Inside: :func:`portable` is True, as with ``JAXSUBSET_NATIVE_PORTABLE=1`` (what the
+    tests use). JAX's caches are cleared on entry and exit: a function traced on the other
+    side of the switch is traced anew, not taken from the cache."""
+    token = _PORTABLE.set(True)
+    jax.clear_caches()
+    try:
+        yield
+    finally:
+        _PORTABLE.reset(token)
+        jax.clear_caches()
+
+
+def portable() -> bool:
+    """Whether native calls keep the pure-JAX road beside them as ``platform_dependent``'s
+    other-platform branch: a non-CPU backend is in the process (``jax.extend.backend``), or
+    ``JAXSUBSET_NATIVE_PORTABLE=1`` (read at every trace; set it before the process traces
+    anything) or :func:`portable_lowering` asks for it: a program traced on a CPU-only
+    machine that is also lowered for a GPU/TPU (``lower(lowering_platforms=...)``,
+    ``jax.export``)."""
+    if _PORTABLE.get() or os.environ.get(PORTABLE, "").strip().lower() in ON:
+        return True
+    return any(name != "cpu" for name in _backends())
+
+
+def _backends() -> dict[str, Any]:
+    """The process's backends by platform name (initialised, as ``jax.devices()`` does).
+
+    ``jax.extend.backend.backends`` is the public name, but importing ``jax.extend`` costs
+    ~50 ms on a first call; the module behind it is imported with jax already."""
+    try:
+        from jax._src import xla_bridge
+
+        return dict(xla_bridge.backends())
+    except (ImportError, AttributeError):  # pragma: no cover - a jax without that module
+        import jax.extend.backend
+
+        return dict(jax.extend.backend.backends())
+
+
+def branch(native: Callable[..., Any], pure: Callable[..., Any], *args: Any) -> Any:
+    """``native(*args)`` alone where the process runs only on CPUs (:func:`portable` False:
+    ``pure`` is never traced), else ``lax.platform_dependent`` with ``pure`` as the
+    branch of every other platform. The CPU program, and so every result, is the same."""
+    if not portable():
+        return native(*args)
+    return jax.lax.platform_dependent(*args, cpu=native, default=pure)
 
 
 def _code(name: str) -> tuple[int, float]:
@@ -146,7 +208,7 @@ def native_ranges(
 
     @jax.custom_jvp
     def f(v: Array, s: Array, c: Array) -> dict[str, Array]:
-        return jax.lax.platform_dependent(v, s, c, cpu=native, default=pure)
+        return branch(native, pure, v, s, c)
 
     @f.defjvp
     def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
@@ -239,7 +301,7 @@ def native_sliding(
 
     @jax.custom_jvp
     def f(v: Array, m: Array) -> dict[str, Array]:
-        return jax.lax.platform_dependent(v, m, cpu=native, default=pure)
+        return branch(native, pure, v, m)
 
     @f.defjvp
     def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
@@ -335,7 +397,7 @@ def native_xwidth(
     # (x and the width: positions and bounds, no derivative, as the resolver's integer ranges)
     @jax.custom_jvp
     def f(p: Array, v: Array, op: Array, w: Any) -> dict[str, Array]:
-        return jax.lax.platform_dependent(p, v, op, w, cpu=native, default=pure)
+        return branch(native, pure, p, v, op, w)
 
     @f.defjvp
     def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):

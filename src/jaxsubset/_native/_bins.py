@@ -3,9 +3,10 @@
 :func:`native_bins` computes every requested statistic of ``y`` per bin in one call: from
 the bin label of every point, or (faster: no label array) from ``x`` and the bin edges, the
 bins resolved in the kernel with exactly ``_binned.binnumber``'s rule. As the other native
-calls: batched in the kernel (``vmap_method="expand_dims"``), ``jax.lax.platform_dependent``
-(a non-CPU lowering holds no custom call), ``jax.custom_jvp`` with the pure-JAX road's
-tangent; integer ``y`` in the default float dtype, float16/bfloat16 in float32.
+calls: batched in the kernel (``vmap_method="expand_dims"``), ``_api.branch`` (the pure-JAX
+road traced only where a non-CPU backend is present: a non-CPU lowering holds no custom
+call), ``jax.custom_jvp`` with the pure-JAX road's tangent; integer ``y`` in the default
+float dtype, float16/bfloat16 in float32.
 """
 
 from collections.abc import Callable
@@ -16,10 +17,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array
-from ._api import _code, bypass
+from . import _api
+from ._api import _code, branch
 
 
 BINS_TARGET = "jaxsubset_bin_stats"
+BINNUMBER_TARGET = "jaxsubset_binnumber"
 # the kernel's ``mode``: labels given; x resolved against the edges, any order or ascending
 LABELS, X_ANY, X_SORTED = 0, 1, 2
 
@@ -99,7 +102,7 @@ def native_bins(
         mode += 4
 
     def pure(v: Array, lab: Array) -> dict[str, Array]:
-        with bypass():
+        with _api.bypass():
             out = fallback(v, lab)
         return {s: out[s].astype(idt if s == "count" else v.dtype) for s in stats}
 
@@ -127,7 +130,7 @@ def native_bins(
 
     @jax.custom_jvp
     def f(v: Array, s: Array, e: Array, d: Array, lab: Array) -> dict[str, Array]:
-        return jax.lax.platform_dependent(v, s, e, d, lab, cpu=native, default=other)
+        return branch(native, other, v, s, e, d, lab)
 
     @f.defjvp
     def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
@@ -139,3 +142,32 @@ def native_bins(
     if half:
         out = {s: a if s == "count" else a.astype(in_dtype) for s, a in out.items()}
     return out
+
+
+def native_binnumber(x: Array, edges: Array, dec: Array, fallback: Callable[[], Array]) -> Array:
+    """``_binned.binnumber`` of float ``x`` by the kernel ``jaxsubset_binnumber``, exactly.
+
+    A call of its own: where the bin numbers are not read (``binned_statistic(...).statistic``
+    under ``jit``) XLA drops it, so a first call neither traces nor compiles the XLA
+    resolution. ``x`` and ``edges`` as :func:`x_resolvable` (``x`` in the edges' dtype),
+    ``dec`` the ``()`` decimals of SciPy's last-edge rule; ``fallback()`` the pure-JAX
+    ``binnumber`` (the other platforms' branch, see ``_api.branch``). Piecewise constant:
+    no derivative flows through ``x``.
+
+    Returns:
+        ``(N,)`` bin numbers in the index dtype (0 below, ``nbins + 1`` above or NaN).
+    """
+    from .._validate import index_dtype
+
+    idt = index_dtype()
+
+    def native(p: Array, e: Array, d: Array) -> Array:
+        out = jax.ShapeDtypeStruct(p.shape, idt)
+        return jax.ffi.ffi_call(BINNUMBER_TARGET, out, vmap_method="expand_dims")(p, e, d)
+
+    def pure(p: Array, e: Array, d: Array) -> Array:
+        with _api.bypass():
+            return fallback().astype(idt)
+
+    p = jax.lax.stop_gradient(x)
+    return branch(native, pure, p, edges, jnp.asarray(dec, jnp.int32).reshape(1))

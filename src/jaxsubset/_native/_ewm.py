@@ -6,7 +6,8 @@ NaN readings skipped, infinities as values, exact zeros for a constant series), 
 times as the pure-JAX road holds them (differences from the first point, one part or the
 host's float32 ``hi + lo``). As the other native calls: one ``jax.ffi.ffi_call`` for every
 statistic, batch dimensions looped in the kernel (``vmap`` is one call),
-``lax.platform_dependent`` so a non-CPU lowering holds no custom call, and ``custom_jvp``
+``_api.branch`` (the pure-JAX road traced only where a non-CPU backend is present: a non-CPU
+lowering holds no custom call), and ``custom_jvp``
 with the pure-JAX road's tangent.
 """
 
@@ -18,6 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._typing import Array
+from . import _api
+from ._api import branch
 
 
 TARGET = "jaxsubset_ewm_stats"
@@ -85,12 +88,13 @@ def native_ewm(
         return dict(zip(stats, out, strict=True))
 
     def pure(tt: Array, v: Array, la: Array) -> dict[str, Array]:
-        out = fallback(tt, v, la)
+        with _api.bypass():
+            out = fallback(tt, v, la)
         return {s: out[s] for s in stats}
 
     @jax.custom_jvp
     def f(tt: Array, v: Array, la: Array) -> dict[str, Array]:
-        return jax.lax.platform_dependent(tt, v, la, cpu=native, default=pure)
+        return branch(native, pure, tt, v, la)
 
     @f.defjvp
     def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
