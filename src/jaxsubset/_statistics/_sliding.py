@@ -404,15 +404,28 @@ def sliding_statistics(
 
     def piece(v: Array, first: Any) -> dict[str, Array]:
         # the windows of rows first .. first + len(v) - 1, truncated at v's start
-        pos = first + jnp.arange(v.shape[0], dtype=idt)
-        present: Any = True if length is None else (pos <= last)[:, None]
-        rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
-        rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], v.shape)
-        nonfinite = is_float and not finite
-        return statistics(
-            v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite,
-            min_periods=keep, last=None if length is None else last - first,
-        )  # fmt: skip
+
+        def run(nonfinite: bool):
+            def go(v):  # positions from iotas inside the branch (no N-long operands)
+                pos = first + jnp.arange(v.shape[0], dtype=idt)
+                present: Any = True if length is None else (pos <= last)[:, None]
+                rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
+                rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], v.shape)
+                return statistics(
+                    v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite,
+                    min_periods=keep, last=None if length is None else last - first,
+                )  # fmt: skip
+
+            return go
+
+        if not is_float or finite:
+            return run(False)(v)
+        # the NaN/inf counts cost folds of their own: a program without them runs when every
+        # present value is finite (one reduction decides; both programs give the same results)
+        ok = jnp.isfinite(v)
+        if length is not None:
+            ok = ok | (first + jnp.arange(v.shape[0], dtype=idt) > last)[:, None]
+        return lax.cond(jnp.all(ok), run(False), run(True), v)
 
     folds = folds_of(stats, w, is_float)
     align = max([alignment(f, w) for f in folds] + [1])
@@ -470,12 +483,6 @@ def statistics(
 ) -> dict[str, Array]:
     """:func:`sliding_statistics` of float ``yf``; ``nonfinite=False`` when it holds no NaN/inf.
 
-    With ``nonfinite``, what only NaN/inf data need (the folds counting them, the moments of
-    finite points around them) runs under one ``lax.cond`` on whether every present value is
-    finite; the sums and extremes fold values masked alike in both cases (for finite data
-    the masks keep every present point), so they are built once, outside it (one copy in
-    the program, not one per branch: a smaller program, the same results).
-
     ``min_periods``: ``None``, or ``(names, m)``: only ``names``, finished by :func:`finish`
     with ``min_periods=m``. ``last``: the last present row (``None``: every row; ``present``
     is the same rows as a mask).
@@ -490,44 +497,22 @@ def statistics(
     notnan = present & ~isnan
     moments = bool({"var", "std", "sem"} & set(stats))
     sums = bool({"sum", "mean"} & set(stats))
-    finite = notnan & jnp.isfinite(yf) if is_float else notnan
-    # the moments of trailing windows longer than a sub-block, every present value finite
-    fused = moments and w > ShiftedMoments.block
-
-    def generic_m2(finite: Array) -> Array:
-        # moments of the finite points; a window holding +-inf has NaN variance (inf - inf)
-        v = jnp.where(finite, yf, 0)
-        zero = jnp.zeros_like(v)
-        leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
-        return sliding_fold(ShiftedMoments(), leaves, w)[3]
-
     zeros = jnp.zeros((num, ch), idt)
-    q = None
+    n_nan = n_pos = n_neg = zeros
     if is_float:
         # NaN and +-inf counts of every window in one fold of 0/1 flags (exact integers); the
-        # sums and moments fold finite values only (a matmul's 0 * inf would be NaN). Data
-        # whose present values are all finite skip them (one reduction decides)
-        n_flags = 3 if (sums or moments) else 1
-
-        def clean(_):
-            out = [zeros] * n_flags
-            return out, (finite_m2(yf, last, w) if fused else None)
-
-        def dirty(_):
-            flags = [present & isnan, present & (yf == jnp.inf), present & (yf == -jnp.inf)]
-            return count_flags(flags[:n_flags], w), (generic_m2(finite) if fused else None)
-
-        ok = jnp.isfinite(yf)
-        if present is not True:  # absent rows (past ``last``) never count
-            ok = ok | ~present
-        counts, q = lax.cond(jnp.all(ok), clean, dirty, None)
+        # sums and moments fold finite values only (a matmul's 0 * inf would be NaN)
+        flags = [present & isnan]
+        if sums or moments:
+            flags += [present & (yf == jnp.inf), present & (yf == -jnp.inf)]
+        counts = count_flags(flags, w)
         n_nan = counts[0]
-        n_pos, n_neg = (counts[1], counts[2]) if n_flags == 3 else (zeros, zeros)
-    else:
-        n_nan = n_pos = n_neg = zeros
+        if sums or moments:
+            n_pos, n_neg = counts[1], counts[2]
     n = rows - n_nan if omit else rows
     poisoned = n_nan > 0 if (is_float and not omit) else jnp.zeros((num, ch), bool)
     out["count"] = n
+    finite = notnan & jnp.isfinite(yf) if is_float else notnan
     if sums:
         total = sliding_fold(SlidingSum(), jnp.where(finite, yf, 0), w)
         # a window holding +inf (-inf) sums to +inf (-inf), both: NaN (inf - inf), as NumPy
@@ -540,11 +525,16 @@ def statistics(
         if "mean" in stats:
             safe = jnp.where(n > 0, n, 1).astype(fdt)
             out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe)
-    if moments:
-        if q is None:
-            q = finite_m2(yf, last, w) if fused else generic_m2(finite)
-        bad = poisoned | (n_pos + n_neg > 0) if is_float else poisoned
-        out.update(spread_statistics(stats, n, q, ddof, bad))
+    if moments and not is_float and w > ShiftedMoments.block:
+        q = finite_m2(yf, last, w)  # every present value finite
+        out.update(spread_statistics(stats, n, q, ddof, poisoned))
+    elif moments:
+        # moments of the finite points; a window holding +-inf has NaN variance (inf - inf)
+        v = jnp.where(finite, yf, 0)
+        zero = jnp.zeros_like(v)
+        leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
+        _, _, _, q = sliding_fold(ShiftedMoments(), leaves, w)
+        out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_pos + n_neg > 0)))
     for which in ("min", "max"):
         if which in stats:
             fold = SlidingExtreme(which)
