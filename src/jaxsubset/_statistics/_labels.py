@@ -314,7 +314,7 @@ def reduce_labels(
         capacity: static padded length of the reference road; default the largest bin when
             the labels are concrete, else N (every bin fits).
         func: the public function, for error messages.
-        resolve: ``(x, edges, dec, x_sorted)`` the labels came from (``_binned.binnumber``'s
+        resolve: ``(x, edges, dec, x_sorted)`` the labels came from (``_bin_numbers.binnumber``'s
             float rule, :func:`jaxsubset._native.x_resolvable`): the native road then resolves
             the bins in its kernel instead of reading ``label``.
 
