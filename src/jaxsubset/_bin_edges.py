@@ -10,10 +10,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import bound_array, period_edges, to_datetime64, x_to_ns
-from ._checks import error_if
-from ._typing import Array
-from ._validate import is_traced, static_int, traced_array
+from ._core import (
+    Array,
+    bound_array,
+    error_if,
+    is_traced,
+    period_edges,
+    static_int,
+    to_datetime64,
+    traced_array,
+    x_to_ns,
+)
 
 
 def edges_dtype(x: Array) -> Any:

@@ -10,8 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._typing import Array
-from ._validate import index_dtype
+from ._core import Array, index_dtype
 from .resolve._keys import keys
 
 

@@ -12,10 +12,22 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import time_kind
 from ._bin_edges import binned_edges, period_bins, time_edges
 from ._binned_roads import binned_run
-from ._exact import binned_exact, binned_wide
+from ._core import (
+    Array,
+    ArrayLike,
+    as_x,
+    binned_exact,
+    binned_wide,
+    check_int_fits,
+    check_nan_policy,
+    device_array,
+    is_traced,
+    nan_in_x,
+    time_kind,
+    traced_array,
+)
 from ._statistics._registry import (
     LABEL_ROADS,
     RANGE_ROADS,
@@ -24,16 +36,6 @@ from ._statistics._registry import (
     with_quantile,
 )
 from ._stats import raise_on_nan
-from ._typing import Array, ArrayLike
-from ._validate import (
-    as_x,
-    check_int_fits,
-    check_nan_policy,
-    device_array,
-    is_traced,
-    nan_in_x,
-    traced_array,
-)
 
 
 # ---------------------------------------------------------------------------- binned_statistic

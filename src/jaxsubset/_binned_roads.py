@@ -12,8 +12,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _bucket, _native
+from . import _native
 from ._bin_numbers import binnumber, binnumber_jit, bounds
+from ._core import Array, bucketing as _bucket, index_dtype, is_traced, static_int
 from ._native import native_bins
 from ._statistics._blocks import sorted_bins
 from ._statistics._dispatch import reduce_ranges
@@ -28,8 +29,6 @@ from ._statistics._registry import (
     is_count,
 )
 from ._subsets import gather_padded
-from ._typing import Array
-from ._validate import index_dtype, is_traced, static_int
 from .reduce import Request, choose
 from .reduce._choose import bins_layout, road as choose_road
 

@@ -7,13 +7,25 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import concrete_bound, datetime_to_ns, naive_utc, time_kind, timedelta_to_ns
-from ._checks import argument_guard
-from ._exact import exact_positions, exact_subsets
+from ._core import (
+    ArrayLike,
+    argument_guard,
+    as_x,
+    as_xy,
+    check_closed,
+    check_sorted_x,
+    concrete_bound,
+    datetime_to_ns,
+    exact_positions,
+    exact_subsets,
+    is_traced,
+    naive_utc,
+    static_int,
+    time_kind,
+    timedelta_to_ns,
+)
 from ._hop import bound_dtype, check_step, float_count, float_windows, int_window_keys
 from ._subsets import Subsets
-from ._typing import ArrayLike
-from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
 from .resolve import Ranges, bucketed_gather, eager, gather, resolve_select, sides, to_subsets
 from .resolve._keys import traced_key
 from .resolve._type import real_length

@@ -14,8 +14,8 @@ import jax
 import numpy as np
 
 from ._capacity import next_power_of_two
+from ._core import is_traced, static_int
 from ._subsets import Subsets
-from ._validate import is_traced, static_int
 
 
 def field(out: Any, name: str) -> Any:

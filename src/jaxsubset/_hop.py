@@ -22,8 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._core import Array
 from ._statistics._median import rounded
-from ._typing import Array
 
 
 def bound_dtype(xdt: Any, *steps: Any) -> np.dtype:

@@ -8,9 +8,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _bucket
-from ._axis import bound_array, concrete_bound, time_kind, window_width
-from ._exact import wide
+from ._core import (
+    Array,
+    ArrayLike,
+    as_x,
+    bound_array,
+    bucketing as _bucket,
+    check_closed,
+    check_nan_policy,
+    concrete_bound,
+    eager,
+    index_dtype,
+    is_traced,
+    static_int,
+    time_kind,
+    wide,
+    window_width,
+)
 from ._native import STATISTICS as NATIVE_STATISTICS, native_xwidth
 from ._statistics._dispatch import (
     finish,
@@ -34,16 +48,6 @@ from ._statistics._registry import (
     with_quantile,
 )
 from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
-from ._trace import eager
-from ._typing import Array, ArrayLike
-from ._validate import (
-    as_x,
-    check_closed,
-    check_nan_policy,
-    index_dtype,
-    is_traced,
-    static_int,
-)
 from .reduce import Choice, Request, choose
 from .reduce._choose import padded_fits, road
 from .resolve import Ranges, bucketed_ranges, resolve_rolling

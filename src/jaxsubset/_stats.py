@@ -8,8 +8,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _bucket
-from ._checks import nan_guard
+from ._core import (
+    Array,
+    ArrayLike,
+    bucketing as _bucket,
+    check_int_fits,
+    check_nan_policy,
+    device_array,
+    index_dtype,
+    is_traced,
+    nan_guard,
+    static_int,
+)
 from ._statistics._dispatch import clip_ranges, median_capacity, range_bound, reduce_ranges
 from ._statistics._registry import (
     DEFAULT_DDOF,
@@ -20,15 +30,6 @@ from ._statistics._registry import (
     needs_capacity as road_needs_capacity,
     result_shape,
     with_quantile,
-)
-from ._typing import Array, ArrayLike
-from ._validate import (
-    check_int_fits,
-    check_nan_policy,
-    device_array,
-    index_dtype,
-    is_traced,
-    static_int,
 )
 from .reduce import Request, choose
 from .reduce._choose import road

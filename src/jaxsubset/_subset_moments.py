@@ -2,10 +2,9 @@
 
 import jax.numpy as jnp
 
+from ._core import Array, Shaped, static_int
 from ._reduce import squared_deviations
 from ._subset_base import SubsetBase, one_program
-from ._typing import Array, Shaped
-from ._validate import static_int
 
 
 class Moments(SubsetBase):

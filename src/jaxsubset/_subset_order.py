@@ -5,10 +5,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._core import Array, Int, Shaped
 from ._reduce import finite_extreme, holds_nan, reduce_extreme
 from ._statistics._median import lerp, rank
 from ._subset_base import SubsetBase, one_program
-from ._typing import Array, Int, Shaped
 
 
 class OrderStatistics(SubsetBase):

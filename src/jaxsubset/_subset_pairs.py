@@ -3,9 +3,8 @@
 import jax.numpy as jnp
 from jax import lax
 
+from ._core import Array, Shaped, check_nan_policy, static_int
 from ._subset_base import SubsetBase, one_program
-from ._typing import Array, Shaped
-from ._validate import check_nan_policy, static_int
 
 
 class PairStatistics(SubsetBase):

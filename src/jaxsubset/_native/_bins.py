@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._typing import Array
+from .._core import Array
 from ._api import _code, bypass
 
 
@@ -76,7 +76,7 @@ def native_bins(
         dict of ``(nbins, C)`` arrays by name: floats in ``y``'s float dtype, ``"count"`` in
         the index dtype.
     """
-    from .._validate import index_dtype
+    from .._core import index_dtype
 
     in_dtype = y.dtype
     if not jnp.issubdtype(in_dtype, jnp.inexact):

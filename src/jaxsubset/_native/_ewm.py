@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._typing import Array
+from .._core import Array
 
 
 TARGET = "jaxsubset_ewm_stats"

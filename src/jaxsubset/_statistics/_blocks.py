@@ -22,9 +22,8 @@ from typing import Any
 import jax.numpy as jnp
 from jax import lax
 
+from .._core import Array, index_dtype
 from .._reduce import squared_deviations
-from .._typing import Array
-from .._validate import index_dtype
 from ._labels import work_dtype
 from ._registry import block_size
 

@@ -5,9 +5,8 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from .._core import Array, index_dtype, is_traced
 from .._native import native_ranges, native_sliding
-from .._typing import Array
-from .._validate import index_dtype, is_traced
 from ..reduce._choose import road as choose_road
 from ._reference import reference_ranges
 from ._registry import (
@@ -37,7 +36,7 @@ def clip_ranges(start: Array, count: Array, n: int | Array) -> tuple[Array, Arra
 
 def median_capacity(count: Array, capacity: Any, max_count: int | None, func: str) -> int:
     """The static padded length the padded (reference) road needs for these ranges."""
-    from .._validate import static_int
+    from .._core import static_int
 
     if capacity is not None:
         return static_int(capacity, "capacity", func)

@@ -9,7 +9,7 @@ combination of partials is a statistic of exactly their points (nothing is subtr
 import jax
 import jax.numpy as jnp
 
-from .._typing import Array
+from .._core import Array
 from ._moments import chan
 from ._pairs import combine as pair_combine
 

@@ -25,8 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .._typing import Array
-from .._validate import index_dtype, is_traced
+from .._core import Array, index_dtype, is_traced
 from ..reduce._choose import road as choose_road
 from ._median import key_dtype, segment_median, sorted_median, sorted_quantile
 from ._reference import reference_ranges

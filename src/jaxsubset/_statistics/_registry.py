@@ -50,10 +50,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _native
-from .._names import PAIR_STATISTICS as PAIR_STATISTICS, STATISTICS as STATISTICS
+from .._base import PAIR_STATISTICS as PAIR_STATISTICS, STATISTICS as STATISTICS
 
 
-# STATISTICS (the names, with their docstring) lives in ``jaxsubset._names``, a module without
+# STATISTICS (the names, with their docstring) lives in ``jaxsubset._base._names``, a module without
 # JAX: the command checks ``--stat`` before it imports jax
 ALL_STATISTICS = STATISTICS + PAIR_STATISTICS
 # the points each entry of "cov"/"corr" is made of, (K, C, C) ints: an internal result key the

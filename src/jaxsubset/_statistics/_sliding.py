@@ -56,8 +56,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .._typing import Array
-from .._validate import index_dtype
+from .._core import Array, index_dtype
 from ._moments import spread_statistics
 from ._pairs import pair_leaves, pair_statistics
 from ._registry import PAIR_COUNT, PAIR_STATISTICS, float_dtype, result_shape

@@ -35,8 +35,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .._typing import Array
-from .._validate import index_dtype
+from .._core import Array, index_dtype
 from ._folds import Extreme, Fold, Moments, Moments4, Pairs, Sum
 from ._moments import spread_statistics
 from ._pairs import pair_leaves, pair_statistics

@@ -23,9 +23,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
-from .._checks import reraise
-from .._trace import require_eager
-from .._validate import check_int_fits, check_nan_policy, index_dtype, static_int
+from .._core import (
+    check_int_fits,
+    check_nan_policy,
+    index_dtype,
+    require_eager,
+    reraise,
+    static_int,
+)
 from .assembly import assemble
 from .kernels import KernelSpec, check_compute, group_size, windowed
 from .plan import plan

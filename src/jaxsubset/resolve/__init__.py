@@ -32,7 +32,7 @@ Each public ``jaxsubset.ranges`` function is a thin wrapper of a private ``resol
 function that also takes the caller's name for its messages (``func``) and, for windows, the
 switches the eager programs need (``time``, ``guided``, ``checked``): no private keyword is
 in a public signature. A walk of ``x`` from :func:`select` goes down: validate
-(:mod:`jaxsubset._validate`), keys (:mod:`._keys`), search (:mod:`._search`), gather
+(:mod:`jaxsubset._core._validate`), keys (:mod:`._keys`), search (:mod:`._search`), gather
 (:mod:`jaxsubset._subsets`).
 
 The rules, in one place (``stream`` resolves with the same functions):
