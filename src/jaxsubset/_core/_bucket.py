@@ -34,9 +34,9 @@ def enabled() -> bool:
 def bucketed(*values: Any) -> bool:
     """Whether a call with these inputs is bucketed: bucketing on and the call eager.
 
-    :func:`jaxsubset._core._trace.eager` decides "eager" (concrete inputs outside every trace: inside
-    ``jit`` even closed-over constants give staged results, which the bucketed path cannot
-    read back).
+    :func:`jaxsubset._core._trace.eager` decides "eager" (concrete inputs outside every
+    trace: inside ``jit`` even closed-over constants give staged results, which the bucketed
+    path cannot read back).
     """
     return enabled() and eager(*values)
 
