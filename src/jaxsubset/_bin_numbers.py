@@ -11,7 +11,7 @@ import numpy as np
 from jax import lax
 
 from ._core import Array, index_dtype
-from .resolve._keys import keys
+from .resolve import keys
 
 
 POW10 = np.array([10.0**k for k in range(0, 40)])

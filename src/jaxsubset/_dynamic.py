@@ -26,10 +26,18 @@ from ._core import (
 )
 from ._hop import bound_dtype, check_step, float_count, float_windows, int_window_keys
 from ._subsets import Subsets
-from .resolve import Ranges, bucketed_gather, eager, gather, resolve_select, sides, to_subsets
-from .resolve._keys import traced_key
-from .resolve._type import real_length
-from .resolve._xranges import xrange
+from .resolve import (
+    Ranges,
+    bucketed_gather,
+    eager,
+    gather,
+    real_length,
+    resolve_select,
+    sides,
+    to_subsets,
+    traced_key,
+    xrange,
+)
 
 
 CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")

@@ -50,9 +50,7 @@ from ._statistics._registry import (
 from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
 from .reduce import Choice, Request, choose
 from .reduce._choose import padded_fits, road
-from .resolve import Ranges, bucketed_ranges, resolve_rolling
-from .resolve._keys import int_width, sides
-from .resolve._windows import guard_width
+from .resolve import Ranges, bucketed_ranges, guard_width, int_width, resolve_rolling, sides
 
 
 def rolling_statistic(

@@ -33,7 +33,7 @@ from ._statistics._registry import (
 )
 from .reduce import Request, choose
 from .reduce._choose import road
-from .resolve._type import Ranges, pieces_of
+from .resolve import Ranges, pieces_of
 
 
 def check_statistic(statistic: Any, func: str) -> str:

@@ -40,6 +40,7 @@ from ._exact import (
     wide as wide,
 )
 from ._trace import (
+    backend as backend,
     eager as eager,
     is_traced as is_traced,
     require_eager as require_eager,
@@ -68,6 +69,7 @@ from ._validate import (
 
 
 __all__ = [
+    "backend",
     "Shaped",
     "Int",
     "Bool",

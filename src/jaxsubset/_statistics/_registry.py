@@ -45,12 +45,12 @@ it and against NumPy/SciPy/pandas):
 
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _native
 from .._base import PAIR_STATISTICS as PAIR_STATISTICS, STATISTICS as STATISTICS
+from .._core import backend as backend
 
 
 # STATISTICS (the names, with their docstring) lives in ``jaxsubset._base._names``, a module without
@@ -188,11 +188,6 @@ def check_method(method: Any, func: str, roads: dict[str, tuple[str, ...]]) -> s
             f"{func}: `method` must be one of {', '.join(map(repr, choices))}, got {method!r}"
         )
     return method
-
-
-def backend() -> str:
-    """The backend family the computation is traced for (``"cpu"``, ``"gpu"``, ``"tpu"``)."""
-    return jax.default_backend()
 
 
 def block_size(num: int, nbins: int, force: bool = False) -> int | None:

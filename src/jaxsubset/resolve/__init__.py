@@ -19,8 +19,8 @@ Modules, each one idea (imports go down this list, never up):
   for concrete values, which ``stream``'s planner calls too.
 - :mod:`._search`: ``searchsorted`` in key space, its algorithms named (``"probe"``,
   ``"keys"``, ``"guided"``) and documented as ``jnp.searchsorted(method=)`` documents its own.
-- :mod:`._buckets`: the eager buckets' helpers (pad, cut); :mod:`jaxsubset._eager`'s
-  ONE decorator, ``bucketed``, runs a traced resolver as one program per bucket of shapes
+- :mod:`._buckets`: the eager buckets' helpers (pad, cut); :mod:`._eager`'s ONE
+  decorator, ``bucketed``, runs a traced resolver as one program per bucket of shapes
   (``select``, ``select_ranges`` and ``nearest`` so far; the other families still call
   their hand-written ``_padded_*`` programs).
 - one module per family: :mod:`._index` (explicit ranges, slices, chunks, sliding windows),
@@ -48,6 +48,7 @@ The rules, in one place (``stream`` resolves with the same functions):
 
 from ._bins import bin_ranges, bins, check_edges
 from ._buckets import bucketed_gather, eager
+from ._eager import bucketed
 from ._index import (
     chunk_ranges,
     chunks,
@@ -64,18 +65,28 @@ from ._keys import (
     host_key,
     host_lower,
     host_upper,
+    int_width,
     keys,
     sides,
+    traced_key,
 )
-from ._type import Ranges, to_subsets
-from ._windows import bucketed_ranges, resolve_rolling, rolling, rolling_ranges, window_widths
-from ._xranges import nearest, resolve_select, select, select_ranges
+from ._type import Ranges, pieces_of, real_length, to_subsets
+from ._windows import (
+    bucketed_ranges,
+    guard_width,
+    resolve_rolling,
+    rolling,
+    rolling_ranges,
+    window_widths,
+)
+from ._xranges import nearest, resolve_select, select, select_ranges, xrange
 
 
 __all__ = [
     "Ranges",
     "bin_ranges",
     "bins",
+    "bucketed",
     "bucketed_gather",
     "bucketed_ranges",
     "check_edges",
@@ -84,15 +95,19 @@ __all__ = [
     "eager",
     "from_ranges",
     "gather",
+    "guard_width",
     "host_anchored_lower",
     "host_anchored_upper",
     "host_key",
     "host_lower",
     "host_upper",
+    "int_width",
     "isolate",
     "isolate_ranges",
     "keys",
     "nearest",
+    "pieces_of",
+    "real_length",
     "resolve_rolling",
     "resolve_select",
     "rolling",
@@ -103,5 +118,7 @@ __all__ = [
     "sliding",
     "sliding_ranges",
     "to_subsets",
+    "traced_key",
     "window_widths",
+    "xrange",
 ]

@@ -20,9 +20,9 @@ import numpy as np
 
 from .._core import (
     Array,
+    backend,
     index_dtype,
 )
-from .._statistics._registry import backend
 from ._keys import Key, keys, unkeys
 
 

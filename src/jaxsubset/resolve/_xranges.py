@@ -23,12 +23,12 @@ from .._core import (
     time_kind,
     traced_array,
 )
-from .._eager import bucketed
 from .._subsets import Subsets, gather_padded
 from ._buckets import (
     check_broadcast,
     eager,
 )
+from ._eager import bucketed
 from ._index import gather
 from ._keys import Key, keys, resolve_bound, sides
 from ._search import count_keys

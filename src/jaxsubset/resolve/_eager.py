@@ -20,9 +20,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from ._core import bucketing as _bucket
-from ._subsets import Subsets
-from .resolve._buckets import cut_ranges, cut_subsets, padded_xy
+from .._core import bucketing as _bucket
+from .._subsets import Subsets
+from ._buckets import cut_ranges, cut_subsets, padded_xy
 
 
 def pad_batch(batch: Any) -> tuple[tuple[int, ...], Any]:
