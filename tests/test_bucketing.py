@@ -318,7 +318,7 @@ def test_under_jit_nothing_is_padded():
 
 def test_every_registered_statistic_equals_unbucketed():
     # every statistic of the registry (sem, first, last, skew, kurt, ... as they are added)
-    from jaxsubset._statistics._registry import STATISTICS
+    from jaxsubset.reduce._registry import STATISTICS
 
     names = tuple(s for s in STATISTICS if s != "quantile")  # quantile needs q=
     x, y = _data(1000, seed=7, channels=(2,))

@@ -28,14 +28,14 @@ from ._core import (
     time_kind,
     traced_array,
 )
-from ._statistics._registry import (
+from ._stats import raise_on_nan
+from .reduce import (
     LABEL_ROADS,
     RANGE_ROADS,
     check_method,
     check_pairs,
     with_quantile,
 )
-from ._stats import raise_on_nan
 
 
 # ---------------------------------------------------------------------------- binned_statistic

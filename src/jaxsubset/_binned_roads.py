@@ -16,21 +16,21 @@ from . import _native
 from ._bin_numbers import binnumber, binnumber_jit, bounds
 from ._core import Array, bucketing as _bucket, index_dtype, is_traced, static_int
 from ._native import native_bins
-from ._statistics._blocks import sorted_bins
-from ._statistics._dispatch import reduce_ranges
-from ._statistics._labels import clean_labels, group_by_label, reduce_labels
-from ._statistics._registry import (
+from ._statistics import clean_labels, group_by_label, reduce_labels, reduce_ranges, sorted_bins
+from ._subsets import gather_padded
+from .reduce import (
     BLOCK_BIN_STATISTICS,
     CAPACITY_ROADS,
     ORDER,
     PAIR_STATISTICS,
+    Request,
     base_name,
+    bins_layout,
+    choose,
     float_dtype,
     is_count,
+    road as choose_road,
 )
-from ._subsets import gather_padded
-from .reduce import Request, choose
-from .reduce._choose import bins_layout, road as choose_road
 
 
 def reduce(

@@ -69,8 +69,8 @@ from ._core import (
     wide,
 )
 from ._native import _ewm as _native_ewm
-from ._statistics._registry import check_statistics, float_dtype
 from ._stats import as_y, raise_on_nan
+from .reduce import check_statistics, float_dtype
 
 
 EWM_STATISTICS = ("mean", "var", "std")

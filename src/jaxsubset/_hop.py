@@ -23,7 +23,7 @@ import numpy as np
 from jax import lax
 
 from ._core import Array
-from ._statistics._median import rounded
+from .reduce import rounded
 
 
 def bound_dtype(xdt: Any, *steps: Any) -> np.dtype:

@@ -26,30 +26,33 @@ from ._core import (
     window_width,
 )
 from ._native import STATISTICS as NATIVE_STATISTICS, native_xwidth
-from ._statistics._dispatch import (
+from ._statistics import (
     finish,
     median_capacity,
     range_bound,
     reduce_ranges,
     reduce_sliding,
 )
-from ._statistics._registry import (
+from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
+from .reduce import (
     DEFAULT_DDOF,
     ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
+    Choice,
+    Request,
     base_name,
     check_method,
     check_pairs,
     check_statistics,
+    choose,
     float_dtype,
     needs_capacity as road_needs_capacity,
+    padded_fits,
     result_shape,
+    road,
     with_quantile,
 )
-from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
-from .reduce import Choice, Request, choose
-from .reduce._choose import padded_fits, road
 from .resolve import Ranges, bucketed_ranges, guard_width, int_width, resolve_rolling, sides
 
 

@@ -20,19 +20,20 @@ from ._core import (
     nan_guard,
     static_int,
 )
-from ._statistics._dispatch import clip_ranges, median_capacity, range_bound, reduce_ranges
-from ._statistics._registry import (
+from ._statistics import clip_ranges, median_capacity, range_bound, reduce_ranges
+from .reduce import (
     DEFAULT_DDOF,
     RANGE_ROADS,
+    Request,
     check_method,
     check_pairs,
     check_statistics,
+    choose,
     needs_capacity as road_needs_capacity,
     result_shape,
+    road,
     with_quantile,
 )
-from .reduce import Request, choose
-from .reduce._choose import road
 from .resolve import Ranges, pieces_of
 
 

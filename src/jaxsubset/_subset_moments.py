@@ -139,7 +139,7 @@ class Moments(SubsetBase):
         return std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(std.dtype))
 
     def _shape(self, which: str, nan_policy: str) -> Array:
-        from ._statistics._moments import shape_statistic
+        from .reduce import shape_statistic
 
         m, n = self._values_mask(nan_policy, f"Subsets.{which}")
         y = self._float_y()

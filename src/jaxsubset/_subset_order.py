@@ -7,8 +7,8 @@ from jax import lax
 
 from ._core import Array, Int, Shaped
 from ._reduce import finite_extreme, holds_nan, reduce_extreme
-from ._statistics._median import lerp, rank
 from ._subset_base import SubsetBase, one_program
+from .reduce import lerp, rank
 
 
 class OrderStatistics(SubsetBase):

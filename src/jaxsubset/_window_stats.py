@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ._core import Array, ArrayLike, check_nan_policy, static_int
 from ._rolling_stats import fixed_windows
-from ._statistics._registry import DEFAULT_DDOF, check_statistics, with_quantile
+from .reduce import DEFAULT_DDOF, check_statistics, with_quantile
 
 
 def window_statistic(

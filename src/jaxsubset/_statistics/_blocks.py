@@ -24,8 +24,8 @@ from jax import lax
 
 from .._core import Array, index_dtype
 from .._reduce import squared_deviations
+from ..reduce import block_size
 from ._labels import work_dtype
-from ._registry import block_size
 
 
 class Blocks:

@@ -7,16 +7,16 @@ import numpy as np
 
 from .._core import Array, index_dtype, is_traced
 from .._native import native_ranges, native_sliding
-from ..reduce._choose import road as choose_road
-from ._reference import reference_ranges
-from ._registry import (
+from ..reduce import (
     ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
     base_name,
     float_dtype,
     is_count,
+    road as choose_road,
 )
+from ._reference import reference_ranges
 from ._sliding import finish, sliding_statistics
 from ._tree import tree_ranges
 from ._wavelet import wavelet_ranges

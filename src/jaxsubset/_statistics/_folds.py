@@ -10,8 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .._core import Array
-from ._moments import chan
-from ._pairs import combine as pair_combine
+from ..reduce import chan, combine as pair_combine
 
 
 # ---------------------------------------------------------------------------- moments

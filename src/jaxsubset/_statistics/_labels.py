@@ -26,18 +26,21 @@ import jax.numpy as jnp
 from jax import lax
 
 from .._core import Array, index_dtype, is_traced
-from ..reduce._choose import road as choose_road
-from ._median import key_dtype, segment_median, sorted_median, sorted_quantile
-from ._reference import reference_ranges
-from ._registry import (
+from ..reduce import (
     LABEL_ROADS,
     ORDER,
     base_name,
     check_method,
     float_dtype,
     is_count,
+    key_dtype,
     quantile_q,
+    road as choose_road,
+    segment_median,
+    sorted_median,
+    sorted_quantile,
 )
+from ._reference import reference_ranges
 
 
 def work_dtype(dtype: Any) -> Any:

@@ -11,7 +11,7 @@ from jax import lax
 
 from .._core import Array, index_dtype
 from .._subsets import Subsets, gather_padded
-from ._registry import PAIR_COUNT, PAIR_STATISTICS, float_dtype, quantile_q
+from ..reduce import PAIR_COUNT, PAIR_STATISTICS, float_dtype, quantile_q
 
 
 def nan_counts(y: Array, start: Array, count: Array) -> Array:

@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 
 from .._core import static_int
-from .._statistics._registry import STATISTICS as REGISTRY_STATISTICS
 from .._subsets import Subsets
+from ..reduce import STATISTICS as REGISTRY_STATISTICS
 
 
 # The registry's statistics that a Subsets reduction computes without a parameter (the
