@@ -13,8 +13,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ._capacity import next_power_of_two
-from ._core import is_traced, static_int
+from ._core import is_traced, next_power_of_two, static_int
 from ._subsets import Subsets
 
 

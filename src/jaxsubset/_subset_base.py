@@ -14,8 +14,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._core import Array, Bool, Int, Shaped, check_nan_policy, eager
-from ._reduce import centre
+from ._core import Array, Bool, Int, Shaped, centre, check_nan_policy, eager
 
 
 # Eager calls of a reduction run as ONE jitted program per reduction, static arguments and

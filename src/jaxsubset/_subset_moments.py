@@ -2,8 +2,7 @@
 
 import jax.numpy as jnp
 
-from ._core import Array, Shaped, static_int
-from ._reduce import squared_deviations
+from ._core import Array, Shaped, squared_deviations, static_int
 from ._subset_base import SubsetBase, one_program
 
 

@@ -5,8 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._core import Array, Int, Shaped
-from ._reduce import finite_extreme, holds_nan, reduce_extreme
+from ._core import Array, Int, Shaped, finite_extreme, holds_nan, reduce_extreme
 from ._subset_base import SubsetBase, one_program
 from .reduce import lerp, rank
 

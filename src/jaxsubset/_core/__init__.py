@@ -1,5 +1,6 @@
 """The foundations every layer stands on: typing, validation, axis keys, exact positions,
-trace helpers, run-time checks and eager bucket sizes.
+trace helpers, run-time checks, eager bucket sizes and the reductions with one meaning on
+every backend (NaN-keeping min/max, float sums in one fixed order).
 
 Nothing here imports a layer above (``resolve/``, ``reduce/``, ``_statistics/``, the public
 modules); the other packages import these names from ``jaxsubset._core``, never from its
@@ -24,6 +25,7 @@ from ._axis import (
     window_width as window_width,
     x_to_ns as x_to_ns,
 )
+from ._bucket import next_power_of_two as next_power_of_two
 from ._checks import (
     argument_guard as argument_guard,
     checked as checked,
@@ -38,6 +40,13 @@ from ._exact import (
     exact_subsets as exact_subsets,
     held_in as held_in,
     wide as wide,
+)
+from ._reduce import (
+    centre as centre,
+    finite_extreme as finite_extreme,
+    holds_nan as holds_nan,
+    reduce_extreme as reduce_extreme,
+    squared_deviations as squared_deviations,
 )
 from ._trace import (
     backend as backend,
@@ -69,6 +78,12 @@ from ._validate import (
 
 
 __all__ = [
+    "next_power_of_two",
+    "squared_deviations",
+    "reduce_extreme",
+    "holds_nan",
+    "finite_extreme",
+    "centre",
     "backend",
     "Shaped",
     "Int",

@@ -89,3 +89,9 @@ def unpad(a: Array, n: int, shape: tuple[int, ...]) -> Array:
     if on_host(a):
         return jax.device_put(np.asarray(a)[:n].reshape(shape))
     return a[:n].reshape(shape)
+
+
+def next_power_of_two(n: int) -> int:
+    """The smallest power of two ``>= max(n, 1)``."""
+    n = max(int(n), 1)
+    return 1 << (n - 1).bit_length()

@@ -22,8 +22,7 @@ from typing import Any
 import jax.numpy as jnp
 from jax import lax
 
-from .._core import Array, index_dtype
-from .._reduce import squared_deviations
+from .._core import Array, index_dtype, squared_deviations
 from ..reduce import block_size
 from ._labels import work_dtype
 

@@ -16,12 +16,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._capacity import next_power_of_two
 from .._core import (
     check_closed,
     check_int_fits,
     concrete_bound as _concrete_bound,
     nan_in_x,
+    next_power_of_two,
     static_int,
     unsorted_x,
 )

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._core import Array
+from ._typing import Array
 
 
 def reduce_extreme(a: Array, axis: int | tuple[int, ...], which: str) -> Array:
