@@ -176,14 +176,17 @@ def test_packages_import_each_other_through_their_surfaces():
 
 def test_the_layers_import_only_downwards():
     """foundations (``_base`` without JAX, then ``_core``) <- ``_native`` <- ``reduce`` (the
-    statistic table, formulas and chooser) <- ``_statistics`` (the roads): none of them
-    imports a layer above it."""
+    statistic table, formulas and chooser) <- ``_subsets`` (the pytree and its gather) <-
+    ``resolve`` and ``_statistics`` (the roads): none of them imports a layer above it."""
     below = {
         "jaxsubset._base": set(),
         "jaxsubset._core": {"jaxsubset._base"},
         "jaxsubset._native": {"jaxsubset._base", "jaxsubset._core"},
         "jaxsubset.reduce": {"jaxsubset._base", "jaxsubset._core", "jaxsubset._native"},
     }
+    below["jaxsubset._subsets"] = below["jaxsubset.reduce"] | {"jaxsubset.reduce"}
+    below["jaxsubset.resolve"] = below["jaxsubset._subsets"] | {"jaxsubset._subsets"}
+    below["jaxsubset._statistics"] = below["jaxsubset.resolve"]
     bad = []
     for name in MODULES:
         allowed = below.get(_package(name))

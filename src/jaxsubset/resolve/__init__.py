@@ -33,7 +33,7 @@ function that also takes the caller's name for its messages (``func``) and, for 
 switches the eager programs need (``time``, ``guided``, ``checked``): no private keyword is
 in a public signature. A walk of ``x`` from :func:`select` goes down: validate
 (:mod:`jaxsubset._core._validate`), keys (:mod:`._keys`), search (:mod:`._search`), gather
-(:mod:`jaxsubset._subsets`).
+(:mod:`jaxsubset._subsets`, a package).
 
 The rules, in one place (``stream`` resolves with the same functions):
 

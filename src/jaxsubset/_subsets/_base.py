@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._core import Array, Bool, Int, Shaped, centre, check_nan_policy, eager
+from .._core import Array, Bool, Int, Shaped, centre, check_nan_policy, eager
 
 
 # Eager calls of a reduction run as ONE jitted program per reduction, static arguments and
@@ -137,7 +137,7 @@ class SubsetBase:
         returned pytree's arrays and costs only ``any(NaN held)`` until it fires (the count is
         taken on the host then; see :func:`jaxsubset._core._checks.error_if`).
         """
-        from ._core import error_if
+        from .._core import error_if
 
         nan = self._nan()
         return error_if(

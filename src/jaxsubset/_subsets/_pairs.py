@@ -3,8 +3,8 @@
 import jax.numpy as jnp
 from jax import lax
 
-from ._core import Array, Shaped, check_nan_policy, static_int
-from ._subset_base import SubsetBase, one_program
+from .._core import Array, Shaped, check_nan_policy, static_int
+from ._base import SubsetBase, one_program
 
 
 class PairStatistics(SubsetBase):
@@ -20,7 +20,7 @@ class PairStatistics(SubsetBase):
         not depend on it), so a constant channel's deviations are exactly 0. The conventions
         are the registry's (:mod:`jaxsubset.reduce._pairs` finishes every road's).
         """
-        from .reduce import pair_statistics, pairs
+        from ..reduce import pair_statistics, pairs
 
         nan_policy = check_nan_policy(nan_policy, func)
         sub = self._raise_on_nan(func) if nan_policy == "raise" else self

@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._core import Array, Int, Shaped, finite_extreme, holds_nan, reduce_extreme
-from ._subset_base import SubsetBase, one_program
-from .reduce import lerp, rank
+from .._core import Array, Int, Shaped, finite_extreme, holds_nan, reduce_extreme
+from ..reduce import lerp, rank
+from ._base import SubsetBase, one_program
 
 
 class OrderStatistics(SubsetBase):
