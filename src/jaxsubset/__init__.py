@@ -66,7 +66,6 @@ if _TYPE_CHECKING:
         to_datetime64 as to_datetime64,
         to_ns as to_ns,
     )
-    from ._dynamic import dynamic as dynamic, dynamic_bounds as dynamic_bounds
     from ._ewm import ewm_statistic as ewm_statistic
     from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
     from ._pack import pack as pack
@@ -82,6 +81,8 @@ if _TYPE_CHECKING:
         Ranges as Ranges,
         bins as bins,
         chunks as chunks,
+        dynamic as dynamic,
+        dynamic_bounds as dynamic_bounds,
         from_ranges as from_ranges,
         gather as gather,
         isolate as isolate,
@@ -100,7 +101,7 @@ _LAZY = {
     "enable_compilation_cache": "._cache",
     **dict.fromkeys(("check_overflow", "check_sorted", "required_capacity"), "._capacity"),
     "checked": "._core",
-    **dict.fromkeys(("dynamic", "dynamic_bounds"), "._dynamic"),
+    **dict.fromkeys(("dynamic", "dynamic_bounds"), ".resolve"),
     "ewm_statistic": "._ewm",
     **dict.fromkeys(("auto_capacity", "grow_capacity"), "._grow"),
     "STATISTICS": "._base",

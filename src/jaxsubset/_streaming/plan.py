@@ -25,7 +25,6 @@ from .._core import (
     static_int,
     unsorted_x,
 )
-from .._dynamic import host_windows
 from ..resolve import (
     check_edges,
     host_anchored_lower,
@@ -33,6 +32,7 @@ from ..resolve import (
     host_key,
     host_lower,
     host_upper,
+    host_windows,
     keys,
     sides,
     window_widths,

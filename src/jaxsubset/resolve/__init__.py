@@ -25,8 +25,8 @@ Modules, each one idea (imports go down this list, never up):
   their hand-written ``_padded_*`` programs).
 - one module per family: :mod:`._index` (explicit ranges, slices, chunks, sliding windows),
   :mod:`._xranges` (``select``, ``nearest``), :mod:`._windows` (x-width ``rolling`` windows),
-  :mod:`._bins` (histogram bins and calendar periods). Hopping/dynamic windows live in
-  :mod:`jaxsubset._dynamic` on top of :func:`select_ranges`.
+  :mod:`._bins` (histogram bins and calendar periods), :mod:`._dynamic` (hopping/tumbling
+  windows, on top of :func:`select_ranges`; their steps and counts in :mod:`._hop`).
 
 Each public ``jaxsubset.ranges`` function is a thin wrapper of a private ``resolve_*``
 function that also takes the caller's name for its messages (``func``) and, for windows, the
@@ -48,6 +48,7 @@ The rules, in one place (``stream`` resolves with the same functions):
 
 from ._bins import bin_ranges, bins, check_edges
 from ._buckets import bucketed_gather, eager
+from ._dynamic import dynamic, dynamic_bounds, dynamic_ranges, host_windows
 from ._eager import bucketed
 from ._index import (
     chunk_ranges,
@@ -92,6 +93,9 @@ __all__ = [
     "check_edges",
     "chunk_ranges",
     "chunks",
+    "dynamic",
+    "dynamic_bounds",
+    "dynamic_ranges",
     "eager",
     "from_ranges",
     "gather",
@@ -99,6 +103,7 @@ __all__ = [
     "host_anchored_lower",
     "host_anchored_upper",
     "host_key",
+    "host_windows",
     "host_lower",
     "host_upper",
     "int_width",

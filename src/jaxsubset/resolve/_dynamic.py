@@ -7,7 +7,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from ._core import (
+from .._core import (
     ArrayLike,
     argument_guard,
     as_x,
@@ -24,20 +24,13 @@ from ._core import (
     time_kind,
     timedelta_to_ns,
 )
+from .._subsets import Subsets
+from ._buckets import bucketed_gather, eager
 from ._hop import bound_dtype, check_step, float_count, float_windows, int_window_keys
-from ._subsets import Subsets
-from .resolve import (
-    Ranges,
-    bucketed_gather,
-    eager,
-    gather,
-    real_length,
-    resolve_select,
-    sides,
-    to_subsets,
-    traced_key,
-    xrange,
-)
+from ._index import gather
+from ._keys import sides, traced_key
+from ._type import Ranges, real_length, to_subsets
+from ._xranges import resolve_select, xrange
 
 
 CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")

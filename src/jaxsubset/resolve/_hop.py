@@ -22,8 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._core import Array
-from .reduce import rounded
+from .._core import Array
+from ..reduce import rounded
 
 
 def bound_dtype(xdt: Any, *steps: Any) -> np.dtype:
