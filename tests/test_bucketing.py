@@ -15,8 +15,8 @@ import pytest
 
 import jaxsubset
 from compilations import compilations
-from jaxsubset import _bucket
-from jaxsubset._bucket import MIN_K, MIN_N, bucket
+from jaxsubset._core import _bucket
+from jaxsubset._core._bucket import MIN_K, MIN_N, bucket
 from references import FLOAT
 
 
@@ -318,7 +318,7 @@ def test_under_jit_nothing_is_padded():
 
 def test_every_registered_statistic_equals_unbucketed():
     # every statistic of the registry (sem, first, last, skew, kurt, ... as they are added)
-    from jaxsubset._statistics._registry import STATISTICS
+    from jaxsubset.reduce._registry import STATISTICS
 
     names = tuple(s for s in STATISTICS if s != "quantile")  # quantile needs q=
     x, y = _data(1000, seed=7, channels=(2,))
@@ -578,7 +578,7 @@ def test_binned_statistic_bins_of_every_kind_are_bucketed(kind, monkeypatch):
         "_binned_core",
     )
     # int x in 32-bit mode whose equal bins float32 cannot hold: the bins are found as in
-    # 64-bit mode (jaxsubset._exact, a program of its own), the statistic in 32-bit
+    # 64-bit mode (jaxsubset._core._exact, a program of its own), the statistic in 32-bit
     first = 2 if kind == "int" and not jax.config.jax_enable_x64 else 1
     assert counts == [first, 0, 0]
 

@@ -1,4 +1,4 @@
-"""Run-time checks (jaxsubset._checks.error_if and its users): behaviour, never timings."""
+"""Run-time checks (jaxsubset._core._checks.error_if and its users): behaviour, never timings."""
 
 import os
 import re
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jaxsubset
-from jaxsubset._checks import error_if, nan_guard, reraise
+from jaxsubset._core._checks import error_if, nan_guard, reraise
 
 
 def counting(template):

@@ -150,8 +150,9 @@ def test_a_good_run_imports_jax_after_the_checks_and_restores_the_mode(files):
 
 
 def test_the_lazy_names_are_the_library_s():
-    from jaxsubset import _axis, _names, _periods
-    from jaxsubset._statistics import _registry
+    from jaxsubset._base import _names, _periods
+    from jaxsubset._core import _axis
+    from jaxsubset.reduce import _registry
 
     for name in jaxsubset.__all__:
         obj = getattr(jaxsubset, name)

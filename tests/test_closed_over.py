@@ -3,7 +3,7 @@
 The commonest jitted analysis closes over the positions ``x`` and fixed bounds and traces only
 the values ``y``. Inside ``jit`` every operation on those constants is staged, so a path that
 reads results back to the host (bucketing, derived capacities) must not be taken there
-(``jaxsubset._trace.eager``): the library's first promise is that such a function compiles.
+(``jaxsubset._core._trace.eager``): the library's first promise is that such a function compiles.
 
 Each case is a function ``f(x, y)`` of the public API and an independent NumPy/pandas/SciPy
 reference. It runs eagerly, under ``jit`` with every array an argument, and with ``x`` (and
@@ -270,7 +270,7 @@ def test_bounds_traced_data_closed():
 
 def test_in_trace_rule():
     """The one helper: eager outside traces and under vmap/grad alone, traced inside jit."""
-    from jaxsubset._trace import eager, in_trace
+    from jaxsubset._core._trace import eager, in_trace
 
     x = jnp.arange(3.0)
     assert eager(x) and not in_trace()

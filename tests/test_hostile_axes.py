@@ -2,7 +2,7 @@
 numerics, bool/tz-aware/infinite/subnormal axes, and the conventions kept.
 
 In JAX's default 32-bit mode float64 positions far from zero (Unix-epoch seconds), int64 beyond
-int32 and time axes are resolved as in 64-bit mode (``jaxsubset._exact``): every test here
+int32 and time axes are resolved as in 64-bit mode (``jaxsubset._core._exact``): every test here
 checks the right answer against an independent reference (NumPy, pandas, SciPy, polars, exact
 Python arithmetic), or a clear error naming the argument. The property test draws the axes;
 the regression tests pin every case of the issue (each failed before its fix). Lengths are
@@ -266,7 +266,7 @@ def test_traced_bound_next_to_an_unheld_x_is_resolved_as_in_64_bit_mode():
     f = jax.jit(lambda w: jaxsubset.rolling_statistic(x, np.ones(8), w, "count"))
     np.testing.assert_array_equal(f(1.0), want)
     g = jax.jit(lambda w: jaxsubset.ranges.rolling(x, w).count)
-    assert g(1.0).tolist() == want and g(1.0).dtype == jaxsubset._validate.index_dtype()
+    assert g(1.0).tolist() == want and g(1.0).dtype == jaxsubset._core._validate.index_dtype()
     h = jax.jit(lambda lo: jaxsubset.select(x, np.arange(8.0), lo, x[-1], capacity=8).sum())
     assert float(h(1.7e9)) == 0 + 1 + 2 + 3 + 4 + 5 + 6  # (a bound float32 holds exactly)
     k = jax.jit(lambda e: jaxsubset.ranges.dynamic(x, e, num_windows=4).count)

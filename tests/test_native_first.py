@@ -18,7 +18,7 @@ import pytest
 
 import jaxsubset
 import jaxsubset._native
-from jaxsubset import _binned
+from jaxsubset import _bin_numbers, _binned_roads
 from jaxsubset._native import _api
 from references import FLOAT
 
@@ -157,8 +157,10 @@ def _checks_off(monkeypatch):
 def test_bins_trace_no_xla_bin_numbers(name, monkeypatch):
     # the result's binnumber comes from a kernel call of its own (dropped where unread)
     calls = []
-    real = _binned.binnumber
-    monkeypatch.setattr(_binned, "binnumber", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = _bin_numbers.binnumber
+    monkeypatch.setattr(
+        _binned_roads, "binnumber", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
     jax.clear_caches()
     text = jax.jit(WORKLOADS[name]()).trace(Y).lower().as_text()
     assert calls == [] and "jaxsubset_bin_stats" in text
@@ -177,10 +179,10 @@ def test_native_bin_numbers_equal_binnumber(order):
     xj, ej = jnp.asarray(x), jnp.asarray(edges)
     for dec in (0, 3, 9):
         dj = jnp.asarray(dec, jnp.int32)
-        want = np.asarray(_binned.binnumber(xj, ej, dj, False))
-        assert np.array_equal(np.asarray(_binned.binnumber(xj, ej, dj, True)), want)
+        want = np.asarray(_bin_numbers.binnumber(xj, ej, dj, False))
+        assert np.array_equal(np.asarray(_bin_numbers.binnumber(xj, ej, dj, True)), want)
         got = jaxsubset._native.native_binnumber(
-            xj, ej, dj, lambda dj=dj: _binned.binnumber(xj, ej, dj, False)
+            xj, ej, dj, lambda dj=dj: _bin_numbers.binnumber(xj, ej, dj, False)
         )
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(np.asarray(got), want)
@@ -196,7 +198,7 @@ def test_native_bin_numbers_equal_binnumber(order):
     def f(x, y):
         return jaxsubset.binned_statistic(x, y, "mean", ej).binnumber
 
-    ref = np.asarray(_binned.binnumber(xf, ej, jnp.asarray(9, jnp.int32), False))
+    ref = np.asarray(_bin_numbers.binnumber(xf, ej, jnp.asarray(9, jnp.int32), False))
     eager = jaxsubset.binned_statistic(xf, y, "mean", edges).binnumber
     np.testing.assert_array_equal(np.asarray(jax.jit(f)(xf, y)), np.asarray(eager))
     with jaxsubset._native.portable_lowering():

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxsubset
-from jaxsubset._statistics._registry import LABEL_ROADS, RANGE_ROADS, SLIDING_ROADS
+from jaxsubset.reduce._registry import LABEL_ROADS, RANGE_ROADS, SLIDING_ROADS
 from references import FLOAT, FULLY_OPTIMISED as HIGHEST, X64  # HIGHEST: users' settings
 
 

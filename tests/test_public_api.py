@@ -147,6 +147,60 @@ def test_import_graph_has_no_cycles():
     assert cycles == []
 
 
+def _package(name: str) -> str:
+    return name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+
+
+def test_packages_import_each_other_through_their_surfaces():
+    """Each package declares its surface in its ``__init__`` (``__all__``); another package
+    imports from there, not from its private modules (a handful of seams left), and no name
+    with a leading underscore crosses a package boundary (``benchmarks/check_layers.py``
+    lists them)."""
+    private, underscored = set(), []
+    for name in MODULES:
+        for target, imported, line in _imports(name):
+            if imported is None:
+                continue
+            sub = f"{target}.{imported}"
+            if sub in MODULES:  # `from pkg import module`
+                target, imported = sub, "*"
+            if target not in MODULES or _package(target) == _package(name):
+                continue
+            if MODULES[target].name != "__init__.py" and target.rpartition(".")[2][0] == "_":
+                private.add((target, imported))
+            if imported != "*" and imported.startswith("_"):
+                underscored.append(f"{name}:{line} imports {target}.{imported}")
+    assert underscored == []
+    assert len(private) < 10, sorted(private)
+
+
+def test_the_layers_import_only_downwards():
+    """foundations (``_base`` without JAX, then ``_core``) <- ``_native`` <- ``reduce`` (the
+    statistic table, formulas and chooser) <- ``_subsets`` (the pytree and its gather) <-
+    ``resolve`` and ``_statistics`` (the roads): none of them imports a layer above it."""
+    below = {
+        "jaxsubset._base": set(),
+        "jaxsubset._core": {"jaxsubset._base"},
+        "jaxsubset._native": {"jaxsubset._base", "jaxsubset._core"},
+        "jaxsubset.reduce": {"jaxsubset._base", "jaxsubset._core", "jaxsubset._native"},
+    }
+    below["jaxsubset._subsets"] = below["jaxsubset.reduce"] | {"jaxsubset.reduce"}
+    below["jaxsubset.resolve"] = below["jaxsubset._subsets"] | {"jaxsubset._subsets"}
+    below["jaxsubset._statistics"] = below["jaxsubset.resolve"]
+    bad = []
+    for name in MODULES:
+        allowed = below.get(_package(name))
+        if allowed is None:
+            continue
+        for target, imported, line in _imports(name):
+            sub = f"{target}.{imported}"
+            target = sub if sub in MODULES else target
+            package = _package(target) if target in MODULES else target
+            if package != _package(name) and package not in allowed:
+                bad.append(f"{name}:{line} imports {target}")
+    assert bad == []
+
+
 def test_the_command_uses_only_the_public_api():
     """``jaxsubset.cli`` imports ``jaxsubset`` (public names only), ``jaxsubset.ranges`` and
     its own modules, and reads no private attribute of ``jaxsubset``."""

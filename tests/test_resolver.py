@@ -203,7 +203,7 @@ def test_time_axis_windows_are_exact_in_either_mode():
     r = jaxsubset.ranges.rolling(t, "7D")
     want = pd.Series(np.ones(10), index=pd.DatetimeIndex(t)).rolling("7D").count()
     assert r.count.tolist() == want.astype(int).tolist()
-    assert r.count.dtype == jaxsubset._validate.index_dtype()
+    assert r.count.dtype == jaxsubset._core._validate.index_dtype()
     if not X64:
         with pytest.raises(TypeError, match=r"needs JAX's 64-bit mode"):
             jaxsubset.rolling(t, np.ones(10), "7D", capacity=8)

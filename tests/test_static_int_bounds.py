@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jaxsubset
-from jaxsubset._validate import static_int
+from jaxsubset._core._validate import static_int
 from references import X64
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jaxsubset
-from jaxsubset._statistics import _registry
+from jaxsubset.reduce import _registry
 from references import tol
 
 

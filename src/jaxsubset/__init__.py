@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
 # type checkers and IDEs read the imports below.
 if _TYPE_CHECKING:
     from . import ranges as ranges
-    from ._axis import bin_edges as bin_edges, to_datetime64 as to_datetime64, to_ns as to_ns
+    from ._base import STATISTICS as STATISTICS, parse_period as parse_period
     from ._binned import (
         BinnedStatisticResult as BinnedStatisticResult,
         binned_statistic as binned_statistic,
@@ -60,13 +60,15 @@ if _TYPE_CHECKING:
         check_sorted as check_sorted,
         required_capacity as required_capacity,
     )
-    from ._checks import checked as checked
-    from ._dynamic import dynamic as dynamic, dynamic_bounds as dynamic_bounds
+    from ._core import (
+        bin_edges as bin_edges,
+        checked as checked,
+        to_datetime64 as to_datetime64,
+        to_ns as to_ns,
+    )
     from ._ewm import ewm_statistic as ewm_statistic
     from ._grow import auto_capacity as auto_capacity, grow_capacity as grow_capacity
-    from ._names import STATISTICS as STATISTICS
     from ._pack import pack as pack
-    from ._periods import parse_period as parse_period
     from ._plot import plot_subsets as plot_subsets
     from ._rolling_stats import rolling_statistic as rolling_statistic
     from ._stats import range_statistic as range_statistic
@@ -79,6 +81,8 @@ if _TYPE_CHECKING:
         Ranges as Ranges,
         bins as bins,
         chunks as chunks,
+        dynamic as dynamic,
+        dynamic_bounds as dynamic_bounds,
         from_ranges as from_ranges,
         gather as gather,
         isolate as isolate,
@@ -92,17 +96,17 @@ if _TYPE_CHECKING:
 # and parse_period come from modules without JAX (the command's checks use them)
 _LAZY = {
     "ranges": "",
-    **dict.fromkeys(("bin_edges", "to_datetime64", "to_ns"), "._axis"),
+    **dict.fromkeys(("bin_edges", "to_datetime64", "to_ns"), "._core"),
     **dict.fromkeys(("BinnedStatisticResult", "binned_statistic"), "._binned"),
     "enable_compilation_cache": "._cache",
     **dict.fromkeys(("check_overflow", "check_sorted", "required_capacity"), "._capacity"),
-    "checked": "._checks",
-    **dict.fromkeys(("dynamic", "dynamic_bounds"), "._dynamic"),
+    "checked": "._core",
+    **dict.fromkeys(("dynamic", "dynamic_bounds"), ".resolve"),
     "ewm_statistic": "._ewm",
     **dict.fromkeys(("auto_capacity", "grow_capacity"), "._grow"),
-    "STATISTICS": "._names",
+    "STATISTICS": "._base",
     "pack": "._pack",
-    "parse_period": "._periods",
+    "parse_period": "._base",
     "plot_subsets": "._plot",
     "rolling_statistic": "._rolling_stats",
     "range_statistic": "._stats",

@@ -6,16 +6,8 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from ._checks import error_if
+from ._core import Array, ArrayLike, as_x, error_if, is_traced, next_power_of_two
 from ._subsets import Subsets
-from ._typing import Array, ArrayLike
-from ._validate import as_x, is_traced
-
-
-def next_power_of_two(n: int) -> int:
-    """The smallest power of two ``>= max(n, 1)``."""
-    n = max(int(n), 1)
-    return 1 << (n - 1).bit_length()
 
 
 def required_capacity(

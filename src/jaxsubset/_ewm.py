@@ -50,28 +50,27 @@ import numpy as np
 from jax import lax
 
 from . import _native
-from ._axis import (
-    bound_array,
-    concrete_bound,
-    datetime_to_ns,
-    naive_utc,
-    time_kind,
-    timedelta_to_ns,
-)
-from ._checks import argument_guard
-from ._exact import wide
-from ._native import _ewm as _native_ewm
-from ._statistics._registry import check_statistics, float_dtype
-from ._stats import as_y, raise_on_nan
-from ._typing import Array, ArrayLike
-from ._validate import (
+from ._core import (
+    Array,
+    ArrayLike,
+    argument_guard,
     as_x,
+    bound_array,
     check_nan_policy,
     check_sorted_x,
+    concrete_bound,
+    datetime_to_ns,
     is_traced,
+    naive_utc,
     static_int,
+    time_kind,
+    timedelta_to_ns,
     traced_array,
+    wide,
 )
+from ._native import _ewm as _native_ewm
+from ._stats import as_y, raise_on_nan
+from .reduce import check_statistics, float_dtype
 
 
 EWM_STATISTICS = ("mean", "var", "std")

@@ -13,9 +13,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from ._capacity import next_power_of_two
+from ._core import is_traced, next_power_of_two, static_int
 from ._subsets import Subsets
-from ._validate import is_traced, static_int
 
 
 def field(out: Any, name: str) -> Any:

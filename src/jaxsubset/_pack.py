@@ -6,8 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._typing import ArrayLike
-from ._validate import as_xy, check_sorted_x, index_dtype, static_int
+from ._core import ArrayLike, as_xy, check_sorted_x, index_dtype, static_int
 
 
 def pack(

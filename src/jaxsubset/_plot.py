@@ -4,8 +4,8 @@ from typing import Any
 
 import numpy as np
 
+from ._core import ArrayLike
 from ._subsets import Subsets
-from ._typing import ArrayLike
 from .resolve import Ranges
 
 

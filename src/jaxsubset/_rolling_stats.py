@@ -8,47 +8,52 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _bucket
-from ._axis import bound_array, concrete_bound, time_kind, window_width
-from ._exact import wide
+from ._core import (
+    Array,
+    ArrayLike,
+    as_x,
+    bound_array,
+    bucketing as _bucket,
+    check_closed,
+    check_nan_policy,
+    concrete_bound,
+    eager,
+    index_dtype,
+    is_traced,
+    static_int,
+    time_kind,
+    wide,
+    window_width,
+)
 from ._native import STATISTICS as NATIVE_STATISTICS, native_xwidth
-from ._statistics._dispatch import (
+from ._statistics import (
     finish,
     median_capacity,
     range_bound,
     reduce_ranges,
     reduce_sliding,
 )
-from ._statistics._registry import (
+from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
+from .reduce import (
     DEFAULT_DDOF,
     ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
+    Choice,
+    Request,
     base_name,
     check_method,
     check_pairs,
     check_statistics,
+    choose,
     float_dtype,
     needs_capacity as road_needs_capacity,
+    padded_fits,
     result_shape,
+    road,
     with_quantile,
 )
-from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
-from ._trace import eager
-from ._typing import Array, ArrayLike
-from ._validate import (
-    as_x,
-    check_closed,
-    check_nan_policy,
-    index_dtype,
-    is_traced,
-    static_int,
-)
-from .reduce import Choice, Request, choose
-from .reduce._choose import padded_fits, road
-from .resolve import Ranges, bucketed_ranges, resolve_rolling
-from .resolve._keys import int_width, sides
-from .resolve._windows import guard_width
+from .resolve import Ranges, bucketed_ranges, guard_width, int_width, resolve_rolling, sides
 
 
 def rolling_statistic(

@@ -8,31 +8,33 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _bucket
-from ._checks import nan_guard
-from ._statistics._dispatch import clip_ranges, median_capacity, range_bound, reduce_ranges
-from ._statistics._registry import (
-    DEFAULT_DDOF,
-    RANGE_ROADS,
-    check_method,
-    check_pairs,
-    check_statistics,
-    needs_capacity as road_needs_capacity,
-    result_shape,
-    with_quantile,
-)
-from ._typing import Array, ArrayLike
-from ._validate import (
+from ._core import (
+    Array,
+    ArrayLike,
+    bucketing as _bucket,
     check_int_fits,
     check_nan_policy,
     device_array,
     index_dtype,
     is_traced,
+    nan_guard,
     static_int,
 )
-from .reduce import Request, choose
-from .reduce._choose import road
-from .resolve._type import Ranges, pieces_of
+from ._statistics import clip_ranges, median_capacity, range_bound, reduce_ranges
+from .reduce import (
+    DEFAULT_DDOF,
+    RANGE_ROADS,
+    Request,
+    check_method,
+    check_pairs,
+    check_statistics,
+    choose,
+    needs_capacity as road_needs_capacity,
+    result_shape,
+    road,
+    with_quantile,
+)
+from .resolve import Ranges, pieces_of
 
 
 def check_statistic(statistic: Any, func: str) -> str:

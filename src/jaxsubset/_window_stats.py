@@ -4,10 +4,9 @@ polars' ``rolling_mean`` beside ``rolling_mean_by``)."""
 
 from collections.abc import Sequence
 
+from ._core import Array, ArrayLike, check_nan_policy, static_int
 from ._rolling_stats import fixed_windows
-from ._statistics._registry import DEFAULT_DDOF, check_statistics, with_quantile
-from ._typing import Array, ArrayLike
-from ._validate import check_nan_policy, static_int
+from .reduce import DEFAULT_DDOF, check_statistics, with_quantile
 
 
 def window_statistic(

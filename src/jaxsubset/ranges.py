@@ -5,10 +5,10 @@ and returns a :class:`jaxsubset.Ranges`: the O(N) statistics consume ranges dire
 :func:`jaxsubset.gather` turns them into padded :class:`jaxsubset.Subsets`.
 """
 
-from ._dynamic import dynamic_ranges as dynamic
 from .resolve import (
     bin_ranges as bins,
     chunk_ranges as chunks,
+    dynamic_ranges as dynamic,
     isolate_ranges as isolate,
     rolling_ranges as rolling,
     select_ranges as select,

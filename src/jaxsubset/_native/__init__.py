@@ -13,7 +13,7 @@ it:
 - ``native_ranges`` / ``native_sliding`` / ``native_xwidth`` / ``native_bins``: the kernels
   behind the dispatcher (custom_jvp, vmap).
 
-Results follow the library's conventions (``jaxsubset._statistics._registry``) and its
+Results follow the library's conventions (``jaxsubset.reduce._registry``) and its
 exactness contract: every result combines only partials of its own range's points.
 """
 

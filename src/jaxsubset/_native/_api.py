@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._typing import Array
+from .._core import Array
 from ._load import available
 
 
@@ -261,7 +261,7 @@ def native_sliding(
     Returns:
         dict of ``(N, C)`` arrays by name.
     """
-    from .._validate import index_dtype
+    from .._core import index_dtype
 
     in_dtype = y.dtype
     if not jnp.issubdtype(in_dtype, jnp.inexact):
@@ -359,7 +359,7 @@ def native_xwidth(
     Returns:
         dict of ``(N, C)`` arrays by name.
     """
-    from .._validate import index_dtype
+    from .._core import index_dtype
 
     in_dtype = y.dtype
     if not jnp.issubdtype(in_dtype, jnp.inexact):

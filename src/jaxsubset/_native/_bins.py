@@ -2,7 +2,7 @@
 
 :func:`native_bins` computes every requested statistic of ``y`` per bin in one call: from
 the bin label of every point, or (faster: no label array) from ``x`` and the bin edges, the
-bins resolved in the kernel with exactly ``_binned.binnumber``'s rule. As the other native
+bins resolved in the kernel with exactly ``_bin_numbers.binnumber``'s rule. As the other native
 calls: batched in the kernel (``vmap_method="expand_dims"``), ``_api.branch`` (the pure-JAX
 road traced only where a non-CPU backend is present: a non-CPU lowering holds no custom
 call), ``jax.custom_jvp`` with the pure-JAX road's tangent; integer ``y`` in the default
@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._typing import Array
+from .._core import Array
 from . import _api
 from ._api import _code, branch
 
@@ -29,7 +29,7 @@ LABELS, X_ANY, X_SORTED = 0, 1, 2
 
 def x_resolvable(x: Array, edges: Array) -> bool:
     """Whether the kernel resolves the bins of ``x`` itself: float32/float64 ``x`` compared
-    with edges of its own dtype (``_binned.binnumber``'s float road); integer and time axes
+    with edges of its own dtype (``_bin_numbers.binnumber``'s float road); integer and time axes
     keep their exact integer rules in XLA."""
     return (
         jnp.issubdtype(x.dtype, jnp.floating)
@@ -79,7 +79,7 @@ def native_bins(
         dict of ``(nbins, C)`` arrays by name: floats in ``y``'s float dtype, ``"count"`` in
         the index dtype.
     """
-    from .._validate import index_dtype
+    from .._core import index_dtype
 
     in_dtype = y.dtype
     if not jnp.issubdtype(in_dtype, jnp.inexact):
@@ -145,7 +145,7 @@ def native_bins(
 
 
 def native_binnumber(x: Array, edges: Array, dec: Array, fallback: Callable[[], Array]) -> Array:
-    """``_binned.binnumber`` of float ``x`` by the kernel ``jaxsubset_binnumber``, exactly.
+    """``_bin_numbers.binnumber`` of float ``x`` by the kernel ``jaxsubset_binnumber``, exactly.
 
     A call of its own: where the bin numbers are not read (``binned_statistic(...).statistic``
     under ``jit``) XLA drops it, so a first call neither traces nor compiles the XLA
@@ -157,7 +157,7 @@ def native_binnumber(x: Array, edges: Array, dec: Array, fallback: Callable[[], 
     Returns:
         ``(N,)`` bin numbers in the index dtype (0 below, ``nbins + 1`` above or NaN).
     """
-    from .._validate import index_dtype
+    from .._core import index_dtype
 
     idt = index_dtype()
 

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._typing import Array
+from .._core import Array
 from . import _api
 from ._api import branch
 

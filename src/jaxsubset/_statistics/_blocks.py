@@ -22,11 +22,9 @@ from typing import Any
 import jax.numpy as jnp
 from jax import lax
 
-from .._reduce import squared_deviations
-from .._typing import Array
-from .._validate import index_dtype
+from .._core import Array, index_dtype, squared_deviations
+from ..reduce import block_size
 from ._labels import work_dtype
-from ._registry import block_size
 
 
 class Blocks:

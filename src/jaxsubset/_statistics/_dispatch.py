@@ -5,19 +5,18 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from .._core import Array, index_dtype, is_traced
 from .._native import native_ranges, native_sliding
-from .._typing import Array
-from .._validate import index_dtype, is_traced
-from ..reduce._choose import road as choose_road
-from ._reference import reference_ranges
-from ._registry import (
+from ..reduce import (
     ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
     base_name,
     float_dtype,
     is_count,
+    road as choose_road,
 )
+from ._reference import reference_ranges
 from ._sliding import finish, sliding_statistics
 from ._tree import tree_ranges
 from ._wavelet import wavelet_ranges
@@ -37,7 +36,7 @@ def clip_ranges(start: Array, count: Array, n: int | Array) -> tuple[Array, Arra
 
 def median_capacity(count: Array, capacity: Any, max_count: int | None, func: str) -> int:
     """The static padded length the padded (reference) road needs for these ranges."""
-    from .._validate import static_int
+    from .._core import static_int
 
     if capacity is not None:
         return static_int(capacity, "capacity", func)

@@ -9,9 +9,8 @@ combination of partials is a statistic of exactly their points (nothing is subtr
 import jax
 import jax.numpy as jnp
 
-from .._typing import Array
-from ._moments import chan
-from ._pairs import combine as pair_combine
+from .._core import Array
+from ..reduce import chan, combine as pair_combine
 
 
 # ---------------------------------------------------------------------------- moments

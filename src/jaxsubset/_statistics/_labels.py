@@ -25,20 +25,22 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .._typing import Array
-from .._validate import index_dtype, is_traced
-from ..reduce._choose import road as choose_road
-from ._median import key_dtype, segment_median, sorted_median, sorted_quantile
-from ._reference import reference_ranges
-from ._registry import (
+from .._core import Array, index_dtype, is_traced
+from ..reduce import (
     LABEL_ROADS,
     ORDER,
     base_name,
     check_method,
     float_dtype,
     is_count,
+    key_dtype,
     quantile_q,
+    road as choose_road,
+    segment_median,
+    sorted_median,
+    sorted_quantile,
 )
+from ._reference import reference_ranges
 
 
 def work_dtype(dtype: Any) -> Any:
@@ -314,7 +316,7 @@ def reduce_labels(
         capacity: static padded length of the reference road; default the largest bin when
             the labels are concrete, else N (every bin fits).
         func: the public function, for error messages.
-        resolve: ``(x, edges, dec, x_sorted)`` the labels came from (``_binned.binnumber``'s
+        resolve: ``(x, edges, dec, x_sorted)`` the labels came from (``_bin_numbers.binnumber``'s
             float rule, :func:`jaxsubset._native.x_resolvable`): the native road then resolves
             the bins in its kernel instead of reading ``label``.
 

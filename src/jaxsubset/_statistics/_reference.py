@@ -9,10 +9,9 @@ exact), never the statistic of a truncated range.
 import jax.numpy as jnp
 from jax import lax
 
+from .._core import Array, index_dtype
 from .._subsets import Subsets, gather_padded
-from .._typing import Array
-from .._validate import index_dtype
-from ._registry import PAIR_COUNT, PAIR_STATISTICS, float_dtype, quantile_q
+from ..reduce import PAIR_COUNT, PAIR_STATISTICS, float_dtype, quantile_q
 
 
 def nan_counts(y: Array, start: Array, count: Array) -> Array:

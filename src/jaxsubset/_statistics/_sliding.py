@@ -56,11 +56,16 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .._typing import Array
-from .._validate import index_dtype
-from ._moments import spread_statistics
-from ._pairs import pair_leaves, pair_statistics
-from ._registry import PAIR_COUNT, PAIR_STATISTICS, float_dtype, result_shape
+from .._core import Array, index_dtype
+from ..reduce import (
+    PAIR_COUNT,
+    PAIR_STATISTICS,
+    float_dtype,
+    pair_leaves,
+    pair_statistics,
+    result_shape,
+    spread_statistics,
+)
 from ._sliding_folds import (
     IntSum,
     ShiftedMoments,

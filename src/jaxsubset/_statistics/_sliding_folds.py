@@ -10,8 +10,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ..reduce import backend
 from ._folds import Extreme, Fold, Moments, Pairs, Sum
-from ._registry import backend
 
 
 def tmap(f, *ps):

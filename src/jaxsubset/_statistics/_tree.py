@@ -35,12 +35,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .._typing import Array
-from .._validate import index_dtype
+from .._core import Array, index_dtype
+from ..reduce import float_dtype, pair_leaves, pair_statistics, spread_statistics
 from ._folds import Extreme, Fold, Moments, Moments4, Pairs, Sum
-from ._moments import spread_statistics
-from ._pairs import pair_leaves, pair_statistics
-from ._registry import float_dtype
 
 
 BLOCK_LEVELS = 4
@@ -261,8 +258,8 @@ def tree_ranges(
         dict of ``(K, C)`` arrays by statistic name (the registry's conventions); ``"cov"``
         and ``"corr"`` ``(K, C, C)``, with their point counts under ``PAIR_COUNT``.
     """
+    from ..reduce import PAIR_STATISTICS
     from ._reference import nan_counts  # the exact integer counts are shared with the reference
-    from ._registry import PAIR_STATISTICS
 
     idt = index_dtype()
     fdt = float_dtype(y.dtype)
@@ -316,7 +313,7 @@ def tree_ranges(
         _, _, _, q = fold_ranges(Moments(), leaves, start, stop)
         out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_inf > 0)))
     if {"skew", "kurt"} & set(stats):
-        from ._moments import shape_statistic
+        from ..reduce import shape_statistic
 
         finite = jnp.isfinite(yf) if is_float else notnan
         v = jnp.where(finite, yf, 0)

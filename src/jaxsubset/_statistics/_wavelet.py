@@ -40,11 +40,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._typing import Array
-from .._validate import index_dtype
-from ._median import lerp, order_key, rank
+from .._core import Array, index_dtype
+from ..reduce import float_dtype, lerp, order_key, quantile_q, rank
 from ._reference import counted, nan_counts
-from ._registry import float_dtype, quantile_q
 
 
 WORD = 32  # bits packed per word to count the zeros of a level

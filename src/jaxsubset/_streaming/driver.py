@@ -29,9 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import reraise
-from .._trace import require_eager
-from .._validate import check_nan_policy, index_dtype, static_int
+from .._core import check_nan_policy, index_dtype, require_eager, reraise, static_int
 from .assembly import assemble, bring_home
 from .buffers import Buffers, piece_windows, read_ahead
 from .kernels import KernelSpec, block_kernel, check_compute, chunk_kernel, group_size

@@ -13,9 +13,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from .._statistics._registry import STATISTICS as REGISTRY_STATISTICS
+from .._core import static_int
 from .._subsets import Subsets
-from .._validate import static_int
+from ..reduce import STATISTICS as REGISTRY_STATISTICS
 
 
 # The registry's statistics that a Subsets reduction computes without a parameter (the

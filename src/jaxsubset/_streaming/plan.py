@@ -16,10 +16,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._axis import concrete_bound as _concrete_bound
-from .._capacity import next_power_of_two
-from .._dynamic import host_windows
-from .._validate import check_closed, check_int_fits, nan_in_x, static_int, unsorted_x
+from .._core import (
+    check_closed,
+    check_int_fits,
+    concrete_bound as _concrete_bound,
+    nan_in_x,
+    next_power_of_two,
+    static_int,
+    unsorted_x,
+)
 from ..resolve import (
     check_edges,
     host_anchored_lower,
@@ -27,6 +32,7 @@ from ..resolve import (
     host_key,
     host_lower,
     host_upper,
+    host_windows,
     keys,
     sides,
     window_widths,

@@ -23,9 +23,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
-from .._checks import reraise
-from .._trace import require_eager
-from .._validate import check_int_fits, check_nan_policy, index_dtype, static_int
+from .._core import (
+    check_int_fits,
+    check_nan_policy,
+    index_dtype,
+    require_eager,
+    reraise,
+    static_int,
+)
 from .assembly import assemble
 from .kernels import KernelSpec, check_compute, group_size, windowed
 from .plan import plan
@@ -142,6 +147,44 @@ def gather_home(tree: Any) -> Any:
     return jax.tree_util.tree_map(np.asarray, tree)
 
 
+def planned_ranges(
+    src: ArraySource, kind: str, kind_args: dict[str, Any], capacity: int | None
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...], int]:
+    """``(start, count, shape, capacity)``: every subset's global index range, flat, in the
+    subsets' order (the planner's x-only passes in blocks), their batch shape and capacity."""
+    pl = plan(src, kind, kind_args, capacity, 1 << 20, name="shard")
+    start, count, idx = pl.provider.take(math.inf, src.length)
+    if pl.shape is not None:  # ranges come sorted by start: back to the subsets' order
+        order = np.empty_like(idx)
+        order[idx] = np.arange(idx.size)
+        start, count = start[order], count[order]
+        shape = pl.shape
+    else:
+        shape = start.shape
+    return start.reshape(-1), count.reshape(-1), tuple(shape), pl.capacity
+
+
+def owner_table(
+    start: np.ndarray, count: np.ndarray, n_dev: int, shard_len: int, group: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ranges grouped by the device holding their first point: ``(table, lstart, cnt)``,
+    each ``(D, R)`` (``R`` a multiple of ``group``): the range's index (-1: an empty slot),
+    its start within the device's shard, and its count."""
+    owner = np.minimum(start // shard_len, n_dev - 1)
+    per_dev = np.bincount(owner, minlength=n_dev)
+    rows = -(-max(int(per_dev.max(initial=0)), 1) // group) * group
+    order = np.argsort(owner, kind="stable")
+    slot = np.arange(order.size) - np.repeat(np.cumsum(per_dev) - per_dev, per_dev)
+    idt = index_dtype()
+    table = np.full((n_dev, rows), -1, np.int64)
+    lstart = np.zeros((n_dev, rows), idt)
+    cnt = np.zeros((n_dev, rows), idt)
+    table[owner[order], slot] = order
+    lstart[owner[order], slot] = start[order] - owner[order] * shard_len
+    cnt[owner[order], slot] = count[order]
+    return table, lstart, cnt
+
+
 def shard(
     x: Any,
     y: Any,
@@ -211,34 +254,12 @@ def shard(
     # x and y stay on the host (memory-mapped is fine): the ranges come from x-only passes in
     # blocks and every device receives only its own shard, so nothing holds all N points twice
     src = ArraySource(host_view(x), host_view(y), 1 << 20, func, "arrays")
-    pl = plan(src, kind, kind_args, capacity, 1 << 20, name="shard")
-    capacity = pl.capacity
-    start, count, idx = pl.provider.take(math.inf, src.length)
-    if pl.shape is not None:  # ranges come sorted by start: back to the subsets' order
-        order = np.empty_like(idx)
-        order[idx] = np.arange(idx.size)
-        start, count = start[order], count[order]
-        shape = pl.shape
-    else:
-        shape = start.shape
-    start, count = start.reshape(-1), count.reshape(-1)
-    n, n_dev = src.length, mesh.size
-    shard_len = max(-(-n // n_dev), 1)
+    start, count, shape, capacity = planned_ranges(src, kind, kind_args, capacity)
+    n_dev = mesh.size
+    shard_len = max(-(-src.length // n_dev), 1)
     hops = min(math.ceil(capacity / shard_len), n_dev - 1)
-    # group the ranges by the device holding their first point: one (D, R) table
-    owner = np.minimum(start // shard_len, n_dev - 1)
-    per_dev = np.bincount(owner, minlength=n_dev)
     group = group_size(capacity, batch_size)
-    rows = -(-max(int(per_dev.max(initial=0)), 1) // group) * group
-    order = np.argsort(owner, kind="stable")
-    slot = np.arange(order.size) - np.repeat(np.cumsum(per_dev) - per_dev, per_dev)
-    idt = index_dtype()
-    table = np.full((n_dev, rows), -1, np.int64)
-    lstart = np.zeros((n_dev, rows), idt)
-    cnt = np.zeros((n_dev, rows), idt)
-    table[owner[order], slot] = order
-    lstart[owner[order], slot] = start[order] - owner[order] * shard_len
-    cnt[owner[order], slot] = count[order]
+    table, lstart, cnt = owner_table(start, count, n_dev, shard_len, group)
     # the data, padded to D * S points (zeros no range reads), each device given its shard
     total = n_dev * shard_len
     xs = put_sharded(src.x, mesh, total, src.xdt, ("x", func)) if fn is not None else None

@@ -7,7 +7,7 @@ public statistic function asks it once, at its boundary; the dispatchers below t
 of each statistic from :func:`road`, the same function :func:`choose` reports, so what
 :func:`jaxsubset.explain` prints is what runs. ``method=`` overrides ``"auto"``.
 
-A new road plugs in here: an entry in the road tables of ``_statistics._registry``
+A new road plugs in here: an entry in the road tables of ``reduce._registry``
 (``RANGE_ROADS``/``SLIDING_ROADS``/``LABEL_ROADS``, its name in ``METHODS``), and one branch in
 :func:`road` saying when ``"auto"`` takes it (a native CPU road: ``backend() == "cpu"`` and
 the statistic in its table entry).
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import _native
-from .._statistics._registry import (
+from ._registry import (
     BLOCK_BIN_STATISTICS,
     LABEL_ROADS,
     ORDER,

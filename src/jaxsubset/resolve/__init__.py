@@ -19,21 +19,21 @@ Modules, each one idea (imports go down this list, never up):
   for concrete values, which ``stream``'s planner calls too.
 - :mod:`._search`: ``searchsorted`` in key space, its algorithms named (``"probe"``,
   ``"keys"``, ``"guided"``) and documented as ``jnp.searchsorted(method=)`` documents its own.
-- :mod:`._buckets`: the eager buckets' helpers (pad, cut); :mod:`jaxsubset._eager`'s
-  ONE decorator, ``bucketed``, runs a traced resolver as one program per bucket of shapes
+- :mod:`._buckets`: the eager buckets' helpers (pad, cut); :mod:`._eager`'s ONE
+  decorator, ``bucketed``, runs a traced resolver as one program per bucket of shapes
   (``select``, ``select_ranges`` and ``nearest`` so far; the other families still call
   their hand-written ``_padded_*`` programs).
 - one module per family: :mod:`._index` (explicit ranges, slices, chunks, sliding windows),
   :mod:`._xranges` (``select``, ``nearest``), :mod:`._windows` (x-width ``rolling`` windows),
-  :mod:`._bins` (histogram bins and calendar periods). Hopping/dynamic windows live in
-  :mod:`jaxsubset._dynamic` on top of :func:`select_ranges`.
+  :mod:`._bins` (histogram bins and calendar periods), :mod:`._dynamic` (hopping/tumbling
+  windows, on top of :func:`select_ranges`; their steps and counts in :mod:`._hop`).
 
 Each public ``jaxsubset.ranges`` function is a thin wrapper of a private ``resolve_*``
 function that also takes the caller's name for its messages (``func``) and, for windows, the
 switches the eager programs need (``time``, ``guided``, ``checked``): no private keyword is
 in a public signature. A walk of ``x`` from :func:`select` goes down: validate
-(:mod:`jaxsubset._validate`), keys (:mod:`._keys`), search (:mod:`._search`), gather
-(:mod:`jaxsubset._subsets`).
+(:mod:`jaxsubset._core._validate`), keys (:mod:`._keys`), search (:mod:`._search`), gather
+(:mod:`jaxsubset._subsets`, a package).
 
 The rules, in one place (``stream`` resolves with the same functions):
 
@@ -48,6 +48,8 @@ The rules, in one place (``stream`` resolves with the same functions):
 
 from ._bins import bin_ranges, bins, check_edges
 from ._buckets import bucketed_gather, eager
+from ._dynamic import dynamic, dynamic_bounds, dynamic_ranges, host_windows
+from ._eager import bucketed
 from ._index import (
     chunk_ranges,
     chunks,
@@ -64,35 +66,53 @@ from ._keys import (
     host_key,
     host_lower,
     host_upper,
+    int_width,
     keys,
     sides,
+    traced_key,
 )
-from ._type import Ranges, to_subsets
-from ._windows import bucketed_ranges, resolve_rolling, rolling, rolling_ranges, window_widths
-from ._xranges import nearest, resolve_select, select, select_ranges
+from ._type import Ranges, pieces_of, real_length, to_subsets
+from ._windows import (
+    bucketed_ranges,
+    guard_width,
+    resolve_rolling,
+    rolling,
+    rolling_ranges,
+    window_widths,
+)
+from ._xranges import nearest, resolve_select, select, select_ranges, xrange
 
 
 __all__ = [
     "Ranges",
     "bin_ranges",
     "bins",
+    "bucketed",
     "bucketed_gather",
     "bucketed_ranges",
     "check_edges",
     "chunk_ranges",
     "chunks",
+    "dynamic",
+    "dynamic_bounds",
+    "dynamic_ranges",
     "eager",
     "from_ranges",
     "gather",
+    "guard_width",
     "host_anchored_lower",
     "host_anchored_upper",
     "host_key",
+    "host_windows",
     "host_lower",
     "host_upper",
+    "int_width",
     "isolate",
     "isolate_ranges",
     "keys",
     "nearest",
+    "pieces_of",
+    "real_length",
     "resolve_rolling",
     "resolve_select",
     "rolling",
@@ -103,5 +123,7 @@ __all__ = [
     "sliding",
     "sliding_ranges",
     "to_subsets",
+    "traced_key",
     "window_widths",
+    "xrange",
 ]

@@ -7,25 +7,25 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _bucket
-from .._axis import (
-    concrete_bound as _concrete_bound,
-    period_edges,
-    time_kind,
-    x_to_ns,
-)
-from .._exact import exact_positions, exact_subsets
-from .._subsets import Subsets, gather_padded
-from .._typing import Array, ArrayLike
-from .._validate import (
+from .._core import (
+    Array,
+    ArrayLike,
     as_x,
     as_xy,
+    bucketing as _bucket,
     check_sorted_x,
+    concrete_bound as _concrete_bound,
+    exact_positions,
+    exact_subsets,
     index_dtype,
     is_traced,
+    period_edges,
     static_int,
+    time_kind,
     traced_array,
+    x_to_ns,
 )
+from .._subsets import Subsets, gather_padded
 from ._buckets import cut_ranges, cut_subsets, eager, padded_xy
 from ._index import gather
 from ._keys import Key, map_key, resolve_bound

@@ -15,12 +15,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _bucket
-from .._subsets import Subsets, gather_padded
-from .._typing import Array
-from .._validate import (
+from .._core import (
+    Array,
+    bucketing as _bucket,
     index_dtype,
 )
+from .._subsets import Subsets, gather_padded
 from ._keys import Key
 from ._type import Ranges
 

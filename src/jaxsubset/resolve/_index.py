@@ -11,17 +11,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _bucket
-from .._subsets import Subsets, gather_padded, read_rows
-from .._typing import Array, ArrayLike
-from .._validate import (
+from .._core import (
+    Array,
+    ArrayLike,
     as_int_bounds,
     as_x,
     as_xy,
+    bucketing as _bucket,
     index_dtype,
     is_traced,
     static_int,
 )
+from .._subsets import Subsets, gather_padded, read_rows
 from ._buckets import bucketed_gather, eager
 from ._type import Ranges, pieces_of, real_length, to_subsets, with_pieces
 

@@ -14,13 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._axis import (
+from .._core import (
+    Array,
     concrete_bound as _concrete_bound,
     exact_array as _exact_array,
     int_limits as _int_limits,
-)
-from .._typing import Array
-from .._validate import (
     is_traced,
     traced_array,
 )

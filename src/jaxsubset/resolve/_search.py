@@ -18,9 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._statistics._registry import backend
-from .._typing import Array
-from .._validate import (
+from .._core import (
+    Array,
+    backend,
     index_dtype,
 )
 from ._keys import Key, keys, unkeys

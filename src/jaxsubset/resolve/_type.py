@@ -8,13 +8,15 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from .._subsets import Subsets, gather_padded
-from .._typing import Array, ArrayLike, Int
-from .._validate import (
+from .._core import (
+    Array,
+    ArrayLike,
+    Int,
     as_int_bounds,
     index_dtype,
     is_traced,
 )
+from .._subsets import Subsets, gather_padded
 
 
 @functools.partial(jax.tree_util.register_dataclass)

@@ -11,28 +11,29 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _bucket
-from .._axis import (
-    bound_array as _bound_array,
-    concrete_bound as _concrete_bound,
-    int_limits as _int_limits,
-    time_kind,
-    window_width as _window_width,
-)
-from .._checks import argument_guard
-from .._exact import exact_positions, exact_subsets, held_in
-from .._subsets import Subsets, gather_padded
-from .._typing import Array, ArrayLike
-from .._validate import (
+from .._core import (
+    Array,
+    ArrayLike,
+    argument_guard,
     as_x,
     as_xy,
+    bound_array as _bound_array,
+    bucketing as _bucket,
     check_closed,
     check_sorted_x,
+    concrete_bound as _concrete_bound,
+    exact_positions,
+    exact_subsets,
+    held_in,
     index_dtype,
+    int_limits as _int_limits,
     is_traced,
     static_int,
+    time_kind,
     traced_array,
+    window_width as _window_width,
 )
+from .._subsets import Subsets, gather_padded
 from ._buckets import cut_ranges, cut_subsets, eager, padded_xy
 from ._index import gather
 from ._keys import (

@@ -6,28 +6,29 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._axis import (
-    concrete_bound as _concrete_bound,
-    int_limits as _int_limits,
-    time_kind,
-)
-from .._eager import bucketed
-from .._exact import exact_positions, exact_subsets
-from .._subsets import Subsets, gather_padded
-from .._typing import Array, ArrayLike, Int
-from .._validate import (
+from .._core import (
+    Array,
+    ArrayLike,
+    Int,
     as_x,
     as_xy,
     check_closed,
     check_sorted_x,
+    concrete_bound as _concrete_bound,
+    exact_positions,
+    exact_subsets,
+    int_limits as _int_limits,
     is_traced,
     static_int,
+    time_kind,
     traced_array,
 )
+from .._subsets import Subsets, gather_padded
 from ._buckets import (
     check_broadcast,
     eager,
 )
+from ._eager import bucketed
 from ._index import gather
 from ._keys import Key, keys, resolve_bound, sides
 from ._search import count_keys

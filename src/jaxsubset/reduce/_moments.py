@@ -19,7 +19,7 @@ subset's mean) and finish here, so the conventions are written once:
 
 import jax.numpy as jnp
 
-from .._typing import Array
+from .._core import Array
 
 
 Moments = tuple[Array, Array, Array, Array]  # (n: int, c, m, M2): mean c + m, each (..., C)

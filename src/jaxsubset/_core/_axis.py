@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._periods import (  # periods and duration units, without JAX (the command's checks)
+from .._base import (  # periods and duration units, without JAX (the command's checks)
     CALENDAR as CALENDAR,
     CALENDAR_MONTHS as CALENDAR_MONTHS,
     DAY_NS as DAY_NS,

@@ -7,17 +7,30 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from ._axis import concrete_bound, datetime_to_ns, naive_utc, time_kind, timedelta_to_ns
-from ._checks import argument_guard
-from ._exact import exact_positions, exact_subsets
+from .._core import (
+    ArrayLike,
+    argument_guard,
+    as_x,
+    as_xy,
+    check_closed,
+    check_sorted_x,
+    concrete_bound,
+    datetime_to_ns,
+    exact_positions,
+    exact_subsets,
+    is_traced,
+    naive_utc,
+    static_int,
+    time_kind,
+    timedelta_to_ns,
+)
+from .._subsets import Subsets
+from ._buckets import bucketed_gather, eager
 from ._hop import bound_dtype, check_step, float_count, float_windows, int_window_keys
-from ._subsets import Subsets
-from ._typing import ArrayLike
-from ._validate import as_x, as_xy, check_closed, check_sorted_x, is_traced, static_int
-from .resolve import Ranges, bucketed_gather, eager, gather, resolve_select, sides, to_subsets
-from .resolve._keys import traced_key
-from .resolve._type import real_length
-from .resolve._xranges import xrange
+from ._index import gather
+from ._keys import sides, traced_key
+from ._type import Ranges, real_length, to_subsets
+from ._xranges import resolve_select, xrange
 
 
 CALENDAR = re.compile(r"^\s*([0-9]+)\s*(mo|q|y)\s*$")

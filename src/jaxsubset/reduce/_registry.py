@@ -45,15 +45,15 @@ it and against NumPy/SciPy/pandas):
 
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _native
-from .._names import PAIR_STATISTICS as PAIR_STATISTICS, STATISTICS as STATISTICS
+from .._base import PAIR_STATISTICS as PAIR_STATISTICS, STATISTICS as STATISTICS
+from .._core import backend as backend
 
 
-# STATISTICS (the names, with their docstring) lives in ``jaxsubset._names``, a module without
+# STATISTICS (the names, with their docstring) lives in ``jaxsubset._base._names``, a module without
 # JAX: the command checks ``--stat`` before it imports jax
 ALL_STATISTICS = STATISTICS + PAIR_STATISTICS
 # the points each entry of "cov"/"corr" is made of, (K, C, C) ints: an internal result key the
@@ -188,11 +188,6 @@ def check_method(method: Any, func: str, roads: dict[str, tuple[str, ...]]) -> s
             f"{func}: `method` must be one of {', '.join(map(repr, choices))}, got {method!r}"
         )
     return method
-
-
-def backend() -> str:
-    """The backend family the computation is traced for (``"cpu"``, ``"gpu"``, ``"tpu"``)."""
-    return jax.default_backend()
 
 
 def block_size(num: int, nbins: int, force: bool = False) -> int | None:

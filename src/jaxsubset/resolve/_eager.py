@@ -1,6 +1,6 @@
 """WHEN to compile: one decorator that runs a traced function on eager inputs in buckets.
 
-Called eagerly (every input concrete, outside every trace: :func:`jaxsubset._trace.eager`), a
+Called eagerly (every input concrete, outside every trace: :func:`jaxsubset._core._trace.eager`), a
 public function would compile one program per new shape. :func:`bucketed` turns a traced
 function ``f(x, y, batch, n, **static)`` into its eager form: ``x`` is padded with its last
 value (still sorted) and ``y`` with zeros to ``bucket(N)`` rows, every leaf of ``batch`` (the
@@ -20,9 +20,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import _bucket
-from ._subsets import Subsets
-from .resolve._buckets import cut_ranges, cut_subsets, padded_xy
+from .._core import bucketing as _bucket
+from .._subsets import Subsets
+from ._buckets import cut_ranges, cut_subsets, padded_xy
 
 
 def pad_batch(batch: Any) -> tuple[tuple[int, ...], Any]:

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._typing import Array
+from .._core import Array
 
 
 def order_key(v: Array) -> Array:

@@ -14,10 +14,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._reduce import centre
-from ._trace import eager
-from ._typing import Array, Bool, Int, Shaped
-from ._validate import check_nan_policy
+from .._core import Array, Bool, Int, Shaped, centre, check_nan_policy, eager
 
 
 # Eager calls of a reduction run as ONE jitted program per reduction, static arguments and
@@ -138,9 +135,9 @@ class SubsetBase:
 
         Eagerly a held NaN raises ``ValueError`` at once; traced, the check lives in the
         returned pytree's arrays and costs only ``any(NaN held)`` until it fires (the count is
-        taken on the host then; see :func:`jaxsubset._checks.error_if`).
+        taken on the host then; see :func:`jaxsubset._core._checks.error_if`).
         """
-        from ._checks import error_if
+        from .._core import error_if
 
         nan = self._nan()
         return error_if(

@@ -77,7 +77,7 @@ def checks_enabled() -> bool:
 
     Example:
         >>> import os
-        >>> from jaxsubset._checks import checks_enabled
+        >>> from jaxsubset._core._checks import checks_enabled
         >>> checks_enabled() == (os.environ.get("JAXSUBSET_CHECKS", "").lower() != "off")
         True
     """
@@ -243,7 +243,7 @@ def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
 
     Example:
         >>> import jax, jax.numpy as jnp
-        >>> from jaxsubset._checks import error_if, checked
+        >>> from jaxsubset._core._checks import error_if, checked
         >>> def positive(v):
         ...     return error_if(v, jnp.any(v <= 0), lambda n: f"{int(n)} value(s) <= 0",
         ...                     payload=jnp.sum(v <= 0))
@@ -330,7 +330,7 @@ def nan_guard(values: T, func: str, name: str) -> T:
 
     Example:
         >>> import jax.numpy as jnp
-        >>> from jaxsubset._checks import nan_guard
+        >>> from jaxsubset._core._checks import nan_guard
         >>> nan_guard(jnp.array([1.0, jnp.nan, jnp.nan]), "f", "y")
         Traceback (most recent call last):
         ...
@@ -379,7 +379,7 @@ def reraise() -> Iterator[None]:
 
     Example:
         >>> import jax, jax.numpy as jnp
-        >>> from jaxsubset._checks import error_if, reraise
+        >>> from jaxsubset._core._checks import error_if, reraise
         >>> f = jax.jit(lambda v: error_if(v, v < 0, "negative"))
         >>> with reraise():
         ...     f(-1.0)
@@ -404,7 +404,7 @@ def checked(fn: Callable[..., T]) -> Callable[..., T]:
 
     Under a ``jit`` of your own, JAX delivers a check that fires (``check_overflow``,
     ``check_sorted``, ``nan_policy="raise"``) as its own runtime error around the message
-    (see :func:`jaxsubset._checks.error_if`); the wrapped function raises
+    (see :func:`jaxsubset._core._checks.error_if`); the wrapped function raises
     ``ValueError(<message>)`` instead, with no JAX frames or callback traceback attached.
 
     Args:

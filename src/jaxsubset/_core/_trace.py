@@ -82,3 +82,8 @@ def eager(*values: Any) -> bool:
         [False]
     """
     return not is_traced(values) and not in_trace()
+
+
+def backend() -> str:
+    """The backend family the computation is traced for (``"cpu"``, ``"gpu"``, ``"tpu"``)."""
+    return jax.default_backend()

@@ -34,9 +34,9 @@ def enabled() -> bool:
 def bucketed(*values: Any) -> bool:
     """Whether a call with these inputs is bucketed: bucketing on and the call eager.
 
-    :func:`jaxsubset._trace.eager` decides "eager" (concrete inputs outside every trace: inside
-    ``jit`` even closed-over constants give staged results, which the bucketed path cannot
-    read back).
+    :func:`jaxsubset._core._trace.eager` decides "eager" (concrete inputs outside every
+    trace: inside ``jit`` even closed-over constants give staged results, which the bucketed
+    path cannot read back).
     """
     return enabled() and eager(*values)
 
@@ -89,3 +89,9 @@ def unpad(a: Array, n: int, shape: tuple[int, ...]) -> Array:
     if on_host(a):
         return jax.device_put(np.asarray(a)[:n].reshape(shape))
     return a[:n].reshape(shape)
+
+
+def next_power_of_two(n: int) -> int:
+    """The smallest power of two ``>= max(n, 1)``."""
+    n = max(int(n), 1)
+    return 1 << (n - 1).bit_length()

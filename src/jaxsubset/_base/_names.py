@@ -1,6 +1,6 @@
 """The names of the statistics (:data:`STATISTICS`), without JAX.
 
-The registry (:mod:`jaxsubset._statistics._registry`) imports them from here, so that the
+The registry (:mod:`jaxsubset.reduce._registry`) imports them from here, so that the
 command can check ``--stat`` before it imports jax (``import jaxsubset`` is lazy: its public
 names are imported on first use).
 """

@@ -23,8 +23,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from .._typing import Array
-from .._validate import index_dtype
+from .._core import Array, index_dtype
 from ._moments import chan
 from ._registry import PAIR_COUNT
 

@@ -10,11 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._subset_moments import Moments
-from ._subset_order import OrderStatistics
-from ._subset_pairs import PairStatistics
-from ._typing import Array
-from ._validate import check_nan_policy, index_dtype, static_int
+from .._core import Array, check_nan_policy, index_dtype, static_int
+from ._moments import Moments
+from ._order import OrderStatistics
+from ._pairs import PairStatistics
 
 
 @functools.partial(jax.tree_util.register_dataclass)

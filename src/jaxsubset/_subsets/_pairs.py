@@ -3,9 +3,8 @@
 import jax.numpy as jnp
 from jax import lax
 
-from ._subset_base import SubsetBase, one_program
-from ._typing import Array, Shaped
-from ._validate import check_nan_policy, static_int
+from .._core import Array, Shaped, check_nan_policy, static_int
+from ._base import SubsetBase, one_program
 
 
 class PairStatistics(SubsetBase):
@@ -19,9 +18,9 @@ class PairStatistics(SubsetBase):
         Each channel pair ``(i, j)`` (``i <= j``) is reduced in two passes about a shift that
         is one of the pair's own points (its first counted one; no gradient: the moments do
         not depend on it), so a constant channel's deviations are exactly 0. The conventions
-        are the registry's (:mod:`jaxsubset._statistics._pairs` finishes every road's).
+        are the registry's (:mod:`jaxsubset.reduce._pairs` finishes every road's).
         """
-        from ._statistics._pairs import pair_statistics, pairs
+        from ..reduce import pair_statistics, pairs
 
         nan_policy = check_nan_policy(nan_policy, func)
         sub = self._raise_on_nan(func) if nan_policy == "raise" else self

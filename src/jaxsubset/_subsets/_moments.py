@@ -2,10 +2,8 @@
 
 import jax.numpy as jnp
 
-from ._reduce import squared_deviations
-from ._subset_base import SubsetBase, one_program
-from ._typing import Array, Shaped
-from ._validate import static_int
+from .._core import Array, Shaped, squared_deviations, static_int
+from ._base import SubsetBase, one_program
 
 
 class Moments(SubsetBase):
@@ -140,7 +138,7 @@ class Moments(SubsetBase):
         return std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(std.dtype))
 
     def _shape(self, which: str, nan_policy: str) -> Array:
-        from ._statistics._moments import shape_statistic
+        from ..reduce import shape_statistic
 
         m, n = self._values_mask(nan_policy, f"Subsets.{which}")
         y = self._float_y()

@@ -5,10 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._reduce import finite_extreme, holds_nan, reduce_extreme
-from ._statistics._median import lerp, rank
-from ._subset_base import SubsetBase, one_program
-from ._typing import Array, Int, Shaped
+from .._core import Array, Int, Shaped, finite_extreme, holds_nan, reduce_extreme
+from ..reduce import lerp, rank
+from ._base import SubsetBase, one_program
 
 
 class OrderStatistics(SubsetBase):

@@ -22,8 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._statistics._median import rounded
-from ._typing import Array
+from .._core import Array
+from ..reduce import rounded
 
 
 def bound_dtype(xdt: Any, *steps: Any) -> np.dtype:

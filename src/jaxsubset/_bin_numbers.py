@@ -1,0 +1,200 @@
+"""SciPy's bin numbers of 1-D ``x``: ``digitize`` with the last edge closed by SciPy's rounding
+rule, exact on integer and time axes and for subnormals, and each bin's index range of sorted
+``x``. The labels every road of :func:`jaxsubset.binned_statistic` reads.
+"""
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ._core import Array, index_dtype
+from .resolve import keys
+
+
+POW10 = np.array([10.0**k for k in range(0, 40)])
+
+
+def around(v: Array, dec: Array) -> Array:
+    """``numpy.around(v, dec)`` for a traced integer ``dec`` (numpy's two formulas)."""
+    top = int(np.floor(np.log10(float(jnp.finfo(v.dtype).max))))
+    p = jnp.asarray(POW10[: top + 1], v.dtype)[jnp.clip(jnp.abs(dec), 0, top)]
+    # a true division, as NumPy's: with a constant ``dec`` (edges closed over under jit) XLA
+    # would otherwise divide by multiplying with the rounded reciprocal, one ulp off
+    p = lax.optimization_barrier(p)
+    return jnp.where(dec >= 0, jnp.rint(v * p) / p, jnp.rint(v / p) * p)
+
+
+def bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
+    """``searchsorted(edges, x, side="right")`` for many float ``x`` and few increasing edges.
+
+    A lookup table over ``64 * len(edges)`` equal cells of ``[edges[0], edges[-1]]`` holds the
+    answer at every cell's lower boundary; a cell rarely holds more than one edge, so the
+    answer is the table's entry plus two comparisons with the next edges (an arithmetic
+    guess, five gathers from small tables per point). Every answer is then verified against its
+    two edges; a miss (clustered edges, or rounding at a cell boundary) sends the call to
+    ``jnp.searchsorted`` under ``lax.cond``. ``jnp.searchsorted`` alone is log2(len(edges))
+    dependent gathers per point.
+
+    ``nbins`` (traced): the edges past ``edges[nbins]`` are padding (+inf, see
+    :func:`binnumber`); a point above the last real edge still gets ``nbins + 1``.
+    """
+    k1 = edges.shape[0]
+    m = min(64 * k1, 1 << 20)
+    idt = jnp.int32
+    lo = edges[0]
+    hi = edges[-1] if nbins is None else edges[nbins]
+    top = k1 if nbins is None else (nbins + 1).astype(idt)
+    scale = m / (hi - lo)
+    cells = lo + jnp.arange(m, dtype=edges.dtype) / scale
+    table = jnp.searchsorted(edges, cells, side="right").astype(idt)
+    table = jnp.concatenate([jnp.zeros((1,), idt), table, jnp.full((1,), top, idt)])
+    t = jnp.clip((x - lo) * scale, -1, m)
+    t = jnp.where(jnp.isnan(t), 0, jnp.floor(t)).astype(idt) + 1  # 0 below, m + 1 above
+    a = table[t]
+    ext = jnp.concatenate([edges, jnp.full((2,), jnp.inf, edges.dtype)])
+    d = a + (ext[a] <= x).astype(idt) + (ext[a + 1] <= x).astype(idt)
+    low = jnp.concatenate([jnp.array([-jnp.inf], edges.dtype), ext])
+    ok = jnp.all(((low[d] <= x) & (x < low[d + 1])) | jnp.isnan(x))
+    return lax.cond(ok, lambda: d, lambda: jnp.searchsorted(edges, x, side="right").astype(idt))
+
+
+def binnumber(
+    x: Array, edges: Array, dec: Array, uniform: bool, nbins: Array | None = None
+) -> Array:
+    """scipy's bin numbers: ``digitize`` (0 below, ``nbins + 1`` above), the last edge closed.
+
+    Float ``x`` is compared in the edges' dtype (SciPy's own rule: the edges take ``x``'s
+    float dtype); integer ``x`` is compared with the edges exactly, in integers
+    (:func:`int_binnumber`); a time axis (int64 nanoseconds, int64 edges) exactly too, its
+    last edge closed exactly. A point "on" the last edge (above it but equal to it when both
+    are rounded to ``dec`` decimals, SciPy's rule) goes to the last bin.
+
+    ``nbins`` (traced, float ``x`` only): eager bucketing of the number of bins, the edges
+    past ``edges[nbins]`` are +inf padding; the bin numbers are those of ``edges[:nbins + 1]``
+    (``nbins + 1`` above the last real edge), so no point is in a padding bin.
+    """
+    idt = index_dtype()
+    nb: Any = edges.shape[0] - 1 if nbins is None else nbins.astype(idt)
+    last = edges[-1] if nbins is None else edges[nb]
+    if jnp.issubdtype(edges.dtype, jnp.integer):
+        d = jnp.searchsorted(edges, x, side="right").astype(idt)
+        if nbins is not None:  # the padding edges (x's largest value) are at or above every x
+            d = jnp.minimum(d, nb + 1)
+        return jnp.where(x == last, d - 1, d)
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return int_binnumber(x, edges, dec, nbins)
+    x = x.astype(edges.dtype)
+    if uniform:
+        lo, hi = edges[0], last
+        scale = nb / (hi - lo)
+
+        def guess() -> Array:
+            g = jnp.floor((x - lo) * scale) + 1
+            return jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
+
+        def search() -> Array:  # no arithmetic guess: the search, exact
+            return jnp.minimum(jnp.searchsorted(edges, x, side="right"), nb + 1).astype(idt)
+
+        # the span or its reciprocal beyond the dtype (float32 edges near +-3e38, or 100 bins
+        # over 1e-37) would make every guess 0 or NaN, further off than the steps below mend
+        ok = (scale > 0) & jnp.isfinite(scale)
+        g = lax.cond(ok, guess, search)
+        # the guess is off by at most one bin; the four edges around it make it exact: with
+        # e[-1] = -inf and e[nb + 1] = +inf, the bin number is the number of edges at or
+        # below x, (g - 2) + those of e[g - 2 .. g + 1] (one read of four neighbours per
+        # point, not two dependent steps of two reads each)
+        ninf = jnp.full((2,), -jnp.inf, edges.dtype)
+        table = jnp.concatenate([ninf, edges, -ninf]).astype(edges.dtype)
+        window = jnp.stack([table[k : k + table.shape[0] - 3] for k in range(4)], axis=1)
+        d = g - 2 + jnp.sum(window[g] <= x[:, None], axis=1, dtype=jnp.int32).astype(idt)
+        d = jnp.clip(d, 0, nb + 1)
+    else:
+        d = bucketize(x, edges, nbins).astype(idt)
+        if nbins is not None:  # +inf is above every real edge and at or below the padding
+            d = jnp.minimum(d, nb + 1)
+    d, kx, k_last = exact_bins(x, edges, d, nb)
+    on_edge = (kx >= k_last) & (around(x, dec) == around(last, dec))
+    d = jnp.where(on_edge, d - 1, d)
+    return jnp.where(jnp.isnan(x), nb + 1, d)
+
+
+def exact_bins(x: Array, edges: Array, d: Array, nb: Any) -> tuple[Array, Array, Array]:
+    """``d`` (bin numbers from float arithmetic) verified in the order-preserving integer keys
+    of ``x`` and the edges, and searched in them where any is off: float comparisons on the
+    CPU flush subnormals to zero (NumPy's ``test_gh_23110``: -0.9e-308 in the first of two
+    bins over ``(-1e-308, -2e-313)``), the keys never. Returns ``(d, keys(x), key of the
+    last real edge)``."""
+    kx, ke = keys(x), keys(edges)
+    nb = jnp.asarray(nb, d.dtype)
+    bottom = jnp.full((1,), jnp.iinfo(ke.dtype).min, ke.dtype)
+    top = jnp.full((2,), jnp.iinfo(ke.dtype).max, ke.dtype)
+    table = jnp.concatenate([bottom, ke, top])  # table[d]: the lower edge of bin d
+    inside = (d <= nb) & (table[jnp.clip(d, 0, nb + 1)] <= kx)
+    above = (d > nb) | (kx < table[jnp.clip(d + 1, 0, nb + 2)])
+    # keys past edges[nb] (padding, +inf) count as above the last real edge
+    ok = jnp.all(((d == 0) | inside) & ((d == nb + 1) | above | (d > nb)) | jnp.isnan(x))
+
+    def search() -> Array:
+        return jnp.minimum(jnp.searchsorted(ke, kx, side="right").astype(d.dtype), nb + 1)
+
+    return lax.cond(ok, lambda: d, search), kx, ke[jnp.minimum(nb, ke.shape[0] - 1)]
+
+
+POW10_INT = [10**k for k in range(19)]
+
+
+def int_binnumber(x: Array, edges: Array, dec: Array, nbins: Array | None = None) -> Array:
+    """:func:`binnumber` of integer ``x`` against float edges, exactly, in integers.
+
+    For an integer ``x`` and a float edge ``e``, ``x >= e`` exactly when ``x >= ceil(e)``, so
+    the edges become integer thresholds (those beyond the integer range hold no point) and
+    every comparison is an integer one: int64 epoch milliseconds or nanoseconds never pass
+    through float64 (exact only to 2**53) or float32. The last-edge rule rounds ``x`` to
+    ``dec`` decimals as ``numpy.around`` rounds integers (half to even), in integers.
+
+    ``nbins`` (traced): the edges past ``edges[nbins]`` are +inf padding (eager bucketing),
+    thresholds that fit no integer, so they never count (``n_fit``); the last-edge rule
+    reads ``edges[nbins]``.
+    """
+    idt = index_dtype()
+    info = jnp.iinfo(x.dtype)
+    bits = info.bits
+    lim = float(2 ** (bits - 1)) if info.min < 0 else float(2**bits)
+    ce = jnp.ceil(edges)
+    fits = ce < lim
+    t = jnp.where(fits, jnp.maximum(ce, float(info.min)), 0).astype(x.dtype)
+    t = jnp.where(fits, t, info.max)  # beyond the range: a sorted suffix, clamped below
+    n_fit = jnp.sum(fits).astype(idt)
+    d = jnp.minimum(jnp.searchsorted(t, x, side="right").astype(idt), n_fit)
+    li: Any = -1 if nbins is None else nbins.astype(idt)  # the last real edge
+    # the last edge: x >= e_last and around(x, dec) == around(e_last, dec)
+    target = around(edges[li], dec)
+    whole = (target == jnp.floor(target)) & (target < lim) & (target >= float(info.min))
+    tgt = jnp.where(whole, target, 0).astype(x.dtype)
+    top = len(str(int(info.max))) - 1  # the largest power of ten x's dtype holds (int8: 100)
+    p = jnp.asarray(POW10_INT[: top + 1], x.dtype)[jnp.clip(-dec, 0, top)]
+    q = x // p
+    rem = x - q * p
+    up = (2 * rem > p) | ((2 * rem == p) & (q % 2 == 1))
+    rounded = jnp.where(dec >= 0, x, (q + up.astype(x.dtype)) * p)
+    rounded = jnp.where(-dec > top, 0, rounded)  # rounded to more digits than x has: 0
+    on_edge = (d >= n_fit) & fits[li] & (x >= t[li]) & whole & (rounded == tgt)
+    return jnp.where(on_edge, d - 1, d)
+
+
+def bounds(d: Array, nbins: int) -> tuple[Array, Array]:
+    """For sorted ``x``: each bin's index range, from the non-decreasing bin numbers ``d``.
+
+    ``d`` is non-decreasing in sorted ``x`` (digitize is monotone, and the points moved into
+    the last bin by SciPy's rounding rule are the first run at and above the last edge), so
+    bin ``k`` (``d == k + 1``) is the run ``[searchsorted(d, k + 1), searchsorted(d, k + 2))``.
+    """
+    idt = index_dtype()
+    b = jnp.searchsorted(d, jnp.arange(1, nbins + 2, dtype=d.dtype), side="left").astype(idt)
+    return b[:-1], b[1:] - b[:-1]
+
+
+binnumber_jit = jax.jit(binnumber, static_argnames=("uniform",))
