@@ -23,8 +23,8 @@ from ._core import (
     check_int_fits,
     check_nan_policy,
     device_array,
-    is_traced,
     nan_in_x,
+    now_or_traced,
     time_kind,
     traced_array,
 )
@@ -268,24 +268,12 @@ def binned_values(
                 f"statistic={statistic!r}"
             )
         # on the host when x is concrete: no program per new length
-        zeros = np.zeros if not is_traced(x) else jnp.zeros
-        values = zeros((n_pts,), jnp.result_type(float))
-    if not is_traced(x) and jnp.issubdtype(x.dtype, jnp.inexact):
-        np_x = np.asarray(x)
-        nan = np.isnan(np_x)
-        if nan.any():
-            raise nan_in_x(func, int(np.argmax(nan)), int(nan.sum()))
-    if isinstance(values, list | tuple) and not is_traced(values):
-        values = np.asarray(values)
-    if is_traced(values):
-        vals = traced_array(values)
-    else:
-        np_v = np.asarray(values)
-        # bfloat16 (an ml_dtypes extension type, NumPy kind "V") is a float like float16
-        if np_v.dtype.kind not in "biuf" and not jnp.issubdtype(np_v.dtype, jnp.floating):
-            raise TypeError(f"{func}: `values` must be real numeric, got dtype {np_v.dtype}")
-        check_int_fits(np_v, "values", func)  # int64 in 32-bit mode: jnp.asarray would wrap
-        vals = device_array(values, np_v)
+        dt = jnp.result_type(float)
+        values = now_or_traced(
+            x, lambda _: np.zeros((n_pts,), dt), lambda _: jnp.zeros((n_pts,), dt)
+        )
+    now_or_traced(x, lambda v: host_nan_x(np.asarray(v), func))
+    vals = now_or_traced(values, lambda v: host_values(v, func), traced_array)
     if vals.ndim == 0 or vals.shape[-1] != n_pts:
         raise ValueError(
             f"{func}: `values` must have shape (N,) or (*channels, N) with N = len(x) = "
@@ -297,15 +285,33 @@ def binned_values(
     return x, vals
 
 
+def host_nan_x(x: np.ndarray, func: str) -> None:
+    """Concrete float ``x`` must hold no NaN (SciPy's rule: a point without a bin)."""
+    if x.dtype.kind == "f":
+        nan = np.isnan(x)
+        if nan.any():
+            raise nan_in_x(func, int(np.argmax(nan)), int(nan.sum()))
+
+
+def host_values(values: Any, func: str) -> Array:
+    """Concrete ``values`` checked on the host (real numeric, held by the mode), on device."""
+    np_v = np.asarray(values)
+    # bfloat16 (an ml_dtypes extension type, NumPy kind "V") is a float like float16
+    if np_v.dtype.kind not in "biuf" and not jnp.issubdtype(np_v.dtype, jnp.floating):
+        raise TypeError(f"{func}: `values` must be real numeric, got dtype {np_v.dtype}")
+    check_int_fits(np_v, "values", func)  # int64 in 32-bit mode: jnp.asarray would wrap
+    return device_array(values, np_v)
+
+
 def host(res: BinnedStatisticResult) -> BinnedStatisticResult:
     """An eager result (no traced field) as NumPy arrays, as SciPy's; traced ones stay JAX's.
 
     SciPy's named tuple holds ``numpy.ndarray`` fields, and NumPy's testing helpers
     (``assert_equal`` of ``res[0]`` and ``res.statistic``) compare only those elementwise.
     """
-    if is_traced(tuple(res)):
-        return res
-    return BinnedStatisticResult(*(np.asarray(a) for a in res))
+    return now_or_traced(
+        tuple(res), lambda r: BinnedStatisticResult(*(np.asarray(a) for a in r)), lambda _: res
+    )
 
 
 def binned_time(
@@ -332,7 +338,9 @@ def binned_time(
             x, values, statistic, fn, edges, dec, False, capacity, x_sorted, nan_policy, method
         )
     )
-    if not is_traced(res.bin_edges):
-        unit = "datetime64[ns]" if tk == "M" else "timedelta64[ns]"
-        res = res._replace(bin_edges=np.asarray(res.bin_edges, np.int64).view(unit))
-    return res
+    unit = "datetime64[ns]" if tk == "M" else "timedelta64[ns]"
+    return now_or_traced(
+        res.bin_edges,
+        lambda e: res._replace(bin_edges=np.asarray(e, np.int64).view(unit)),
+        lambda _: res,
+    )

@@ -6,7 +6,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from ._core import Array, ArrayLike, as_x, error_if, is_traced, next_power_of_two
+from ._core import Array, ArrayLike, as_x, concrete_only, error_if, next_power_of_two
 from ._subsets import Subsets
 
 
@@ -44,11 +44,11 @@ def required_capacity(
     elif args or kwargs:
         raise TypeError("required_capacity: extra arguments are only taken with a constructor")
     counts = request.count if isinstance(request, Subsets) else request
-    if is_traced(counts):
-        raise TypeError(
-            "required_capacity: needs concrete data; call it outside `jit` and pass the result "
-            "as the static `capacity`"
-        )
+    concrete_only(
+        counts,
+        "required_capacity: needs concrete data; call it outside `jit` and pass the result "
+        "as the static `capacity`",
+    )
     counts = np.asarray(counts)
     return next_power_of_two(int(counts.max()) if counts.size else 1)
 

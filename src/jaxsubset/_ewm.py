@@ -60,8 +60,8 @@ from ._core import (
     check_sorted_x,
     concrete_bound,
     datetime_to_ns,
-    is_traced,
     naive_utc,
+    now_or_traced,
     static_int,
     time_kind,
     timedelta_to_ns,
@@ -178,25 +178,19 @@ def ewm_statistic(
     if not isinstance(bias, bool | np.bool_):
         raise TypeError(f"{func}: `bias` must be a bool, got {bias!r}")
     tk = time_kind(x)
-    if not is_traced(halflife) and not isinstance(halflife, str):
-        if np.ndim(halflife) != 0:
-            raise ValueError(f"{func}: `halflife` must be a scalar, got shape {np.shape(halflife)}")
-        if tk is not None and time_kind(halflife) is None:
-            raise TypeError(
-                f"{func}: `halflife` must be a duration on a time axis (numpy.timedelta64 or "
-                f"a string such as '4D'), got {halflife!r}"
-            )
+    if not isinstance(halflife, str):
+        now_or_traced(halflife, lambda h: check_halflife(h, tk, func))
     host = wide(func, x, {}, computes=True, others={"halflife": halflife}, traced_ok=True)
     times: Any
     if host:  # positions JAX's 32-bit mode cannot hold: the times computed on the host
         times, n_x = host_times(x, tk, func)
-        h: Any = (
-            traced_array(halflife)  # a scale: as JAX holds it
-            if is_traced(halflife)
-            else np.asarray(concrete_bound(halflife, "halflife", None, func, tk, width=True))
+        h: Any = now_or_traced(
+            halflife,
+            lambda v: np.asarray(concrete_bound(v, "halflife", None, func, tk, width=True)).astype(
+                np.float64
+            ),
+            traced_array,  # a scale: as JAX holds it
         )
-        if not is_traced(h):
-            h = h.astype(np.float64)
     else:
         x = as_x(x, func)
         check_sorted_x(x, func)
@@ -209,21 +203,44 @@ def ewm_statistic(
             f"{func}: `x` and `y` must have the same length along the first axis, "
             f"got len(x)={n_x} and y.shape={tuple(y.shape)}"
         )
-    if is_traced(h):  # checked at run time with the host's rule, as traced widths are
-        h = argument_guard(traced_array(h), ~(traced_array(h) > 0), func, "halflife", "> 0")
-    elif not float(np.asarray(h)) > 0:
-        raise ValueError(f"{func}: `halflife` must be > 0, got {halflife!r}")
+
+    def positive(v: Any) -> Any:
+        if not float(np.asarray(v)) > 0:
+            raise ValueError(f"{func}: `halflife` must be > 0, got {halflife!r}")
+        return v
+
+    h = now_or_traced(  # traced: checked at run time with the host's rule, as traced widths are
+        h,
+        positive,
+        lambda v: argument_guard(traced_array(v), ~(traced_array(v) > 0), func, "halflife", "> 0"),
+    )
     if nan_policy == "raise":
         y = raise_on_nan(y, func, "y")
-    if host and not is_traced(h):
-        h = jax.device_put(np.float32(h))  # a scale only (its rounding is relative)
+    if host:  # a scale only (its rounding is relative)
+        h = now_or_traced(h, lambda v: jax.device_put(np.float32(v)))
     native = _native.usable()  # the CPU kernel where built (JAXSUBSET_NATIVE=off: not)
     return ewm(times, y, h, stats, single, min_periods, bias, nan_policy == "omit", native)
 
 
 def check_finite_x(x: Any, func: str) -> None:
     """Concrete float ``x`` must be finite: a time of ``+-inf`` has no distance to others."""
-    if is_traced(x) or np.dtype(x.dtype).kind != "f":
+    now_or_traced(x, lambda v: host_finite_x(np.asarray(v), func))
+
+
+def check_halflife(halflife: Any, tk: str | None, func: str) -> None:
+    """A concrete ``halflife``: a scalar, on a time axis a duration."""
+    if np.ndim(halflife) != 0:
+        raise ValueError(f"{func}: `halflife` must be a scalar, got shape {np.shape(halflife)}")
+    if tk is not None and time_kind(halflife) is None:
+        raise TypeError(
+            f"{func}: `halflife` must be a duration on a time axis (numpy.timedelta64 or "
+            f"a string such as '4D'), got {halflife!r}"
+        )
+
+
+def host_finite_x(x: np.ndarray, func: str) -> None:
+    """:func:`check_finite_x` of host ``x``."""
+    if x.dtype.kind != "f":
         return
     bad = ~np.isfinite(np.asarray(x))
     if bad.any():

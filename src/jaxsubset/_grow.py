@@ -13,7 +13,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ._core import is_traced, next_power_of_two, static_int
+from ._core import concrete_only, next_power_of_two, static_int
 from ._subsets import Subsets
 
 
@@ -47,11 +47,11 @@ def needs(out: Any, capacity: int, overflow: Callable[[Any], Any] | None, func: 
                     "object with an `overflow` entry; otherwise pass `overflow=` (a function of "
                     f"the output returning the overflow flags), got {type(out).__name__}"
                 )
-    if is_traced((flag, counts)):
-        raise TypeError(
-            f"{func}: cannot grow the capacity inside `jit` (the overflow flags are traced); "
-            "call it eagerly around the jitted analysis"
-        )
+    concrete_only(
+        (flag, counts),
+        f"{func}: cannot grow the capacity inside `jit` (the overflow flags are traced); "
+        "call it eagerly around the jitted analysis",
+    )
     over = any(bool(np.any(np.asarray(f))) for f in jax.tree_util.tree_leaves(flag))
     if not over:
         return capacity

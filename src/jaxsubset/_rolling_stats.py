@@ -16,10 +16,9 @@ from ._core import (
     bucketing as _bucket,
     check_closed,
     check_nan_policy,
-    concrete_bound,
     eager,
     index_dtype,
-    is_traced,
+    now_or_traced,
     static_int,
     time_kind,
     wide,
@@ -53,7 +52,14 @@ from .reduce import (
     road,
     with_quantile,
 )
-from .resolve import Ranges, bucketed_ranges, guard_width, int_width, resolve_rolling, sides
+from .resolve import (
+    Ranges,
+    bucketed_ranges,
+    guard_width,
+    resolve_rolling,
+    sides,
+    width_operand,
+)
 
 
 def rolling_statistic(
@@ -258,8 +264,7 @@ def x_width_args(
     for name, w in widths.items():
         if w is None:
             continue
-        if not is_traced(w):
-            window_width(w, name, x, func, tk)  # the resolver's own check: >= 0
+        window_width(w, name, x, func, tk)  # the resolver's own check when concrete: >= 0
         widths[name] = bound_array(w, name, x, func, tk, width=True)
     if at is not None:
         at = bound_array(at, "at", x, func, tk)
@@ -270,16 +275,20 @@ def check_widths(tk: str | None, given: dict[str, Any], func: str) -> None:
     """Concrete widths are scalars; on a time axis durations (``"7D"``, ``timedelta64``)."""
     for name in ("width", "before", "after"):
         w = given[name]
-        if w is None or is_traced(w) or isinstance(w, str):
-            continue
-        if np.ndim(w) != 0:
-            raise ValueError(f"{func}: `{name}` must be a scalar, got shape {np.shape(w)}")
-        if tk is not None and time_kind(w) is None:  # NumPy would read a bare number as a
-            raise TypeError(  # generic duration
-                f"{func}: `{name}` must be a duration on a time axis (numpy.timedelta64 or "
-                f"a string such as '7D'), got {w!r}; a plain number would be read as "
-                "nanoseconds"
-            )
+        if w is not None and not isinstance(w, str):
+            now_or_traced(w, lambda v: check_width(v, name, tk, func))  # noqa: B023 (called at once)
+
+
+def check_width(w: Any, name: str, tk: str | None, func: str) -> None:
+    """A concrete width: a scalar, on a time axis a duration."""
+    if np.ndim(w) != 0:
+        raise ValueError(f"{func}: `{name}` must be a scalar, got shape {np.shape(w)}")
+    if tk is not None and time_kind(w) is None:  # NumPy would read a bare number as a
+        raise TypeError(  # generic duration
+            f"{func}: `{name}` must be a duration on a time axis (numpy.timedelta64 or "
+            f"a string such as '7D'), got {w!r}; a plain number would be read as "
+            "nanoseconds"
+        )
 
 
 def y_args(n_x: int | None, y: Any, stats: tuple[str, ...], nan_policy: str, func: str) -> Array:
@@ -410,22 +419,12 @@ def native_windows(
     func, stats = request.func, request.statistics
     lo_side, hi_side = sides(closed)
     xdt = np.dtype(x.dtype)
-    traced = is_traced(width)
-    if traced:
-        width = guard_width(width, "width", func)  # as the resolver: >= 0 at run time
-        raw = width
-    else:
-        raw = concrete_bound(width, "width", x, func, None, width=True)
-        if np.any(raw < 0):
-            raise ValueError(f"{func}: `width` must be >= 0, got {raw.tolist()!r}")
-    if xdt.kind in "iu":  # (wrap, t, big) of the exact saturating difference (_keys)
-        wrap, t, big = int_width(raw, xdt, lo_side, traced)
-        parts = [wrap, t, jnp.zeros((), xdt) if big is None else big]
-        op = jnp.stack([jnp.asarray(v).reshape(()).astype(xdt) for v in parts])
-    else:  # the width in the promoted float dtype, as _keys.lower_bounds
-        wdt = np.dtype(jax.dtypes.canonicalize_dtype(raw.dtype))
-        d = jnp.promote_types(xdt, wdt)
-        op = (raw.astype(d) if traced else jnp.asarray(np.asarray(raw).astype(d))).reshape(1)
+    raw = now_or_traced(  # as the resolver: >= 0 (traced: at run time)
+        width,
+        lambda w: window_width(w, "width", x, func, None),
+        lambda w: guard_width(w, "width", func),
+    )
+    op = width_operand(raw, xdt, lo_side)
     cap = static_int(request.capacity, "capacity", func) if request.capacity is not None else None
     n, ch = y.shape[0], tuple(y.shape[1:])
     y2 = y.reshape(n, int(np.prod(ch)))

@@ -16,8 +16,8 @@ from ._core import (
     check_nan_policy,
     device_array,
     index_dtype,
-    is_traced,
     nan_guard,
+    now_or_traced,
     static_int,
 )
 from ._statistics import clip_ranges, median_capacity, range_bound, reduce_ranges
@@ -47,14 +47,19 @@ def needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
 
 
 def as_y(y: Any, func: str) -> Array:
-    if not is_traced(y):
+    def now(y: Any) -> Array:
         np_y = np.asarray(y)
         if np_y.dtype.kind not in "biuf" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be real numeric, got dtype {np_y.dtype}")
         check_int_fits(np_y, "y", func)  # int64 in 32-bit mode: jnp.asarray would wrap it
-        y = device_array(y, np_y)
-    elif jnp.issubdtype(y.dtype, jnp.complexfloating):
-        raise TypeError(f"{func}: `y` must be real numeric, got dtype {y.dtype}")
+        return device_array(y, np_y)
+
+    def traced(y: Array) -> Array:
+        if jnp.issubdtype(y.dtype, jnp.complexfloating):
+            raise TypeError(f"{func}: `y` must be real numeric, got dtype {y.dtype}")
+        return y
+
+    y = now_or_traced(y, now, traced)
     if y.ndim < 1:
         raise ValueError(f"{func}: `y` must have a leading axis of length N, got a scalar")
     return y

@@ -50,8 +50,10 @@ from ._reduce import (
 )
 from ._trace import (
     backend as backend,
+    concrete_only as concrete_only,
     eager as eager,
     is_traced as is_traced,
+    now_or_traced as now_or_traced,
     require_eager as require_eager,
 )
 from ._typing import (
@@ -107,6 +109,7 @@ __all__ = [
     "concrete_bound",
     "datetime_to_ns",
     "device_array",
+    "concrete_only",
     "eager",
     "error_if",
     "exact_array",
@@ -116,6 +119,7 @@ __all__ = [
     "index_dtype",
     "int_limits",
     "is_traced",
+    "now_or_traced",
     "naive_utc",
     "nan_guard",
     "nan_in_x",

@@ -36,7 +36,7 @@ from .._base import (  # periods and duration units, without JAX (the command's 
     parse_period as parse_period,
     read_period as read_period,
 )
-from ._trace import is_traced as is_traced
+from ._trace import concrete_only, is_traced as is_traced, now_or_traced
 from ._typing import Array, ArrayLike
 
 
@@ -46,7 +46,7 @@ NS_MAX = np.datetime64("2262-04-10", "s")
 
 
 def traced_array(value: Any) -> jax.Array:
-    """A traced value (``is_traced(value)``) as one JAX array.
+    """A traced value (a tracer, or a list of them) as one JAX array.
 
     A tracer is returned as it is; a list or tuple holding tracers (``[lo, hi]`` built inside
     ``jit``) is stacked by ``jnp.asarray``, so its ``dtype``/``ndim`` can be read.
@@ -212,18 +212,22 @@ def bound_array(
     like ``x``; a plain number there is an error (it would silently mean nanoseconds). A traced
     bound is taken as already converted.
     """
-    arr: Array
-    host = None
-    if is_traced(value):
-        arr = jnp.asarray(value)  # a tracer already: no copy, no conversion
-    else:
-        host = concrete_bound(value, name, x, func, time, width)
+
+    def now(v: Any) -> Array:
+        host = concrete_bound(v, name, x, func, time, width)
         arr = exact_array(host, name, func)
-    dtype = jnp.promote_types(x.dtype, arr.dtype)
-    if host is not None and arr.dtype != dtype:  # on the host: no program per shape
-        # (converted from the host value: inside a trace `arr` may be staged already)
+        dtype = jnp.promote_types(x.dtype, arr.dtype)
+        if arr.dtype == dtype:
+            return arr
+        # on the host: no program per shape (converted from the host value: inside a trace
+        # `arr` may be staged already)
         return jax.device_put(np.asarray(host).astype(dtype))
-    return arr.astype(dtype)
+
+    def traced(v: Any) -> Array:
+        arr = jnp.asarray(v)  # a tracer already: no copy, no conversion
+        return arr.astype(jnp.promote_types(x.dtype, arr.dtype))
+
+    return now_or_traced(value, now, traced)
 
 
 def exact_array(v: np.ndarray, name: str, func: str) -> Array:
@@ -251,13 +255,16 @@ def exact_array(v: np.ndarray, name: str, func: str) -> Array:
 def window_width(
     value: Any, name: str, x: Array | np.ndarray | None, func: str, time: str | None
 ) -> Any:
-    """A concrete width-like argument as an exact NumPy array (durations as int64 ns), >= 0."""
-    if is_traced(value):
-        return traced_array(value)
-    v = concrete_bound(value, name, x, func, time, width=True)
-    if np.any(v < 0):
-        raise ValueError(f"{func}: `{name}` must be >= 0, got {v.tolist()!r}")
-    return v
+    """A concrete width-like argument as an exact NumPy array (durations as int64 ns), >= 0;
+    a traced one as one JAX array (checked at run time by the caller)."""
+
+    def now(value: Any) -> np.ndarray:
+        v = concrete_bound(value, name, x, func, time, width=True)
+        if np.any(v < 0):
+            raise ValueError(f"{func}: `{name}` must be >= 0, got {v.tolist()!r}")
+        return v
+
+    return now_or_traced(value, now, traced_array)
 
 
 # ------------------------------------------------------------------------------ the time axis x
@@ -434,11 +441,11 @@ def bin_edges(x: Any, bins: int | str, *, max_bins: int | None = None) -> np.nda
         ['2001-01-01', '2001-04-01', '2001-07-01']
     """
     func = "bin_edges"
-    if isinstance(x, jax.core.Tracer):
-        raise TypeError(
-            f"{func}: the edges are computed on the host from concrete `x`, but `x` is traced "
-            "(inside jit/vmap): compute them before, outside the traced function"
-        )
+    concrete_only(
+        x,
+        f"{func}: the edges are computed on the host from concrete `x`, but `x` is traced "
+        "(inside jit/vmap): compute them before, outside the traced function",
+    )
     if max_bins is not None and (
         isinstance(max_bins, bool) or not isinstance(max_bins, int) or max_bins < 1
     ):

@@ -50,7 +50,8 @@ from jax import lax
 from jax.custom_batching import custom_vmap
 from jax.experimental import io_callback
 
-from ._validate import is_traced, traced_array
+from ._trace import now_or_traced
+from ._validate import traced_array
 
 
 __all__ = ["argument_guard", "checked", "checks_enabled", "error_if", "nan_guard", "reraise"]
@@ -258,14 +259,16 @@ def error_if(x: T, pred: Any, message: Message, payload: Any = None) -> T:
     """
     if not checks_enabled():
         return x
-    if not is_traced(pred):
-        p = np.asarray(pred)
-        if not p.any():
-            return x
-        if not is_traced(payload):
-            if payload is not None:
-                payload = jax.tree_util.tree_map(np.asarray, payload)
-            raise error(render(message, payload))
+    if not now_or_traced(pred, lambda p: bool(np.asarray(p).any()), lambda _: True):
+        return x  # a concrete predicate that holds nowhere
+
+    def raise_now(pair: tuple[Any, Any]) -> None:  # a concrete predicate (and payload) fired
+        _, concrete = pair
+        if concrete is not None:
+            concrete = jax.tree_util.tree_map(np.asarray, concrete)
+        raise error(render(message, concrete))
+
+    now_or_traced((pred, payload), raise_now)  # anything traced: the check below
     pred = jnp.any(jnp.asarray(pred))
     tree = None
     payload_leaves: tuple = ()
@@ -336,7 +339,7 @@ def nan_guard(values: T, func: str, name: str) -> T:
         ...
         ValueError: f: `y` holds 2 NaN (the first at flat index 1) with nan_policy='raise'; ...
     """
-    arr = traced_array(values) if is_traced(values) else jnp.asarray(values)
+    arr = now_or_traced(values, jnp.asarray, traced_array)
     if not jnp.issubdtype(arr.dtype, jnp.inexact):
         return values
 

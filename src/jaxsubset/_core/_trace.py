@@ -12,7 +12,8 @@ even one on a closed-over constant, so a result read back to NumPy raises JAX's
 right there and is kept (the same values, the same programs as outside).
 """
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import jax
 from jax import lax
@@ -29,6 +30,46 @@ except ImportError:  # pragma: no cover - a JAX that moved it: the probe alone d
 def is_traced(value: Any) -> bool:
     """True when ``value`` is (or contains) a JAX tracer, i.e. not known at trace time."""
     return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(value))
+
+
+T = TypeVar("T")
+
+
+def now_or_traced(
+    value: Any,
+    now: Callable[[Any], T] | None = None,
+    traced: Callable[[Any], T] | None = None,
+) -> T:
+    """THE fork of every check and conversion: ``now(value)`` when ``value`` is concrete,
+    else ``traced(value)`` (either by default ``value`` itself).
+
+    A concrete argument is checked (and converted) on the host at once: NumPy, exact, no
+    program per shape, a message naming the argument. A traced one cannot be read at trace
+    time; ``traced`` says what replaces the check there (a run-time guard, a JAX form of the
+    same computation, or a refusal naming the argument). Every public function's checks go
+    through here, so the eager/traced fork is written once (the other forks: the resolver's
+    exact keys, ``resolve/_keys`` and ``_core/_exact``, and the eager decorator,
+    ``resolve/_eager``).
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> now_or_traced(jnp.array(3.0), lambda v: "now", lambda v: "traced")
+        'now'
+        >>> jax.jit(lambda v: now_or_traced(v, lambda _: 0.0, lambda t: t + 1))(1.0).item()
+        2.0
+    """
+    do = traced if is_traced(value) else now
+    return value if do is None else do(value)
+
+
+def concrete_only(value: Any, message: str) -> Any:
+    """``value`` when it is concrete, else ``TypeError(message)``: for what only the host can
+    compute (calendar edges, a capacity read from the data), named in ``message``."""
+
+    def refuse(_: Any) -> Any:
+        raise TypeError(message)
+
+    return now_or_traced(value, traced=refuse)
 
 
 def in_trace() -> bool:

@@ -14,8 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._axis import (
+    concrete_only,
     is_traced as is_traced,
     naive_utc,
+    now_or_traced,
     traced_array as traced_array,
     x_to_ns,
 )
@@ -32,11 +34,11 @@ def static_int(
     ``name``; ``maximum`` defaults to the largest index JAX holds in the current mode (int32's
     2**31-1 in the default 32-bit mode, int64's 2**63-1 with x64), so a static int never
     overflows later in a shape, an index or a traced scalar."""
-    if isinstance(value, jax.core.Tracer):
-        raise TypeError(
-            f"{func}: `{name}` must be a static Python int, got a traced value; it sets an array "
-            f"shape, so pass it as a Python int (or mark it static with `static_argnames`)"
-        )
+    concrete_only(
+        value,
+        f"{func}: `{name}` must be a static Python int, got a traced value; it sets an array "
+        f"shape, so pass it as a Python int (or mark it static with `static_argnames`)",
+    )
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{func}: `{name}` must be a Python int, got {value!r}")
     try:
@@ -80,31 +82,37 @@ def check_nan_policy(nan_policy: Any, func: str) -> str:
 
 def as_x(x: Any, func: str) -> jax.Array:
     """Return ``x`` as a 1-D JAX array (numeric), raising a clear error otherwise."""
-    if is_traced(x):
-        arr = traced_array(x)
-        if arr.dtype == jnp.bool_:  # as for concrete x below
-            arr = arr.astype(jnp.uint8)
-    else:
-        np_x = np.asarray(naive_utc(x))  # timezone-aware dates: their UTC instants
-        if np_x.dtype.kind in "mM":
-            np_x = x_to_ns(np_x, func)  # a time axis: exact int64 nanoseconds
-        elif np_x.dtype.kind not in "biuf":
-            raise TypeError(
-                f"{func}: `x` must be numeric, got dtype {np_x.dtype}"
-                + (
-                    " (bfloat16 holds 3 significant digits, too few for positions: convert x "
-                    "to float16, float32 or float64; bfloat16 values are fine as y)"
-                    if jnp.issubdtype(np_x.dtype, jnp.floating)
-                    else ""
-                )
-            )
-        check_int_fits(np_x, "x", func)
-        if np_x.dtype.kind == "b":  # positions False/True: the integers 0/1, as NumPy orders them
-            np_x = np_x.astype(np.uint8)
-        arr = device_array(x, np_x)
+    arr = now_or_traced(x, lambda v: host_x(v, func), traced_x)
     if arr.ndim != 1:
         raise ValueError(f"{func}: `x` must be 1-D, got shape {tuple(arr.shape)}")
     return arr
+
+
+def traced_x(x: Any) -> jax.Array:
+    """Traced ``x`` as one array; bool positions as the integers 0/1 (as concrete ones)."""
+    arr = traced_array(x)
+    return arr.astype(jnp.uint8) if arr.dtype == jnp.bool_ else arr
+
+
+def host_x(x: Any, func: str) -> jax.Array:
+    """Concrete ``x`` checked on the host (numeric, held by the mode) and put on the device."""
+    np_x = np.asarray(naive_utc(x))  # timezone-aware dates: their UTC instants
+    if np_x.dtype.kind in "mM":
+        np_x = x_to_ns(np_x, func)  # a time axis: exact int64 nanoseconds
+    elif np_x.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{func}: `x` must be numeric, got dtype {np_x.dtype}"
+            + (
+                " (bfloat16 holds 3 significant digits, too few for positions: convert x "
+                "to float16, float32 or float64; bfloat16 values are fine as y)"
+                if jnp.issubdtype(np_x.dtype, jnp.floating)
+                else ""
+            )
+        )
+    check_int_fits(np_x, "x", func)
+    if np_x.dtype.kind == "b":  # positions False/True: the integers 0/1, as NumPy orders them
+        np_x = np_x.astype(np.uint8)
+    return device_array(x, np_x)
 
 
 def device_array(value: Any, host: np.ndarray) -> jax.Array:
@@ -147,13 +155,16 @@ def check_int_fits(values: np.ndarray, name: str, func: str) -> None:
 def as_xy(x: Any, y: Any, func: str) -> tuple[jax.Array, jax.Array]:
     """Return ``(x, y)`` as JAX arrays with ``len(y) == len(x)`` or raise."""
     x = as_x(x, func)
-    if not is_traced(y):
+
+    def now(y: Any) -> jax.Array:
         np_y = np.asarray(y)
         # bfloat16 (an ml_dtypes extension type, NumPy kind "V") is a float like float16
         if np_y.dtype.kind not in "biufc" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be numeric, got dtype {np_y.dtype}")
         check_int_fits(np_y, "y", func)  # int64 in 32-bit mode: jnp.asarray would wrap it
-        y = device_array(y, np_y)
+        return device_array(y, np_y)
+
+    y = now_or_traced(y, now)
     if y.ndim < 1:
         raise ValueError(f"{func}: `y` must have a leading axis of length len(x), got a scalar")
     if y.shape[0] != x.shape[0]:
@@ -188,9 +199,11 @@ def check_sorted_x(x: jax.Array, func: str) -> None:
     A traced ``x`` is not checked (its values are unknown at trace time); see
     :func:`jaxsubset.check_sorted` for a check that runs inside ``jit``.
     """
-    if is_traced(x):
-        return
-    np_x = np.asarray(x)
+    now_or_traced(x, lambda v: host_sorted_x(np.asarray(v), func))
+
+
+def host_sorted_x(np_x: np.ndarray, func: str) -> None:
+    """:func:`check_sorted_x` of host ``x``."""
     if np_x.dtype.kind == "f":
         nan = np.isnan(np_x)
         if nan.any():
@@ -204,11 +217,16 @@ def check_sorted_x(x: jax.Array, func: str) -> None:
 
 def as_int_bounds(value: Any, name: str, func: str) -> jax.Array:
     """Return an index bound as an integer JAX array (``None`` is handled by the caller)."""
-    if not is_traced(value) and np.asarray(value).dtype.kind not in "iu":
-        raise TypeError(f"{func}: `{name}` must hold integers, got dtype {np.asarray(value).dtype}")
-    if not is_traced(value):
+
+    def now(value: Any) -> jax.Array:
+        if np.asarray(value).dtype.kind not in "iu":
+            raise TypeError(
+                f"{func}: `{name}` must hold integers, got dtype {np.asarray(value).dtype}"
+            )
         check_int_fits(np.asarray(value), name, func)  # jnp.asarray would wrap it
-    arr = traced_array(value) if is_traced(value) else jnp.asarray(value)
+        return jnp.asarray(value)
+
+    arr = now_or_traced(value, now, traced_array)
     if not jnp.issubdtype(arr.dtype, jnp.integer):
         raise TypeError(f"{func}: `{name}` must hold integers, got dtype {arr.dtype}")
     return arr

@@ -70,6 +70,7 @@ from ._keys import (
     keys,
     sides,
     traced_key,
+    width_operand,
 )
 from ._type import Ranges, pieces_of, real_length, to_subsets
 from ._windows import (
@@ -124,6 +125,7 @@ __all__ = [
     "sliding_ranges",
     "to_subsets",
     "traced_key",
+    "width_operand",
     "window_widths",
     "xrange",
 ]

@@ -15,10 +15,11 @@ from .._core import (
     bucketing as _bucket,
     check_sorted_x,
     concrete_bound as _concrete_bound,
+    concrete_only,
     exact_positions,
     exact_subsets,
     index_dtype,
-    is_traced,
+    now_or_traced,
     period_edges,
     static_int,
     time_kind,
@@ -36,29 +37,11 @@ from ._type import Ranges, real_length, to_subsets
 def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
     """Validate bin edges: 1-D, at least two, non-decreasing and NaN-free when concrete."""
     # concrete edges checked on the host: jnp.asarray would compile a program per shape
-    arr: Any = traced_array(edges) if is_traced(edges) else np.asarray(edges)
-    if arr.ndim != 1 or arr.shape[0] < 2:
-        raise ValueError(
-            f"{func}: `edges` must be a 1-D array of at least 2 edges, got shape {tuple(arr.shape)}"
-        )
-    if not is_traced(edges):
-        np_e = np.asarray(edges)
-        # object: Python ints beyond int64 (exact bounds), compared as Python ints
-        ints = np_e.dtype == object and all(
-            isinstance(v, int | np.integer) for v in np_e.ravel().tolist()
-        )
-        if np_e.dtype.kind not in "biuf" and not ints:
-            raise TypeError(f"{func}: `edges` must be numeric, got dtype {np_e.dtype}")
-        if np_e.dtype.kind == "f" and np.isnan(np_e).any():
-            raise ValueError(f"{func}: `edges` holds NaN")
-        bad = np_e[1:] < np_e[:-1]
-        if bad.any():
-            i = int(np.argmax(bad))
-            a, b = np_e[i : i + 2].tolist()  # Python numbers (also from object edges)
-            raise ValueError(
-                f"{func}: `edges` must increase monotonically, but edges[{i}]={a!r} > "
-                f"edges[{i + 1}]={b!r}"
-            )
+    arr: Any = now_or_traced(
+        edges,
+        lambda e: host_edges(np.asarray(e), func),
+        lambda e: edges_shape(traced_array(e), func),
+    )
     if x is not None:
         arr = arr.astype(jnp.promote_types(x.dtype, arr.dtype))
     # concrete edges stay on the host (the callers resolve them exactly): a device_put would
@@ -66,22 +49,52 @@ def check_edges(edges: ArrayLike, func: str, x: Array | None = None) -> Array:
     return arr
 
 
+def edges_shape(arr: Any, func: str) -> Any:
+    """``arr`` when it is 1-D with at least two edges, else the error."""
+    if arr.ndim != 1 or arr.shape[0] < 2:
+        raise ValueError(
+            f"{func}: `edges` must be a 1-D array of at least 2 edges, got shape {tuple(arr.shape)}"
+        )
+    return arr
+
+
+def host_edges(np_e: np.ndarray, func: str) -> np.ndarray:
+    """Concrete edges checked on the host: shape, numeric, no NaN, non-decreasing."""
+    edges_shape(np_e, func)
+    # object: Python ints beyond int64 (exact bounds), compared as Python ints
+    ints = np_e.dtype == object and all(
+        isinstance(v, int | np.integer) for v in np_e.ravel().tolist()
+    )
+    if np_e.dtype.kind not in "biuf" and not ints:
+        raise TypeError(f"{func}: `edges` must be numeric, got dtype {np_e.dtype}")
+    if np_e.dtype.kind == "f" and np.isnan(np_e).any():
+        raise ValueError(f"{func}: `edges` holds NaN")
+    bad = np_e[1:] < np_e[:-1]
+    if bad.any():
+        i = int(np.argmax(bad))
+        a, b = np_e[i : i + 2].tolist()  # Python numbers (also from object edges)
+        raise ValueError(
+            f"{func}: `edges` must increase monotonically, but edges[{i}]={a!r} > "
+            f"edges[{i + 1}]={b!r}"
+        )
+    return np_e
+
+
 def period_bin_edges(x: Any, period: str, length: Any, tk: str | None, func: str) -> np.ndarray:
     """The edges of a period (``"1M"``, ``"7D"``) over concrete dates ``x`` (int64 ns), as
     ``datetime64[ns]``: :func:`jaxsubset.bin_edges` over the real points."""
     if tk != "M":
-        if is_traced(x):
-            raise TypeError(
-                f"{func}: `edges`={period!r} is a period, whose edges are computed on the host "
-                "from concrete dates, but `x` is traced (inside jit/vmap): compute them outside "
-                f"first, `edges = jaxsubset.to_ns(jaxsubset.bin_edges(dates, {period!r}))`"
-            )
+        concrete_only(
+            x,
+            f"{func}: `edges`={period!r} is a period, whose edges are computed on the host "
+            "from concrete dates, but `x` is traced (inside jit/vmap): compute them outside "
+            f"first, `edges = jaxsubset.to_ns(jaxsubset.bin_edges(dates, {period!r}))`",
+        )
         raise TypeError(
             f"{func}: `edges`={period!r} is a string, but `x` is not a time axis: periods such "
             "as '1M', '1Y', '7D' need numpy.datetime64 x"
         )
-    if is_traced(length):
-        raise TypeError(f"{func}: a period's edges need a concrete `length`, got a traced one")
+    concrete_only(length, f"{func}: a period's edges need a concrete `length`, got a traced one")
     # dates, or int64 ns already (``bins`` converts x before it asks for the ranges)
     xc = x_to_ns(x, func) if time_kind(x) == "M" else np.asarray(x)
     if length is not None:
@@ -124,13 +137,9 @@ def resolve_bins(
         edges = period_bin_edges(x, edges, length, tk, func)
     x = as_x(x, func)
     check_sorted_x(x, func)
-    e: np.ndarray | Array  # the concrete edges (exact, on the host) or the traced ones
-    if not is_traced(edges):
-        e = _concrete_bound(edges, "edges", x, func, tk)
-        check_edges(e, func)
-    else:
-        e = traced_array(edges)
-        check_edges(e, func)
+    e: Any  # the concrete edges (exact, on the host) or the traced ones
+    e = now_or_traced(edges, lambda v: _concrete_bound(v, "edges", x, func, tk), traced_array)
+    check_edges(e, func)
     if eager(length, x, e) and x.shape[0] > 0:
         lk, lst, nb = padded_edges(np.asarray(e), x, func)
         xp, _, m = padded_xy(x, None)

@@ -15,11 +15,12 @@ from .._core import (
     check_closed,
     check_sorted_x,
     concrete_bound,
+    concrete_only,
     datetime_to_ns,
     exact_positions,
     exact_subsets,
-    is_traced,
     naive_utc,
+    now_or_traced,
     static_int,
     time_kind,
     timedelta_to_ns,
@@ -88,8 +89,10 @@ def calendar_ranges(
     x: Any, every: int, period: int, offset: Any, closed: str, length: Any, func: str
 ) -> Ranges:
     """Ranges of the calendar windows (:func:`calendar_bounds`) of concrete ``x``."""
-    if is_traced((x, offset, length)):
-        raise TypeError(f"{func}: calendar windows (months, years) need concrete `x` and `offset`")
+    concrete_only(
+        (x, offset, length),
+        f"{func}: calendar windows (months, years) need concrete `x` and `offset`",
+    )
     xc = np.asarray(x)
     if length is not None:
         xc = xc[: int(np.asarray(length))]
@@ -125,8 +128,15 @@ def step(value: Any, name: str, x: Any, func: str, time: str | None, positive: b
     (:func:`error_if`) with the same rules, so a zero, negative or NaN ``every`` never makes
     windows silently.
     """
-    if is_traced(value):
-        return guard_step(value, name, func, positive)
+    return now_or_traced(
+        value,
+        lambda v: host_step(v, name, x, func, time, positive),
+        lambda v: guard_step(v, name, func, positive),
+    )
+
+
+def host_step(value: Any, name: str, x: Any, func: str, time: str | None, positive: bool) -> Any:
+    """:func:`step` of a concrete value."""
     if time is None and isinstance(value, str) and value.endswith("i"):
         value = int(value[:-1])  # polars' integer durations: "5i"
     if time is not None and type(value) is int and value == 0:
@@ -239,7 +249,8 @@ def window_bounds(
     if num_windows is not None:
         k = num_windows
     check_count(k, max_windows, func)
-    if isinstance(s0, int) and not is_traced(per) and np.asarray(per).dtype.kind in "iuO":
+    whole = now_or_traced(per, lambda p: np.asarray(p).dtype.kind in "iuO", lambda _: False)
+    if isinstance(s0, int) and whole:
         e, p = int(ev), int(per)
         lo = np.asarray([s0 + i * e for i in range(k)], object)
         hi = np.asarray([s0 + i * e + p for i in range(k)], object)
@@ -248,7 +259,7 @@ def window_bounds(
         first = xc[0] if xc.size else np.zeros((), xc.dtype)
         _, lo = float_windows(first, ev, off, closed in ("right", "neither"), k, dt, np)
         lo = np.asarray(lo, dt)
-        hi = lo + (per if is_traced(per) else np.asarray(per).astype(dt))
+        hi = lo + now_or_traced(per, lambda p: np.asarray(p).astype(dt))
     return lo, hi
 
 
@@ -294,6 +305,16 @@ def dynamic_ranges(
 
 
 @exact_positions(computes=True, others=("every", "period", "offset"))
+def host_bounds(
+    x: Any, ev: Any, per: Any, off: Any, closed: str, length: Any, num: int | None, func: str
+) -> tuple[Any, Any]:
+    """``(lo, hi)`` of the windows of concrete ``x`` (its ``length`` real points) and steps."""
+    xc = np.asarray(x)
+    if length is not None:
+        xc = xc[: int(np.asarray(length))]
+    return window_bounds(xc, ev, per, off, closed, num, func)
+
+
 def resolve_dynamic(
     x: ArrayLike,
     every: ArrayLike,
@@ -316,13 +337,13 @@ def resolve_dynamic(
     calendar, ev, per, off = steps(every, period, offset, x, func, tk)
     if calendar:
         return calendar_ranges(x, ev, per, off, closed, length, func)
-    concrete = not is_traced((x, ev, off, length))
-    if concrete:
-        xc = np.asarray(x)
-        if length is not None:
-            xc = xc[: int(np.asarray(length))]
-        lo, hi = window_bounds(xc, ev, per, off, closed, num_windows, func)
-        return resolve_select(x, lo, hi, closed=closed, length=length, func=func)
+    bounds = now_or_traced(
+        (x, ev, off, length),
+        lambda _: host_bounds(x, ev, per, off, closed, length, num_windows, func),
+        lambda _: None,
+    )
+    if bounds is not None:  # every position concrete: the windows resolved on the host
+        return resolve_select(x, *bounds, closed=closed, length=length, func=func)
     if num_windows is None:
         raise TypeError(
             f"{func}: the number of windows sets an array shape: pass `num_windows` (a static "
@@ -331,7 +352,7 @@ def resolve_dynamic(
     open_lo = closed in ("right", "neither")
     # one dtype for every bound (a fractional offset or period on an integer axis makes the
     # bounds float, as eagerly, never truncated) and the eager road's arithmetic (_hop)
-    ev, off, per = (v if is_traced(v) else jnp.asarray(v) for v in (ev, off, per))
+    ev, off, per = (now_or_traced(v, jnp.asarray) for v in (ev, off, per))
     dt = bound_dtype(x.dtype, ev, off, per)
     if np.dtype(dt).kind in "iu":
         lo_v, hi_v = int_window_keys(x[0], ev, off, per, open_lo, num_windows, dt)
@@ -498,18 +519,18 @@ def dynamic_bounds(
         ['2001-01-01', '2001-02-01', '2001-03-01']
     """
     func = "dynamic_bounds"
-    if is_traced(x):
-        raise TypeError(
-            f"{func}: the bounds are computed on the host from concrete `x`, but `x` is traced "
-            "(inside jit/vmap): compute them before, outside the traced function"
-        )
+    concrete_only(
+        x,
+        f"{func}: the bounds are computed on the host from concrete `x`, but `x` is traced "
+        "(inside jit/vmap): compute them before, outside the traced function",
+    )
     for name, v in (("every", every), ("period", period), ("offset", offset)):
-        if is_traced(v):
-            raise TypeError(
-                f"{func}: the bounds are computed on the host, but `{name}` is traced (inside "
-                "jit/vmap): pass a concrete value, or call jaxsubset.dynamic/ranges.dynamic "
-                "with `num_windows` under jit"
-            )
+        concrete_only(
+            v,
+            f"{func}: the bounds are computed on the host, but `{name}` is traced (inside "
+            "jit/vmap): pass a concrete value, or call jaxsubset.dynamic/ranges.dynamic "
+            "with `num_windows` under jit",
+        )
     closed = check_closed(closed, func)
     if max_windows is not None:
         max_windows = static_int(max_windows, "max_windows", func)

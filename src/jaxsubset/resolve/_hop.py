@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .._core import Array
+from .._core import Array, now_or_traced
 from ..reduce import rounded
 
 
@@ -45,14 +45,17 @@ def bound_dtype(xdt: Any, *steps: Any) -> np.dtype:
 
 
 def check_step(every: Any, dt: np.dtype, func: str) -> None:
-    """A concrete ``every`` must stay > 0 in the windows' dtype (``1e-300`` is 0 in float32)."""
-    if isinstance(every, jax.core.Tracer):
-        return  # checked at run time (dynamic's guard)
-    if np.dtype(dt).kind == "f" and not np.asarray(every).astype(dt) > 0:
-        raise ValueError(
-            f"{func}: `every` must be > 0 in {np.dtype(dt)}, the dtype of the windows' "
-            f"bounds (x's), got {np.asarray(every).item()!r}, which is 0 there"
-        )
+    """A concrete ``every`` must stay > 0 in the windows' dtype (``1e-300`` is 0 in float32);
+    a traced one is checked at run time (dynamic's guard)."""
+
+    def now(every: Any) -> None:
+        if np.dtype(dt).kind == "f" and not np.asarray(every).astype(dt) > 0:
+            raise ValueError(
+                f"{func}: `every` must be > 0 in {np.dtype(dt)}, the dtype of the windows' "
+                f"bounds (x's), got {np.asarray(every).item()!r}, which is 0 there"
+            )
+
+    now_or_traced(every, now)
 
 
 def float_windows(

@@ -19,7 +19,7 @@ from .._core import (
     as_xy,
     bucketing as _bucket,
     index_dtype,
-    is_traced,
+    now_or_traced,
     static_int,
 )
 from .._subsets import Subsets, gather_padded, read_rows
@@ -63,11 +63,15 @@ def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None =
     x, y = as_xy(x, y, func)
     start, count = ranges.start, ranges.count
     idt = np.dtype(index_dtype())
-    concrete = not is_traced(start) and not is_traced(count)
-    if concrete and any(not np.can_cast(np.asarray(a).dtype, idt) for a in (start, count)):
+
+    def widen(r: tuple[Any, Any]) -> tuple[Any, Any]:
         # user ranges wider than the index dtype (int64/uint64 in 32-bit mode): clipped
         # exactly on the host; `gather_padded` clips the others overflow-safely
-        start, count = host_range(np.asarray(start), np.asarray(count), x.shape[0], func)
+        if all(np.can_cast(np.asarray(a).dtype, idt) for a in r):
+            return r
+        return host_range(np.asarray(r[0]), np.asarray(r[1]), x.shape[0], func)
+
+    start, count = now_or_traced((start, count), widen)
     if eager(None, x, y, start, count) and x.shape[0] > 0:
         return bucketed_gather(x, y, start, count, capacity, slots=slots)
     pieces = pieces_of(ranges)
@@ -125,30 +129,37 @@ def host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array]
     Both concrete: the clipped range in Python ints. Otherwise each is cast to the index
     dtype (a concrete one clipped to it first) and ``gather_padded`` clips overflow-safely.
     """
-    if not is_traced(start) and not is_traced(count):
-        s = np.asarray(start)
-        c = np.asarray(count)
-        for a, nm in ((s, "start"), (c, "count")):
-            if a.dtype.kind not in "iu" and not (
-                a.dtype == object and all(isinstance(e, int) for e in a.ravel().tolist())
-            ):
-                raise TypeError(f"{func}: `{nm}` must hold integers, got dtype {a.dtype}")
-        shape = np.broadcast_shapes(s.shape, c.shape)
-        # 1-D object arrays of Python ints: a ufunc on a 0-d one returns a scalar, and the
-        # next one would convert a Python int beyond int64 (2**70, uint64 2**63) to C long
-        s, c = (np.broadcast_to(a.astype(object), shape).reshape(-1) for a in (s, c))
-        stop = np.asarray(s + np.maximum(c, 0), object)
-        s0 = np.asarray(np.minimum(np.maximum(s, 0), n), object)
-        s1 = np.asarray(np.minimum(np.maximum(stop, s0), n), object)
-        idt = index_dtype()
-        return (  # device_put: no program per shape, unlike jnp.asarray
-            jax.device_put(s0.astype(np.int64).astype(idt).reshape(shape)),
-            jax.device_put((s1 - s0).astype(np.int64).astype(idt).reshape(shape)),
-        )
     big = int(np.iinfo(index_dtype()).max)
-    return (
-        host_index(start, "start", func, -big, big),
-        host_index(count, "count", func, -big, big),
+    return now_or_traced(
+        (start, count),
+        lambda r: clipped_range(r[0], r[1], n, func),
+        lambda r: (
+            host_index(r[0], "start", func, -big, big),
+            host_index(r[1], "count", func, -big, big),
+        ),
+    )
+
+
+def clipped_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array]:
+    """:func:`host_range` of concrete ``start`` and ``count``: clipped in Python ints."""
+    s = np.asarray(start)
+    c = np.asarray(count)
+    for a, nm in ((s, "start"), (c, "count")):
+        if a.dtype.kind not in "iu" and not (
+            a.dtype == object and all(isinstance(e, int) for e in a.ravel().tolist())
+        ):
+            raise TypeError(f"{func}: `{nm}` must hold integers, got dtype {a.dtype}")
+    shape = np.broadcast_shapes(s.shape, c.shape)
+    # 1-D object arrays of Python ints: a ufunc on a 0-d one returns a scalar, and the
+    # next one would convert a Python int beyond int64 (2**70, uint64 2**63) to C long
+    s, c = (np.broadcast_to(a.astype(object), shape).reshape(-1) for a in (s, c))
+    stop = np.asarray(s + np.maximum(c, 0), object)
+    s0 = np.asarray(np.minimum(np.maximum(s, 0), n), object)
+    s1 = np.asarray(np.minimum(np.maximum(stop, s0), n), object)
+    idt = index_dtype()
+    return (  # device_put: no program per shape, unlike jnp.asarray
+        jax.device_put(s0.astype(np.int64).astype(idt).reshape(shape)),
+        jax.device_put((s1 - s0).astype(np.int64).astype(idt).reshape(shape)),
     )
 
 
@@ -159,9 +170,15 @@ def host_index(value: Any, name: str, func: str, lo: int, hi: int, xp: Any = jnp
     the data is clipped to the end, never wrapped) in both JAX modes. Traced bounds are cast
     to the index dtype (they already hold its values). ``xp=np``: a NumPy result.
     """
-    if is_traced(value):
-        return as_int_bounds(value, name, func).astype(index_dtype())
-    v = np.asarray(value)
+    return now_or_traced(
+        value,
+        lambda v: clipped_index(np.asarray(v), name, func, lo, hi, xp),
+        lambda v: as_int_bounds(v, name, func).astype(index_dtype()),
+    )
+
+
+def clipped_index(v: np.ndarray, name: str, func: str, lo: int, hi: int, xp: Any) -> Array:
+    """:func:`host_index` of a concrete ``v``."""
     ok = v.dtype.kind in "iu" or (
         v.dtype == object and all(isinstance(e, int) for e in v.ravel().tolist())
     )
@@ -316,12 +333,10 @@ def resolve_chunks(
             i = np.arange(n)
             start_h, count_h = i * q + np.minimum(i, r), q + (i < r)
             layout = (r, q + 1, n - r, q) if r else (n, q, 0, q)
-            if not is_traced(x):  # cast on the host: no program per number of pieces
-                out = Ranges(
-                    jax.device_put(start_h.astype(idt)), jax.device_put(count_h.astype(idt)), bound
-                )
-            else:
-                out = Ranges(jnp.asarray(start_h, idt), jnp.asarray(count_h, idt), bound)
+            # cast on the host: no program per number of pieces (in a trace: constants)
+            out = Ranges(
+                jax.device_put(start_h.astype(idt)), jax.device_put(count_h.astype(idt)), bound
+            )
             return with_pieces(out, layout)
         m = real_length(length, big_n, func)
         qj, rj = m // n, m % n

@@ -245,6 +245,19 @@ def int_width(w: Any, xdt: np.dtype, side: str, traced: bool) -> tuple[Any, Any,
     return w, (xdt.type(lo) + w).astype(xdt), None
 
 
+def width_operand(raw: Any, xdt: np.dtype, side: str) -> Array:
+    """The x-width kernel's width operand of a checked width ``raw`` (traced, or concrete
+    NumPy): on integer x ``(wrap, t, big)`` of :func:`int_width` in x's dtype, shape (3,);
+    on float x the width in the promoted float dtype, as :func:`lower_bounds`, shape (1,)."""
+    traced = is_traced(raw)
+    if xdt.kind in "iu":  # (wrap, t, big) of the exact saturating difference
+        wrap, t, big = int_width(raw, xdt, side, traced)
+        parts = [wrap, t, jnp.zeros((), xdt) if big is None else big]
+        return jnp.stack([jnp.asarray(v).reshape(()).astype(xdt) for v in parts])
+    d = jnp.promote_types(xdt, np.dtype(jax.dtypes.canonicalize_dtype(raw.dtype)))
+    return (raw.astype(d) if traced else jnp.asarray(np.asarray(raw).astype(d))).reshape(1)
+
+
 def host_width(w: np.ndarray, xdt: np.dtype, side: str) -> tuple[Any, Any, Any]:
     """:func:`int_width` for a concrete width, in NumPy (also what ``stream`` uses)."""
     lo, hi = _int_limits(xdt)

@@ -14,7 +14,7 @@ from .._core import (
     Int,
     as_int_bounds,
     index_dtype,
-    is_traced,
+    now_or_traced,
 )
 from .._subsets import Subsets, gather_padded
 
@@ -87,8 +87,12 @@ def real_length(length: ArrayLike | None, n: int, func: str) -> Array:
     length = as_int_bounds(length, "length", func)
     if length.ndim != 0:
         raise ValueError(f"{func}: `length` must be a scalar, got shape {tuple(length.shape)}")
-    if not is_traced(length) and not 0 <= int(length) <= n:
-        raise ValueError(f"{func}: `length` must be in [0, len(x)={n}], got {int(length)}")
+
+    def now(length: Array) -> None:
+        if not 0 <= int(length) <= n:
+            raise ValueError(f"{func}: `length` must be in [0, len(x)={n}], got {int(length)}")
+
+    now_or_traced(length, now)
     return jnp.clip(length.astype(index_dtype()), 0, n)
 
 

@@ -27,7 +27,7 @@ from .._core import (
     held_in,
     index_dtype,
     int_limits as _int_limits,
-    is_traced,
+    now_or_traced,
     static_int,
     time_kind,
     traced_array,
@@ -115,7 +115,7 @@ def resolve_rolling(
     check_sorted_x(x, func)
     if not checked:
         width, before, after = (
-            guard_width(w, name, func) if is_traced(w) else w
+            now_or_traced(w, traced=functools.partial(guard_width, name=name, func=func))
             for w, name in ((width, "width"), (before, "before"), (after, "after"))
         )
     if eager(length, x, width, at, before, after) and x.shape[0] > 0:
@@ -133,8 +133,7 @@ def resolve_rolling(
             return rolling_rows(
                 x, before, closed, n_real, func, None, after=after, mode=mode, guided=guided
             )
-        if not is_traced(at):
-            at = _concrete_bound(at, "at", x, func, tk)
+        at = now_or_traced(at, lambda v: _concrete_bound(v, "at", x, func, tk))
         hi = anchored_upper(x, at, after, hi_side, func, None)
         lo = anchored_lower(x, at, before, lo_side, func, None)
         return xrange(x, lo, hi, closed, n_real)
@@ -196,7 +195,9 @@ def rolling_rows(
         end = row_end()
     else:
         end = count_keys(x, upper_bounds(x, after, x, hi_side, func), hi_side, n_real, guided)
-        if mode == "after" and (is_traced(after) or np.any(np.asarray(after) == 0)):
+        # rows whose `after` is 0 end at the row itself (a concrete `after` without 0: none)
+        zero = now_or_traced(after, lambda a: bool(np.any(np.asarray(a) == 0)), lambda _: True)
+        if mode == "after" and zero:
             end = jnp.where(jnp.asarray(after == 0), row_end(), end)
     end = jnp.minimum(end, n_real)
     lower = lower_bounds(x, width, x, lo_side, func, time)
@@ -246,19 +247,33 @@ def window_widths(
     w = _window_width(width, "width", x, func, time)
     lo_side, hi_side = sides(closed)
     if np.dtype(w.dtype).kind in "iuO" and np.dtype(x.dtype).kind in "iu":
-        if is_traced(w):
-            odd = w & 1
-            b = w // 2 + odd if lo_side == "right" else w // 2
-            return b, w // 2 + odd if hi_side == "left" else w // 2, "center"
-        wo = w.astype(object)
-        b = wo // 2 + (wo % 2) * (lo_side == "right")
-        f = wo // 2 + (wo % 2) * (hi_side == "left")
-        return np.asarray(b, object), np.asarray(f, object), "center"
-    if is_traced(w):
-        half = w / 2
-    else:
-        half = np.asarray(w, np.float64 if w.dtype.kind in "iuO" else w.dtype) / 2
+        b, f = now_or_traced(
+            w,
+            lambda v: host_halves(v, lo_side, hi_side),
+            lambda v: traced_halves(v, lo_side, hi_side),
+        )
+        return b, f, "center"
+    half = now_or_traced(
+        w,
+        lambda v: np.asarray(v, np.float64 if v.dtype.kind in "iuO" else v.dtype) / 2,
+        lambda v: v / 2,
+    )
     return half, half, "center"
+
+
+def traced_halves(w: Array, lo_side: str, hi_side: str) -> tuple[Array, Array]:
+    """:func:`host_halves` of a traced integer width."""
+    odd = w & 1
+    b = w // 2 + odd if lo_side == "right" else w // 2
+    return b, w // 2 + odd if hi_side == "left" else w // 2
+
+
+def host_halves(w: np.ndarray, lo_side: str, hi_side: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(before, after)`` of an integer width on integer x, in Python ints (exact)."""
+    wo = w.astype(object)
+    b = wo // 2 + (wo % 2) * (lo_side == "right")
+    f = wo // 2 + (wo % 2) * (hi_side == "left")
+    return np.asarray(b, object), np.asarray(f, object)
 
 
 @exact_subsets(resolve_rolling, gather, computes=True, others=("width", "before", "after", "at"))

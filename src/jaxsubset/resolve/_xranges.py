@@ -18,7 +18,7 @@ from .._core import (
     exact_positions,
     exact_subsets,
     int_limits as _int_limits,
-    is_traced,
+    now_or_traced,
     static_int,
     time_kind,
     traced_array,
@@ -250,20 +250,22 @@ def nearest(
     check_sorted_x(x, func)
     n_real = jnp.maximum(real_length(length, x.shape[0], func), 1)
     key = resolve_bound(values, "values", x, func, tk, "left")
-    if is_traced(values):
-        vals = traced_array(values)
-    else:
-        # only values between two samples use their distances: integers clipped to x's range
-        # (those beyond it snap to an end by `key` alone), so no value wraps in 32-bit mode
-        v = _concrete_bound(values, "values", x, func, tk)
-        if v.dtype.kind in "biuO":
-            lo, hi = _int_limits(x.dtype) if x.dtype.kind in "iu" else (-(2**53), 2**53)
-            v = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
-            v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
-        vals = jax.device_put(v.astype(np.result_type(v.dtype, x.dtype)))  # no program
-        if eager(length, x):  # one program per bucket of N and of the number of values
-            return _padded_nearest(x, None, (vals, key))
+    vals = now_or_traced(values, lambda v: host_values(v, x, func, tk), traced_array)
+    if eager(length, x, vals):  # one program per bucket of N and of the number of values
+        return _padded_nearest(x, None, (vals, key))
     return nearest_impl(x, vals, key, n_real)
+
+
+def host_values(values: ArrayLike, x: Array, func: str, tk: str | None) -> Array:
+    """Concrete values to snap, in a dtype holding them and x's: only values between two
+    samples use their distances, so integers are clipped to x's range (those beyond it snap
+    to an end by their key alone) and no value wraps in 32-bit mode."""
+    v = _concrete_bound(values, "values", x, func, tk)
+    if v.dtype.kind in "biuO":
+        lo, hi = _int_limits(x.dtype) if x.dtype.kind in "iu" else (-(2**53), 2**53)
+        v = np.vectorize(lambda e: min(max(int(e), lo), hi), otypes=[np.int64])(v)
+        v = v.astype(x.dtype if x.dtype.kind in "iu" else np.float64)
+    return jax.device_put(v.astype(np.result_type(v.dtype, x.dtype)))  # no program
 
 
 @bucketed()
