@@ -198,7 +198,7 @@ def test_bucketing_off_gives_the_same(monkeypatch):
     monkeypatch.setenv("JAXSUBSET_BUCKETS", "off")
     with compilations() as seen:
         off = calls()
-    assert not any(name.startswith("jit(_padded") for name in seen), seen
+    assert not any(name.startswith(("jit(_padded", "jit(eager_")) for name in seen), seen
     same(on[0], off[0])
     same(on[1].statistic, off[1].statistic)
     same(on[1].binnumber, off[1].binnumber)
@@ -306,7 +306,7 @@ def test_under_jit_nothing_is_padded():
     with compilations() as seen:
         jax.jit(lambda x, y: jaxsubset.binned_statistic(x, y, "mean", bins=4).statistic)(x, y)
         jax.jit(lambda y: jaxsubset.range_statistic(y, jaxsubset.ranges.chunks(y, 5)))(y)
-    assert not any(name.startswith("jit(_padded") for name in seen), seen
+    assert not any(name.startswith(("jit(_padded", "jit(eager_")) for name in seen), seen
     # the user's shapes: the program sees N = 1000, not the bucket
     text = (
         jax.jit(lambda y: jaxsubset.range_statistic(y, jaxsubset.ranges.chunks(y, 5)))
@@ -433,19 +433,19 @@ def test_constructors_compile_once_per_bucket():
     # (no eager operation per length either); a length in the next bucket compiles again
     jax.clear_caches()
     calls = {
-        "_padded_gather": lambda x, y: (
+        "eager_gather": lambda x, y: (
             jaxsubset.chunks(x, y, 5),
             jaxsubset.chunks(x, y, size=10),
             jaxsubset.sliding(x, y, 4, step=3),
             jaxsubset.from_ranges(x, y, [1, 5], [3, 4], capacity=16),
             jaxsubset.isolate(x, y, 3, -4, capacity=16),
         ),
-        "_padded_select": lambda x, y: jaxsubset.select(x, y, 2.0, 50.0, capacity=64),
+        "eager_select": lambda x, y: jaxsubset.select(x, y, 2.0, 50.0, capacity=64),
         "_padded_rolling": lambda x, y: (
             jaxsubset.rolling(x, y, 4.0, capacity=8),
             jaxsubset.rolling(x, y, 4.0, at=np.array([3.0, 500.0]), capacity=8),
         ),
-        "_padded_bins": lambda x, y: jaxsubset.bins(x, y, np.linspace(0, 900, 11), capacity=256),
+        "eager_bins": lambda x, y: jaxsubset.bins(x, y, np.linspace(0, 900, 11), capacity=256),
     }
     counts: dict[str, list[int]] = {name: [] for name in calls}
     others = []
@@ -458,9 +458,9 @@ def test_constructors_compile_once_per_bucket():
             counts[name].append(seen.of(name))
         if i in (1, 2):
             others += [s for s in seen if not any(name in s for name in calls)]
-    assert counts["_padded_select"] == counts["_padded_bins"] == [1, 0, 0, 1]
+    assert counts["eager_select"] == counts["eager_bins"] == [1, 0, 0, 1]
     assert counts["_padded_rolling"] == [2, 0, 0, 2]  # one window per point; at anchors
-    assert counts["_padded_gather"][1:3] == [0, 0] and counts["_padded_gather"][3] > 0
+    assert counts["eager_gather"][1:3] == [0, 0] and counts["eager_gather"][3] > 0
     assert others == []
 
 
@@ -470,7 +470,7 @@ def test_constructors_under_jit_or_with_length_are_not_padded():
         jax.jit(lambda x, y: jaxsubset.chunks(x, y, 5).mean())(x, y)
         jax.jit(lambda x, y: jaxsubset.select(x, y, 1.0, 9.0, capacity=8).x)(x, y)
         jaxsubset.chunks(x, y, 5, length=900)  # a traced-style `length`: the caller's shapes
-    assert not any(name.startswith("jit(_padded") for name in seen), seen
+    assert not any(name.startswith(("jit(_padded", "jit(eager_")) for name in seen), seen
 
 
 # ---------------------------------------------------------------------------- number of bins
@@ -616,7 +616,7 @@ def test_select_with_many_bounds_is_bucketed():
         lo = np.linspace(-5.0, x[-1], k)
         return jaxsubset.select(x, y, lo, lo + 30.0, capacity=64)
 
-    assert _once_per_bucket(call, (10, 11, 12, 40), "_padded_select") == [1, 0, 0, 0]
+    assert _once_per_bucket(call, (10, 11, 12, 40), "eager_select") == [1, 0, 0, 0]
     # the result is the unpadded one (2-D bounds, broadcast against a scalar)
     lo = np.linspace(-5.0, x[-1], 12).reshape(3, 4)
     got = jaxsubset.select(x, y, lo, 50.0, capacity=64, closed="both")
@@ -709,7 +709,7 @@ def test_chunks_number_of_pieces_shares_programs():
     # 11 and 12 pieces: slots bucket(ceil(8192 / n)) = 768 both; the pieces are array_split's
     with compilations() as seen:
         got = [jaxsubset.chunks(x, y, k) for k in (11, 12)]
-    assert seen.of("_padded_gather") == 1
+    assert seen.of("eager_gather") == 1
     for k, s in zip((11, 12), got, strict=True):
         np.testing.assert_array_equal(s.count, [len(p) for p in np.array_split(x, k)])
         assert s.capacity == -(-1000 // k)

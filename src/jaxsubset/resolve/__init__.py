@@ -47,10 +47,11 @@ The rules, in one place (``stream`` resolves with the same functions):
 """
 
 from ._bins import bin_ranges, bins, check_edges
-from ._buckets import bucketed_gather, eager
+from ._buckets import eager
 from ._dynamic import dynamic, dynamic_bounds, dynamic_ranges, host_windows
 from ._eager import bucketed
 from ._index import (
+    bucketed_gather,
     chunk_ranges,
     chunks,
     from_ranges,

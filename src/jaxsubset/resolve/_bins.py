@@ -1,6 +1,5 @@
 """Bins with ``numpy.histogram``'s edges (half-open, the last closed), and calendar periods."""
 
-import functools
 from typing import Any
 
 import jax
@@ -12,7 +11,6 @@ from .._core import (
     ArrayLike,
     as_x,
     as_xy,
-    bucketing as _bucket,
     check_sorted_x,
     concrete_bound as _concrete_bound,
     concrete_only,
@@ -27,9 +25,10 @@ from .._core import (
     x_to_ns,
 )
 from .._subsets import Subsets, gather_padded
-from ._buckets import cut_ranges, cut_subsets, eager, padded_xy
+from ._buckets import eager
+from ._eager import bucketed
 from ._index import gather
-from ._keys import Key, map_key, resolve_bound
+from ._keys import Key, resolve_bound
 from ._search import count_keys
 from ._type import Ranges, real_length, to_subsets
 
@@ -141,9 +140,8 @@ def resolve_bins(
     e = now_or_traced(edges, lambda v: _concrete_bound(v, "edges", x, func, tk), traced_array)
     check_edges(e, func)
     if eager(length, x, e) and x.shape[0] > 0:
-        lk, lst, nb = padded_edges(np.asarray(e), x, func)
-        xp, _, m = padded_xy(x, None)
-        return cut_ranges(_padded_bin_ranges(xp, lk, lst, nb, m), (int(e.shape[0]) - 1,))
+        left, last, nb = edge_keys(np.asarray(e), x, func)
+        return eager_bin_ranges(x, None, left, last, nb, keep=int(e.shape[0]) - 1)
     n_real = real_length(length, x.shape[0], func)
     # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
     # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic
@@ -204,30 +202,24 @@ def bucketed_bins(x: Array, y: Array, edges: Any, capacity: int, tk: str | None)
         edges = period_bin_edges(x, edges, None, tk, func)
     raw = _concrete_bound(edges, "edges", x, func, tk)
     check_edges(raw, func)
-    left, last, nb = padded_edges(raw, x, func)
-    xp, yp, m = padded_xy(x, y)
-    out = _padded_bins(xp, yp, left, last, nb, m, capacity=capacity)
-    nbins = raw.shape[0] - 1
-    return cut_subsets(out, nbins, (nbins,), capacity)
+    left, last, nb = edge_keys(raw, x, func)
+    return eager_bins(x, y, left, last, nb, capacity=capacity, keep=raw.shape[0] - 1)
 
 
-def padded_edges(raw: np.ndarray, x: Array, func: str) -> tuple[Key, Key, Array]:
-    """Concrete edges (already converted and checked) as padded keys: ``(left, last, nbins)``.
-
-    The extra edges repeat the last one: their bins are empty and cut off.
-    """
+def edge_keys(raw: np.ndarray, x: Array, func: str) -> tuple[Key, Key, Array]:
+    """Concrete edges (already converted and checked) as keys: ``(left, last, nbins)``, the
+    opening key of every edge, the closing key of the last, the number of bins (traced in
+    the eager programs: one program for the numbers of bins of a bucket)."""
     left = resolve_bound(raw, "edges", x, func, None, "left")
     last = resolve_bound(raw[-1:], "edges", x, func, None, "right")
-    nbins = raw.shape[0] - 1
-    size = _bucket.bucket(nbins, _bucket.MIN_K) + 1
-    left = map_key(left, lambda a: _bucket.pad(a, size, fill=np.asarray(a)[-1]))
-    return left, last, jnp.asarray(nbins, index_dtype())
+    return left, last, jax.device_put(np.asarray(raw.shape[0] - 1, index_dtype()))
 
 
 def padded_bin_ranges(
     x: Array, left: Key, last: Key, nbins: Array, n: Array
 ) -> tuple[Array, Array]:
-    """:func:`bin_ranges` with the edges padded past the ``nbins`` real bins."""
+    """:func:`bin_ranges` of the edges' keys ``left``, which may be padded past the ``nbins``
+    real bins (the ranges there are cut off); the last real bin closes at ``last``."""
     below_edge = count_keys(x, left, "left", n)
     closing = count_keys(x, last, "right", n)
     start = below_edge[:-1]
@@ -236,13 +228,18 @@ def padded_bin_ranges(
     return start, jnp.maximum(stop - start, 0)
 
 
-_padded_bin_ranges = jax.jit(padded_bin_ranges)
+@bucketed()
+def eager_bin_ranges(
+    x: Array, y: None, left: Key, n: Array, last: Key, nbins: Array
+) -> tuple[Array, Array]:
+    """Eager :func:`bin_ranges`: the edges (one row per edge) padded to a bucket."""
+    return padded_bin_ranges(x, left, last, nbins, n)
 
 
-@functools.partial(jax.jit, static_argnames=("capacity",))
-def _padded_bins(
-    x: Array, y: Array, left: Key, last: Key, nbins: Array, n: Array, *, capacity: int
+@bucketed(static_argnames=("capacity",))
+def eager_bins(
+    x: Array, y: Array, left: Key, n: Array, last: Key, nbins: Array, *, capacity: int
 ) -> Subsets:
-    """:func:`padded_bin_ranges` and the gather."""
+    """Eager :func:`bins`: :func:`padded_bin_ranges` and the gather."""
     start, count = padded_bin_ranges(x, left, last, nbins, n)
     return gather_padded(x, y, start, count, capacity, length=n)

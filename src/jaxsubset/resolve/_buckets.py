@@ -8,7 +8,6 @@ depend only on the bucket; the Subsets are then cut back to the real number of s
 capacity. Every field (values, mask, start, count) is the unbucketed call's.
 """
 
-import functools
 from typing import Any
 
 import jax
@@ -20,7 +19,7 @@ from .._core import (
     bucketing as _bucket,
     index_dtype,
 )
-from .._subsets import Subsets, gather_padded
+from .._subsets import Subsets
 from ._keys import Key
 from ._type import Ranges
 
@@ -71,42 +70,6 @@ def cut_subsets(s: Subsets, k: int, batch: tuple[int, ...], cap: int) -> Subsets
         start=cut(s.start, k, batch, None),
         count=cut(s.count, k, batch, None),
     )
-
-
-@functools.partial(jax.jit, static_argnames=("capacity",))
-def _padded_gather(
-    x: Array, y: Array, start: Array, count: Array, n: Array, *, capacity: int
-) -> Subsets:
-    return gather_padded(x, y, start, count, capacity, length=n)
-
-
-def bucketed_gather(
-    x: Array,
-    y: Array,
-    start: Any,
-    count: Any,
-    capacity: int,
-    *,
-    k: int | None = None,
-    slots: int | None = None,
-) -> Subsets:
-    """Concrete ranges gathered by :func:`_padded_gather` on padded ``x``/``y``.
-
-    ``start``/``count`` broadcast to the batch shape; ``k``: keep only the first ``k`` of a
-    1-D batch (ranges computed for the bucket); ``slots``: gather into this many slots
-    (>= ``capacity``, a capacity of the bucket), then cut to ``capacity``.
-    """
-    idt = np.dtype(index_dtype())
-    s, c = np.broadcast_arrays(np.asarray(start), np.asarray(count))
-    batch = s.shape if k is None else (k,)
-    k = s.size if k is None else k
-    s, c = s.reshape(-1).astype(idt), c.reshape(-1).astype(idt)
-    kb = k_bucket(s.shape[0], x.shape[0])
-    xp, yp, n = padded_xy(x, y)
-    out = _padded_gather(
-        xp, yp, _bucket.pad(s, kb), _bucket.pad(c, kb), n, capacity=slots or capacity
-    )
-    return cut_subsets(out, k, batch, capacity)
 
 
 def check_broadcast(lo: Key, hi: Key, func: str) -> None:

@@ -26,9 +26,9 @@ from .._core import (
     timedelta_to_ns,
 )
 from .._subsets import Subsets
-from ._buckets import bucketed_gather, eager
+from ._buckets import eager
 from ._hop import bound_dtype, check_step, float_count, float_windows, int_window_keys
-from ._index import gather
+from ._index import bucketed_gather, gather
 from ._keys import sides, traced_key
 from ._type import Ranges, real_length, to_subsets
 from ._xranges import resolve_select, xrange

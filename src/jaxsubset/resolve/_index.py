@@ -23,7 +23,8 @@ from .._core import (
     static_int,
 )
 from .._subsets import Subsets, gather_padded, read_rows
-from ._buckets import bucketed_gather, eager
+from ._buckets import eager
+from ._eager import bucketed
 from ._type import Ranges, pieces_of, real_length, to_subsets, with_pieces
 
 
@@ -121,6 +122,36 @@ def from_ranges(
     if eager(None, x, y, start, count) and x.shape[0] > 0:
         return bucketed_gather(x, y, start, count, capacity)
     return gather_padded(x, y, start, count, capacity)
+
+
+@bucketed(static_argnames=("capacity",))
+def eager_gather(
+    x: Array, y: Array, ranges: tuple[Array, Array], n: Array, *, capacity: int
+) -> Subsets:
+    """The gather of ranges on ``x``/``y`` past their ``n`` real points (eager: padded)."""
+    return gather_padded(x, y, ranges[0], ranges[1], capacity, length=n)
+
+
+def bucketed_gather(
+    x: Array,
+    y: Array,
+    start: Any,
+    count: Any,
+    capacity: int,
+    *,
+    k: int | None = None,
+    slots: int | None = None,
+) -> Subsets:
+    """Concrete ranges gathered by :func:`eager_gather`, one program per bucket of shapes.
+
+    ``start``/``count`` broadcast to the batch shape; ``k``: keep only the first ``k`` of a
+    1-D batch (ranges computed for the bucket); ``slots``: gather into this many slots
+    (>= ``capacity``, a capacity of the bucket), then cut to ``capacity``.
+    """
+    idt = np.dtype(index_dtype())
+    s, c = (np.asarray(a).astype(idt) for a in np.broadcast_arrays(start, count))
+    cut = None if slots is None else capacity
+    return eager_gather(x, y, (s, c), capacity=slots or capacity, keep=k, cut_capacity=cut)
 
 
 def host_range(start: Any, count: Any, n: int, func: str) -> tuple[Array, Array]:

@@ -84,7 +84,7 @@ def resolve_select(
     hi_key = resolve_bound(hi, "hi", x, func, tk, hi_side)
     check_broadcast(lo_key, hi_key, func)
     if eager(length, x, lo, hi) and x.shape[0] > 0:
-        return _padded_xrange(x, None, (lo_key, hi_key), closed=closed)
+        return eager_xrange(x, None, (lo_key, hi_key), closed=closed)
     return xrange(x, lo_key, hi_key, closed, real_length(length, x.shape[0], func))
 
 
@@ -138,13 +138,13 @@ def select(
         lo_key = resolve_bound(lo, "lo", x, "select", tk, lo_side)
         hi_key = resolve_bound(hi, "hi", x, "select", tk, hi_side)
         check_broadcast(lo_key, hi_key, "select")
-        return _padded_select(x, y, (lo_key, hi_key), closed=closed, capacity=capacity)
+        return eager_select(x, y, (lo_key, hi_key), closed=closed, capacity=capacity)
     r = resolve_select(x, lo, hi, closed=closed, length=length, func="select", time=tk)
     return to_subsets(x, y, r, capacity)
 
 
 @bucketed(static_argnames=("closed", "capacity"))
-def _padded_select(
+def eager_select(
     x: Array, y: Array, bounds: tuple[Key, Key], n: Array, *, closed: str, capacity: int
 ) -> Subsets:
     """Eager :func:`select`: the ranges and their gather, one program per bucket."""
@@ -153,7 +153,7 @@ def _padded_select(
 
 
 @bucketed(static_argnames=("closed",))
-def _padded_xrange(
+def eager_xrange(
     x: Array, y: None, bounds: tuple[Key, Key], n: Array, *, closed: str
 ) -> tuple[Array, Array]:
     """Eager :func:`select_ranges`, one program per bucket."""
@@ -252,7 +252,7 @@ def nearest(
     key = resolve_bound(values, "values", x, func, tk, "left")
     vals = now_or_traced(values, lambda v: host_values(v, x, func, tk), traced_array)
     if eager(length, x, vals):  # one program per bucket of N and of the number of values
-        return _padded_nearest(x, None, (vals, key))
+        return eager_nearest(x, None, (vals, key))
     return nearest_impl(x, vals, key, n_real)
 
 
@@ -269,6 +269,6 @@ def host_values(values: ArrayLike, x: Array, func: str, tk: str | None) -> Array
 
 
 @bucketed()
-def _padded_nearest(x: Array, y: None, batch: tuple[Array, Key], n: Array) -> Array:
+def eager_nearest(x: Array, y: None, batch: tuple[Array, Key], n: Array) -> Array:
     """Eager :func:`nearest`, one program per bucket."""
     return nearest_impl(x, *batch, n)
