@@ -7,7 +7,6 @@ One x-width window per point follows pandas' row rule for ties; ``at - width`` a
 import functools
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -18,7 +17,6 @@ from .._core import (
     as_x,
     as_xy,
     bound_array as _bound_array,
-    bucketing as _bucket,
     check_closed,
     check_sorted_x,
     concrete_bound as _concrete_bound,
@@ -34,7 +32,8 @@ from .._core import (
     window_width as _window_width,
 )
 from .._subsets import Subsets, gather_padded
-from ._buckets import cut_ranges, cut_subsets, eager, padded_xy
+from ._buckets import eager
+from ._eager import bucketed
 from ._index import gather
 from ._keys import (
     anchored_lower,
@@ -121,10 +120,11 @@ def resolve_rolling(
     if eager(length, x, width, at, before, after) and x.shape[0] > 0:
         args = rolling_args(x, width, at, center, before, after, func, tk)
         if args is not None:
-            widths, at_p, batch = args
-            xp, _, m = padded_xy(x, None)
-            r = _padded_ranges(xp, widths, at_p, m, closed=closed, center=bool(center), func=func)
-            return cut_ranges(r, batch)
+            arrays, scalars, at_c, keep = args
+            return eager_rolling_ranges(
+                x, None, (arrays, at_c), scalars, closed=closed, center=bool(center), func=func,
+                keep=keep,
+            )  # fmt: skip
     n_real = real_length(length, x.shape[0], func)
     lo_side, hi_side = sides(closed)
     before, after, mode = window_widths(width, before, after, center, closed, x, func, tk)
@@ -360,21 +360,25 @@ def rolling(
     return to_subsets(x, y, r, capacity)
 
 
-@functools.partial(jax.jit, static_argnames=("closed", "center", "capacity"))
-def _padded_rolling(
+@bucketed(static_argnames=("closed", "center", "capacity"))
+def eager_rolling(
     x: Array,
     y: Array,
-    widths: dict,
-    at: Any,
+    per_window: tuple[dict, Any],
     n: Array,
+    widths: dict,
     *,
     closed: str,
     center: bool,
     capacity: int,
 ) -> Subsets:
+    """Eager :func:`rolling`: ``per_window`` (the array widths, the anchors) padded to a
+    bucket, ``widths`` the scalar ones (see :func:`rolling_args`)."""
+    arrays, at = per_window
     r = resolve_rolling(
-        x, **widths, at=at, closed=closed, center=center, length=n, func="rolling", checked=True
-    )
+        x, **widths, **arrays, at=at, closed=closed, center=center, length=n, func="rolling",
+        checked=True,
+    )  # fmt: skip
     start, count = jnp.broadcast_arrays(r.start, r.count)
     return gather_padded(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
 
@@ -389,15 +393,15 @@ def rolling_args(
     func: str,
     tk: str | None,
 ) -> tuple[dict[str, Any], Any, tuple[int, ...]] | None:
-    """Concrete window arguments converted for one program per bucket, or None where not
-    bucketed: ``(widths, at, batch)``, the anchors flattened and padded to ``bucket(K)``
-    with their first value (``batch``: their shape, ``(N,)`` without anchors).
+    """Concrete window arguments converted for :func:`eager_rolling`, or None where not
+    bucketed: ``(arrays, scalars, at, keep)``, the array widths and the anchors broadcast to
+    the windows' batch shape (``(N,)`` without anchors; the eager decorator pads them), the
+    scalar widths, and ``keep``: ``N`` where nothing is per window (a window per row of the
+    padded ``x``, the first ``N`` real), else None.
 
-    Scalar widths are converted as :func:`jaxsubset.rolling_statistic` converts them; array
-    widths are broadcast to the windows' batch shape (``(N,)`` without anchors) and padded
-    with it, with zero widths (their windows are cut off). Not bucketed: an empty batch,
-    a ``center`` that is not a bool, or widths that do not broadcast so (the unbucketed
-    call raises, or broadcasts further).
+    Scalar widths are converted as :func:`jaxsubset.rolling_statistic` converts them. Not
+    bucketed: an empty batch, a ``center`` that is not a bool, or widths that do not
+    broadcast so (the unbucketed call raises, or broadcasts further).
     """
     widths: dict[str, Any] = {"width": width, "before": before, "after": after}
     if not isinstance(center, bool | np.bool_):
@@ -426,18 +430,10 @@ def rolling_args(
         return None
     if (at is None and batch != (n,)) or 0 in batch:
         return None
-    k = int(np.prod(batch))
-    size = _bucket.bucket(k, _bucket.MIN_K) if at is not None else _bucket.bucket(n)
-
-    def flat(a: Any, fill: Any) -> Array:
-        h = np.broadcast_to(np.asarray(a), batch).reshape(-1)
-        return _bucket.pad(h, size, fill=h[0] if fill is None else fill)
-
-    for name in arrays:
-        widths[name] = flat(widths[name], 0)
+    per = {k: np.broadcast_to(np.asarray(widths.pop(k)), batch) for k in arrays}
     if at is not None:
-        at = flat(at, None)
-    return widths, at, batch
+        at = np.broadcast_to(np.asarray(at), batch)
+    return per, widths, at, n if at is None and not per else None
 
 
 def traced_exactly(v: np.ndarray, xdt: np.dtype) -> bool:
@@ -477,12 +473,11 @@ def bucketed_rolling(
     args = rolling_args(x, width, at, center, before, after, func, tk)
     if args is None:
         return None
-    widths, at, batch = args
-    xp, yp, m = padded_xy(x, y)
-    out = _padded_rolling(
-        xp, yp, widths, at, m, closed=closed, center=bool(center), capacity=capacity
-    )
-    return cut_subsets(out, int(np.prod(batch)), batch, capacity)
+    arrays, scalars, at, keep = args
+    return eager_rolling(
+        x, y, (arrays, at), scalars, closed=closed, center=bool(center), capacity=capacity,
+        keep=keep,
+    )  # fmt: skip
 
 
 def bucketed_ranges(
@@ -497,27 +492,32 @@ def bucketed_ranges(
     resolver does eagerly.
     """
     check_sorted_x(x, func)
-    n = x.shape[0]
-    batch: tuple[int, ...] = (n,)
-    if at is not None:
-        batch = tuple(np.shape(at))
-        flat = np.asarray(at).reshape(-1) if _bucket.on_host(at) else at.reshape(-1)
-        if flat.shape[0] == 0:
-            return resolve_rolling(x, **widths, at=at, closed=closed, center=center, func=func)
-        at = _bucket.pad(flat, _bucket.bucket(flat.shape[0], _bucket.MIN_K), fill=flat[0])
-    xp, _, m = padded_xy(x, None)
-    r = _padded_ranges(xp, widths, at, m, closed=closed, center=center, func=func)
-    return cut_ranges(r, batch)
+    if at is not None and np.size(at) == 0:
+        return resolve_rolling(x, **widths, at=at, closed=closed, center=center, func=func)
+    keep = x.shape[0] if at is None else None
+    return eager_rolling_ranges(
+        x, None, ({}, at), widths, closed=closed, center=center, func=func, keep=keep
+    )
 
 
-@functools.partial(jax.jit, static_argnames=("closed", "center", "func"))
-def _padded_ranges(
-    x: Array, widths: dict, at: Any, n: Array, *, closed: str, center: bool, func: str
+@bucketed(static_argnames=("closed", "center", "func"))
+def eager_rolling_ranges(
+    x: Array,
+    y: None,
+    per_window: tuple[dict, Any],
+    n: Array,
+    widths: dict,
+    *,
+    closed: str,
+    center: bool,
+    func: str,
 ) -> tuple[Array, Array]:
-    # the guided search of sorted bounds only where its run time pays for its compile time
-    # in an eager call (the plain search gives the same answers)
+    """Eager window ranges (:func:`eager_rolling`'s arguments); the guided search of sorted
+    bounds only where its run time pays for its compile time in an eager call (the plain
+    search gives the same answers)."""
+    arrays, at = per_window
     r = resolve_rolling(
-        x, **widths, at=at, closed=closed, center=center, length=n, func=func,
+        x, **widths, **arrays, at=at, closed=closed, center=center, length=n, func=func,
         guided=x.shape[0] >= GUIDED_EAGER, checked=True,
     )  # fmt: skip
     start, count = jnp.broadcast_arrays(r.start, r.count)
