@@ -288,7 +288,7 @@ def test_few_long_ranges_take_the_padded_road(monkeypatch):
 def test_rolling_statistic_compiles_once_per_bucket():
     call = lambda x, y: jaxsubset.rolling_statistic(x, y, 4.0, "mean")  # noqa: E731
     _lengths_then_new_bucket(call, "_padded_reduce")
-    _lengths_then_new_bucket(call, "eager_rolling_ranges")
+    _lengths_then_new_bucket(call, "eager_windows")
 
 
 @pytest.mark.parametrize("x_sorted", [True, False])
@@ -441,7 +441,7 @@ def test_constructors_compile_once_per_bucket():
             jaxsubset.isolate(x, y, 3, -4, capacity=16),
         ),
         "eager_select": lambda x, y: jaxsubset.select(x, y, 2.0, 50.0, capacity=64),
-        "eager_rolling": lambda x, y: (
+        "eager_windows": lambda x, y: (
             jaxsubset.rolling(x, y, 4.0, capacity=8),
             jaxsubset.rolling(x, y, 4.0, at=np.array([3.0, 500.0]), capacity=8),
         ),
@@ -459,7 +459,7 @@ def test_constructors_compile_once_per_bucket():
         if i in (1, 2):
             others += [s for s in seen if not any(name in s for name in calls)]
     assert counts["eager_select"] == counts["eager_bins"] == [1, 0, 0, 1]
-    assert counts["eager_rolling"] == [2, 0, 0, 2]  # one window per point; at anchors
+    assert counts["eager_windows"] == [2, 0, 0, 2]  # one window per point; at anchors
     assert counts["eager_gather"][1:3] == [0, 0] and counts["eager_gather"][3] > 0
     assert others == []
 
@@ -701,7 +701,7 @@ def test_rolling_with_array_widths_is_bucketed():
         x, y = _data(n, seed=n)
         return jaxsubset.rolling(x, y, np.full(n, 3.0, FLOAT), capacity=8)
 
-    assert _once_per_bucket(call, (1000, 1100, 1200), "eager_rolling") == [1, 0, 0]
+    assert _once_per_bucket(call, (1000, 1100, 1200), "eager_windows") == [1, 0, 0]
 
 
 def test_chunks_number_of_pieces_shares_programs():

@@ -319,11 +319,11 @@ def test_traced_window_widths_are_checked_at_run_time_and_eager_programs_carry_n
         jaxsubset.checked(jax.jit(many))(jnp.array([1.0, 2.0, -1.0]))
     # eager calls check the widths on the host: their programs per bucket hold no callback
     assert callbacks_in(lambda w: jaxsubset.rolling_statistic(x, y, w, "sum"), 1.5) == 1
-    from jaxsubset.resolve._windows import eager_rolling_ranges
+    from jaxsubset.resolve._windows import eager_windows
 
     widths = {"width": jnp.asarray(1.5), "before": None, "after": None}
     args = (jnp.asarray(x), None, ({}, None), jnp.asarray(6), widths)
-    program = eager_rolling_ranges.traced
+    program = eager_windows.traced
     fn = lambda *a: program(*a, closed="right", center=False, func="f")  # noqa: E731
     assert callbacks_in(fn, *args) == 0
 

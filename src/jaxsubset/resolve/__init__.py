@@ -21,8 +21,7 @@ Modules, each one idea (imports go down this list, never up):
   ``"keys"``, ``"guided"``) and documented as ``jnp.searchsorted(method=)`` documents its own.
 - :mod:`._buckets`: the eager buckets' helpers (pad, cut); :mod:`._eager`'s ONE
   decorator, ``bucketed``, runs a traced resolver as one program per bucket of shapes
-  (``select``, ``select_ranges`` and ``nearest`` so far; the other families still call
-  their hand-written ``_padded_*`` programs).
+  (every family: its programs are named ``eager_*``).
 - one module per family: :mod:`._index` (explicit ranges, slices, chunks, sliding windows),
   :mod:`._xranges` (``select``, ``nearest``), :mod:`._windows` (x-width ``rolling`` windows),
   :mod:`._bins` (histogram bins and calendar periods), :mod:`._dynamic` (hopping/tumbling

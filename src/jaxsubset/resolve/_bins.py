@@ -140,8 +140,8 @@ def resolve_bins(
     e = now_or_traced(edges, lambda v: _concrete_bound(v, "edges", x, func, tk), traced_array)
     check_edges(e, func)
     if eager(length, x, e) and x.shape[0] > 0:
-        left, last, nb = edge_keys(np.asarray(e), x, func)
-        return eager_bin_ranges(x, None, left, last, nb, keep=int(e.shape[0]) - 1)
+        lk, lst, nb = edge_keys(np.asarray(e), x, func)
+        return eager_bin_ranges(x, None, lk, lst, nb, keep=int(e.shape[0]) - 1)
     n_real = real_length(length, x.shape[0], func)
     # edge e_i opens bin i (x >= e_i) and closes bin i - 1 (x < e_i); the last edge closes the
     # last bin inclusively (x <= e_B), as numpy.histogram and scipy's binned_statistic

@@ -121,7 +121,7 @@ def resolve_rolling(
         args = rolling_args(x, width, at, center, before, after, func, tk)
         if args is not None:
             arrays, scalars, at_c, keep = args
-            return eager_rolling_ranges(
+            return eager_windows(
                 x, None, (arrays, at_c), scalars, closed=closed, center=bool(center), func=func,
                 keep=keep,
             )  # fmt: skip
@@ -360,29 +360,6 @@ def rolling(
     return to_subsets(x, y, r, capacity)
 
 
-@bucketed(static_argnames=("closed", "center", "capacity"))
-def eager_rolling(
-    x: Array,
-    y: Array,
-    per_window: tuple[dict, Any],
-    n: Array,
-    widths: dict,
-    *,
-    closed: str,
-    center: bool,
-    capacity: int,
-) -> Subsets:
-    """Eager :func:`rolling`: ``per_window`` (the array widths, the anchors) padded to a
-    bucket, ``widths`` the scalar ones (see :func:`rolling_args`)."""
-    arrays, at = per_window
-    r = resolve_rolling(
-        x, **widths, **arrays, at=at, closed=closed, center=center, length=n, func="rolling",
-        checked=True,
-    )  # fmt: skip
-    start, count = jnp.broadcast_arrays(r.start, r.count)
-    return gather_padded(x, y, start.reshape(-1), count.reshape(-1), capacity, length=n)
-
-
 def rolling_args(
     x: Array,
     width: Any,
@@ -392,8 +369,8 @@ def rolling_args(
     after: Any,
     func: str,
     tk: str | None,
-) -> tuple[dict[str, Any], Any, tuple[int, ...]] | None:
-    """Concrete window arguments converted for :func:`eager_rolling`, or None where not
+) -> tuple[dict[str, Any], dict[str, Any], Any, int | None] | None:
+    """Concrete window arguments converted for :func:`eager_windows`, or None where not
     bucketed: ``(arrays, scalars, at, keep)``, the array widths and the anchors broadcast to
     the windows' batch shape (``(N,)`` without anchors; the eager decorator pads them), the
     scalar widths, and ``keep``: ``N`` where nothing is per window (a window per row of the
@@ -474,9 +451,9 @@ def bucketed_rolling(
     if args is None:
         return None
     arrays, scalars, at, keep = args
-    return eager_rolling(
-        x, y, (arrays, at), scalars, closed=closed, center=bool(center), capacity=capacity,
-        keep=keep,
+    return eager_windows(
+        x, y, (arrays, at), scalars, closed=closed, center=bool(center), func=func,
+        capacity=capacity, keep=keep,
     )  # fmt: skip
 
 
@@ -495,15 +472,15 @@ def bucketed_ranges(
     if at is not None and np.size(at) == 0:
         return resolve_rolling(x, **widths, at=at, closed=closed, center=center, func=func)
     keep = x.shape[0] if at is None else None
-    return eager_rolling_ranges(
+    return eager_windows(
         x, None, ({}, at), widths, closed=closed, center=center, func=func, keep=keep
     )
 
 
-@bucketed(static_argnames=("closed", "center", "func"))
-def eager_rolling_ranges(
+@bucketed(static_argnames=("closed", "center", "func", "capacity"))
+def eager_windows(
     x: Array,
-    y: None,
+    y: Array | None,
     per_window: tuple[dict, Any],
     n: Array,
     widths: dict,
@@ -511,14 +488,21 @@ def eager_rolling_ranges(
     closed: str,
     center: bool,
     func: str,
-) -> tuple[Array, Array]:
-    """Eager window ranges (:func:`eager_rolling`'s arguments); the guided search of sorted
+    capacity: int | None = None,
+) -> Subsets | tuple[Array, Array]:
+    """Eager x-width windows: ``per_window`` (the array widths, the anchors) padded to a
+    bucket, ``widths`` the scalar ones (see :func:`rolling_args`); their Subsets with a
+    ``capacity``, else their ranges. The ranges alone use the guided search of sorted
     bounds only where its run time pays for its compile time in an eager call (the plain
     search gives the same answers)."""
     arrays, at = per_window
+    guided = capacity is not None or x.shape[0] >= GUIDED_EAGER
     r = resolve_rolling(
         x, **widths, **arrays, at=at, closed=closed, center=center, length=n, func=func,
-        guided=x.shape[0] >= GUIDED_EAGER, checked=True,
+        guided=guided, checked=True,
     )  # fmt: skip
-    start, count = jnp.broadcast_arrays(r.start, r.count)
-    return start.reshape(-1), count.reshape(-1)
+    start, count = (a.reshape(-1) for a in jnp.broadcast_arrays(r.start, r.count))
+    if capacity is None:
+        return start, count
+    assert y is not None  # for mypy: a gather has values
+    return gather_padded(x, y, start, count, capacity, length=n)
