@@ -304,7 +304,6 @@ def dynamic_ranges(
     )
 
 
-@exact_positions(computes=True, others=("every", "period", "offset"))
 def host_bounds(
     x: Any, ev: Any, per: Any, off: Any, closed: str, length: Any, num: int | None, func: str
 ) -> tuple[Any, Any]:
@@ -315,6 +314,7 @@ def host_bounds(
     return window_bounds(xc, ev, per, off, closed, num, func)
 
 
+@exact_positions(computes=True, others=("every", "period", "offset"))
 def resolve_dynamic(
     x: ArrayLike,
     every: ArrayLike,
