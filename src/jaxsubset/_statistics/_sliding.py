@@ -50,7 +50,6 @@ its page faults again each time); the NaN/inf decision is taken per chunk.
 """
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -157,17 +156,13 @@ def middles(inner: SlidingFold, totals, w: int, b: int):
     return sel
 
 
-def finite_m2(v: Array, last: Any, w: int, ok: Array | None = None) -> Array:
+def finite_m2(v: Array, last: Any, w: int) -> Array:
     """``M2`` of every trailing window of ``w > 16`` points of ``v`` ``(N, C)``, finite values.
 
-    Rows after ``last`` are absent (``None``: every row is present). ``ok``: ``None`` (every
-    present value counts), or the ``(N, C)`` mask of the values that count (the finite
-    ones; ``v`` holds a finite value, e.g. 0, elsewhere). The fold of
-    :class:`ShiftedMoments` with what finite data make static: without ``ok`` the points of
-    each piece come from the row positions (no product of counts) and the shifts are each
-    sub-block's first and last present points (no search); with it the points are counted
-    and the shifts are the first and last counted points (the same values where every
-    present value counts, so the same bits). The deviations and their squares go through
+    Rows after ``last`` are absent (``None``: every row is present). The fold of
+    :class:`ShiftedMoments` with what finite data make static: the points of each piece
+    come from the row positions (no product of counts), the shifts are each sub-block's
+    first and last present points (no search), the deviations and their squares go through
     one product per direction, and a window's three pieces (the suffix its first sub-block
     leaves it, the whole sub-blocks between, its last sub-block's prefix) are combined in
     one pass, around a shift of a piece holding points of the window: ``M2 = sum(M2_k) +
@@ -183,24 +178,10 @@ def finite_m2(v: Array, last: Any, w: int, ok: Array | None = None) -> Array:
     if size > num:  # absent rows complete the last sub-block
         v = jnp.concatenate([v, jnp.zeros((size - num, ch), fdt)])
         last = num - 1 if last is None else last
-        if ok is not None:
-            ok = jnp.concatenate([ok, jnp.zeros((size - num, ch), bool)])
     r = v.reshape(nb, b, ch)
     o = jnp.arange(b, dtype=idt)[None, :, None]
     c_pre = r[:, :1]  # the first point of a sub-block: in every prefix piece holding one
-    if ok is not None:
-        present = ok.reshape(r.shape)
-        if last is not None:
-            present = present & ((jnp.arange(nb, dtype=idt) * b)[:, None, None] + o <= last)
-        n_pre = lax.cumsum(present.astype(idt), axis=1)
-        n_suf = lax.cumsum(present.astype(idt), axis=1, reverse=True)
-        # the first (last) counted point of a sub-block: in every prefix (suffix) piece
-        # that counts any point
-        lo = jnp.min(jnp.where(present, o, b - 1), axis=1, keepdims=True)
-        hi = jnp.max(jnp.where(present, o, 0), axis=1, keepdims=True)
-        c_pre = jnp.take_along_axis(r, lo, axis=1)
-        c_suf = jnp.take_along_axis(r, hi, axis=1)
-    elif last is None:
+    if last is None:
         present: Any = True
         n_pre, n_suf = o + 1, b - o
         c_suf = r[:, b - 1 :]
@@ -267,37 +248,20 @@ def count_fold(flags: Array, w: int) -> Array:
     return sliding_fold(IntSum(), flags.astype(idt), w)
 
 
-def count_flags(
-    flags_of: Callable[[Array], list[Array]], y: Array, k: int, w: int, clean: Any = None
-) -> list[Array]:
-    """Trailing-window counts of the ``k`` boolean ``(N, C)`` flags ``flags_of(y)``, exactly.
+def count_flags(flags: list[Array], w: int) -> list[Array]:
+    """Trailing-window counts of several boolean ``(N, C)`` flags, exactly.
 
     Packed into one fold as digits in base ``w + 1`` (no window counts more than ``w``) when
-    the packed sums are exact integers of the float dtype, else one fold each. ``clean``
-    (traced bool, or None): where true, no flag is set and the folds are skipped under a
-    ``lax.cond`` (whose result is then one packed array, the digits read outside it).
+    the packed sums are exact integers of the float dtype, else one fold each.
     """
     fdt = jnp.result_type(float)
     base = w + 1
-    packed = k > 1 and base**k <= 2 ** (jnp.finfo(fdt).nmant + 1)
-
-    def fold(y: Array) -> list[Array]:
-        flags = flags_of(y)
-        if not packed:
-            return [count_fold(f, w) for f in flags]
-        p = sum(f.astype(fdt) * float(base**j) for j, f in enumerate(flags))
-        return [sliding_fold(SlidingSum(), p, w).round()]
-
-    if clean is None:
-        parts = fold(y)
-    else:
-        dt = fdt if packed else index_dtype()
-        none = [jnp.zeros(y.shape, dt)] * (1 if packed else k)
-        parts = lax.cond(clean, lambda y: none, fold, y)
-    if not packed:
-        return parts
-    total, out = parts[0], []
-    for _ in range(k):  # the digits, exact: every operand an integer below 2**(mantissa + 1)
+    if len(flags) == 1 or base ** len(flags) > 2 ** (jnp.finfo(fdt).nmant + 1):
+        return [count_fold(f, w) for f in flags]
+    packed = sum(f.astype(fdt) * float(base**k) for k, f in enumerate(flags))
+    total = sliding_fold(SlidingSum(), packed, w).round()
+    out = []
+    for _ in flags:  # the digits, exact: every operand an integer below 2**(mantissa + 1)
         rest = jnp.floor(total / base)
         out.append((total - rest * base).astype(index_dtype()))
         total = rest
@@ -446,15 +410,27 @@ def sliding_statistics(
     def piece(v: Array, first: Any) -> dict[str, Array]:
         # the windows of rows first .. first + len(v) - 1, truncated at v's start
 
-        pos = first + jnp.arange(v.shape[0], dtype=idt)
-        present: Any = True if length is None else (pos <= last)[:, None]
-        rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
-        rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], v.shape)
-        nonfinite = is_float and not finite
-        return statistics(
-            v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite,
-            min_periods=keep, last=None if length is None else last - first,
-        )  # fmt: skip
+        def run(nonfinite: bool):
+            def go(v):  # positions from iotas inside the branch (no N-long operands)
+                pos = first + jnp.arange(v.shape[0], dtype=idt)
+                present: Any = True if length is None else (pos <= last)[:, None]
+                rows = jnp.minimum(pos, last) - jnp.maximum(pos - (w - 1), 0) + 1
+                rows = jnp.broadcast_to(jnp.maximum(rows, 0)[:, None], v.shape)
+                return statistics(
+                    v, present, rows, w, stats, ddof, omit, nonfinite=nonfinite,
+                    min_periods=keep, last=None if length is None else last - first,
+                )  # fmt: skip
+
+            return go
+
+        if not is_float or finite:
+            return run(False)(v)
+        # the NaN/inf counts cost folds of their own: a program without them runs when every
+        # present value is finite (one reduction decides; both programs give the same results)
+        ok = jnp.isfinite(v)
+        if length is not None:
+            ok = ok | (first + jnp.arange(v.shape[0], dtype=idt) > last)[:, None]
+        return lax.cond(jnp.all(ok), run(False), run(True), v)
 
     folds = folds_of(stats, w, is_float)
     align = max([alignment(f, w) for f in folds] + [1])
@@ -529,18 +505,12 @@ def statistics(
     zeros = jnp.zeros((num, ch), idt)
     n_nan = n_pos = n_neg = zeros
     if is_float:
-        # NaN and +-inf counts of every window in one fold of 0/1 flags (exact integers), run
-        # only where a present value is NaN or inf (a small ``lax.cond``: the rest of the
-        # program is one copy for finite and non-finite data); the sums and moments fold
-        # finite values only (a matmul's 0 * inf would be NaN)
-        def flags_of(y: Array) -> list[Array]:
-            flags = [present & jnp.isnan(y)]
-            if sums or moments:
-                flags += [present & (y == jnp.inf), present & (y == -jnp.inf)]
-            return flags
-
-        ok = jnp.isfinite(yf) if present is True else jnp.isfinite(yf) | ~present
-        counts = count_flags(flags_of, yf, 3 if sums or moments else 1, w, jnp.all(ok))
+        # NaN and +-inf counts of every window in one fold of 0/1 flags (exact integers); the
+        # sums and moments fold finite values only (a matmul's 0 * inf would be NaN)
+        flags = [present & isnan]
+        if sums or moments:
+            flags += [present & (yf == jnp.inf), present & (yf == -jnp.inf)]
+        counts = count_flags(flags, w)
         n_nan = counts[0]
         if sums or moments:
             n_pos, n_neg = counts[1], counts[2]
@@ -548,10 +518,8 @@ def statistics(
     poisoned = n_nan > 0 if (is_float and not omit) else jnp.zeros((num, ch), bool)
     out["count"] = n
     finite = notnan & jnp.isfinite(yf) if is_float else notnan
-    # the finite values, 0 elsewhere: one array, read by the sums and the moments
-    vals = jnp.where(finite, yf, 0) if is_float else yf
     if sums:
-        total = sliding_fold(SlidingSum(), vals, w)
+        total = sliding_fold(SlidingSum(), jnp.where(finite, yf, 0), w)
         # a window holding +inf (-inf) sums to +inf (-inf), both: NaN (inf - inf), as NumPy
         inf = jnp.array(jnp.inf, fdt)
         total = jnp.where(n_pos > 0, inf, total)
@@ -562,19 +530,9 @@ def statistics(
         if "mean" in stats:
             safe = jnp.where(n > 0, n, 1).astype(fdt)
             out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe)
-    if moments and w > ShiftedMoments.block:
-        # the moments of the finite points (every present value when ``not is_float``); a
-        # window holding +-inf has NaN variance (inf - inf)
-        if not is_float:
-            q = finite_m2(yf, last, w)
-        elif not omit:
-            # every window holding a NaN or an inf has a NaN variance: the finite program
-            # with those points 0 (any piece holding one, its shift included, serves only
-            # such windows), the same bits as finite data elsewhere
-            q = finite_m2(vals, last, w)
-        else:  # the NaN points left out: counted and shifted about the finite ones only
-            q = finite_m2(vals, last, w, finite)
-        out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_pos + n_neg > 0)))
+    if moments and not is_float and w > ShiftedMoments.block:
+        q = finite_m2(yf, last, w)  # every present value finite
+        out.update(spread_statistics(stats, n, q, ddof, poisoned))
     elif moments:
         # moments of the finite points; a window holding +-inf has NaN variance (inf - inf)
         v = jnp.where(finite, yf, 0)
