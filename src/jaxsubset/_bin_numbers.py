@@ -62,7 +62,12 @@ def bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
 
 
 def binnumber(
-    x: Array, edges: Array, dec: Array, uniform: bool, nbins: Array | None = None
+    x: Array,
+    edges: Array,
+    dec: Array,
+    uniform: bool,
+    nbins: Array | None = None,
+    search: bool = False,
 ) -> Array:
     """scipy's bin numbers: ``digitize`` (0 below, ``nbins + 1`` above), the last edge closed.
 
@@ -75,6 +80,11 @@ def binnumber(
     ``nbins`` (traced, float ``x`` only): eager bucketing of the number of bins, the edges
     past ``edges[nbins]`` are +inf padding; the bin numbers are those of ``edges[:nbins + 1]``
     (``nbins + 1`` above the last real edge), so no point is in a padding bin.
+
+    ``search`` (static; float ``x``): the bin numbers by the search in the integer keys
+    alone, without the arithmetic guess and its verified fallbacks: the answer the guess is
+    verified against, so the same numbers, from a far smaller program (for a few points:
+    the blocks road's block ends and cut blocks).
     """
     idt = index_dtype()
     nb: Any = edges.shape[0] - 1 if nbins is None else nbins.astype(idt)
@@ -87,7 +97,11 @@ def binnumber(
     if jnp.issubdtype(x.dtype, jnp.integer):
         return int_binnumber(x, edges, dec, nbins)
     x = x.astype(edges.dtype)
-    if uniform:
+    if search:
+        kx, ke = keys(x), keys(edges)
+        d = jnp.minimum(jnp.searchsorted(ke, kx, side="right").astype(idt), nb + 1)
+        k_last = ke[jnp.minimum(nb, ke.shape[0] - 1)]
+    elif uniform:
         lo, hi = edges[0], last
         scale = nb / (hi - lo)
 
@@ -95,13 +109,13 @@ def binnumber(
             g = jnp.floor((x - lo) * scale) + 1
             return jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
 
-        def search() -> Array:  # no arithmetic guess: the search, exact
+        def searched() -> Array:  # no arithmetic guess: the search, exact
             return jnp.minimum(jnp.searchsorted(edges, x, side="right"), nb + 1).astype(idt)
 
         # the span or its reciprocal beyond the dtype (float32 edges near +-3e38, or 100 bins
         # over 1e-37) would make every guess 0 or NaN, further off than the steps below mend
         ok = (scale > 0) & jnp.isfinite(scale)
-        g = lax.cond(ok, guess, search)
+        g = lax.cond(ok, guess, searched)
         # the guess is off by at most one bin; the four edges around it make it exact: with
         # e[-1] = -inf and e[nb + 1] = +inf, the bin number is the number of edges at or
         # below x, (g - 2) + those of e[g - 2 .. g + 1] (one read of four neighbours per
@@ -115,7 +129,8 @@ def binnumber(
         d = bucketize(x, edges, nbins).astype(idt)
         if nbins is not None:  # +inf is above every real edge and at or below the padding
             d = jnp.minimum(d, nb + 1)
-    d, kx, k_last = exact_bins(x, edges, d, nb)
+    if not search:
+        d, kx, k_last = exact_bins(x, edges, d, nb)
     on_edge = (kx >= k_last) & (around(x, dec) == around(last, dec))
     d = jnp.where(on_edge, d - 1, d)
     return jnp.where(jnp.isnan(x), nb + 1, d)

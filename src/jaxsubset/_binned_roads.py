@@ -191,7 +191,7 @@ def _binned_core(
         if blocks:
 
             def label_of(i: Array) -> Array:  # the bins of a few points
-                return binnumber(x[i], edges, dec, uniform, nbins) - 1
+                return binnumber(x[i], edges, dec, uniform, nbins, search=True) - 1
 
         stat = scipy_statistic(
             v, d, nb, statistic, nan_policy, x_sorted, method, capacity, label_of, resolve

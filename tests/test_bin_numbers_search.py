@@ -1,0 +1,56 @@
+"""The bin numbers by the key search alone (``binnumber(..., search=True)``, what the blocks
+road reads for its block ends and cut blocks) against SciPy's, on hostile x: ties on edges,
+the last edge and SciPy's rounding rule beside it, values outside the range, NaN, +-inf,
+subnormals, uniform and non-uniform edges, and eager bucketing's +inf padding edges."""
+
+import jax.numpy as jnp
+import numpy as np
+import numpy.testing as npt
+import pytest
+import scipy.stats
+from hypothesis import given, settings, strategies as st
+
+from jaxsubset._bin_numbers import binnumber
+from references import FLOAT, X64
+
+
+def _scipy(x, edges):
+    return scipy.stats.binned_statistic(x, x, "count", bins=[edges]).binnumber
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    ints=st.lists(st.integers(-8, 8), min_size=24, max_size=24),  # one shape
+    uniform=st.booleans(),
+    nbins=st.integers(1, 5),
+)
+def test_search_matches_scipy_and_the_guess(ints, uniform, nbins):
+    # x on a grid of quarters over edges on halves: many points exactly on edges
+    x = np.asarray(ints, FLOAT) / 4
+    if uniform:
+        edges = np.linspace(-1.5, 1.0, nbins + 1).astype(FLOAT)
+    else:
+        edges = np.cumsum(np.r_[-1.5, np.arange(1, nbins + 1) / 4]).astype(FLOAT)
+    x = np.r_[x, edges[-1] + np.spacing(edges[-1]), np.nan, np.inf, -np.inf].astype(FLOAT)
+    dec = jnp.asarray(int(1 - np.floor(np.log10(np.ptp(edges)))) + 6)
+    got = np.asarray(binnumber(jnp.asarray(x), jnp.asarray(edges), dec, uniform, search=True))
+    guess = np.asarray(binnumber(jnp.asarray(x), jnp.asarray(edges), dec, uniform))
+    npt.assert_array_equal(got, guess)
+    if X64:  # SciPy's rounding rule reads float64 edges
+        npt.assert_array_equal(got, _scipy(x, edges))
+
+
+@pytest.mark.parametrize("uniform", [True, False])
+def test_search_subnormals_and_padding(uniform):
+    """Subnormal x (a float comparison may flush them to zero, the keys never) and edges
+    padded with +inf past ``nbins`` (eager bucketing): the same numbers as the guess."""
+    tiny = float(np.finfo(FLOAT).smallest_subnormal)
+    edges = np.array([-4 * tiny, -2 * tiny, 0.0, 2 * tiny, np.inf, np.inf], FLOAT)
+    x = np.array([-5, -4, -3, -2, -1, 0, 1, 2, 3], FLOAT) * tiny
+    x = np.r_[x, 1.0, np.nan].astype(FLOAT)  # 1.0: above, or on the last edge to dec
+    nb = jnp.asarray(3)
+    args = (jnp.asarray(x), jnp.asarray(edges), jnp.asarray(300), uniform, nb)
+    got = np.asarray(binnumber(*args, search=True))
+    npt.assert_array_equal(got, np.asarray(binnumber(*args)))
+    npt.assert_array_equal(got[:7], [0, 1, 1, 2, 2, 3, 3])  # digitize, exact in the keys
+    assert got[-1] == 4  # NaN: nbins + 1
