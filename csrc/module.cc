@@ -180,7 +180,6 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
     r.win = window;
     r.lead = lead;
     r.len = len;
-    r.scan();
     item.assign(outs.begin(), outs.end());
     blocks.clear();
     folded.clear();
@@ -196,6 +195,9 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
       rest.push_back(item[i]);
       (is_order(item[i].stat) ? order : folded).push_back(item[i]);
     }
+    // (a pass over every row: only for the statistics that read the ranges' summary; the
+    // block loop and the min_periods pass below never do)
+    if (!folded.empty() || !order.empty()) r.scan();
     const T* yb = ybase + ymap->offset(b);
     for (int64_t ch = 0; ch < C; ++ch) {
       if (!blocks.empty()) {
