@@ -9,35 +9,22 @@
 // window is made only of partials of its own points (never a difference of running sums),
 // so a value outside it (1e30, inf, NaN) leaves it bit-identical, and a window of zeros is 0.
 //
-// Block pairs whose points are all finite take vectorisable combine loops; the others (and
-// the first block, and the windows cut at the end of the data) are finished through Partial
-// and common.h's finish(), from partials built by the same arithmetic, so a window of finite
-// points gets the same bits on either road.
+// Where four blocks and the block before them are all finite, the four are built side by
+// side in vector lanes (lanes.h; group()), each lane with the scalar road's operations, and
+// their windows finished as the prefixes grow; a finite block pair otherwise takes
+// vectorisable combine loops; the others (and the first block, and the windows cut at the
+// end of the data) are finished through Partial and common.h's finish(), from partials built
+// by the same arithmetic, so a window of finite points gets the same bits on every road.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-// an AVX2 clone of the group loop, chosen at run time (GCC and Clang on x86-64)
-// (-DJAXSUBSET_AVX2_CLONE=0 builds the portable loop alone, for testing it on any machine)
-#ifdef JAXSUBSET_AVX2_CLONE
-#if JAXSUBSET_AVX2_CLONE
-#include <immintrin.h>
-#endif
-#elif defined(__x86_64__) && defined(__GNUC__)
-#define JAXSUBSET_AVX2_CLONE 1
-#include <immintrin.h>
-#else
-#define JAXSUBSET_AVX2_CLONE 0
-#endif
-
 #include "kernels.h"
+#include "lanes.h"
 
-// (Pair stays inside this file: no vector crosses an ABI boundary)
+// (the lanes' vectors stay inside this file: none crosses an ABI boundary)
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace jaxsubset {
@@ -48,6 +35,10 @@ bool is_block_stat(int64_t s) {
 }
 
 namespace {
+
+using lanes::Pair;
+using lanes::PairAcc;
+using lanes::Quad;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -93,17 +84,6 @@ struct Acc {
       }
     }
   }
-  // a point after the first of a finite partial (no branch: the group loop)
-  template <bool SUM, bool EXT, bool MOM>
-  inline void add_next(double x, const double* inv) {
-    ++n;
-    if constexpr (SUM) sum += x;
-    if constexpr (EXT) {
-      mn = x < mn ? x : mn;
-      mx = x > mx ? x : mx;
-    }
-    if constexpr (MOM) more(x, inv);
-  }
   inline void more(double x, const double* inv) {
     const double z = x - c;
     s1 += z;
@@ -140,106 +120,6 @@ struct Acc {
   }
 };
 
-// two blocks side by side, one in each lane (GCC/Clang vector extensions: element-wise IEEE
-// operations; 16 bytes, which every x86-64 and arm64 target holds in one register)
-typedef double Pair __attribute__((vector_size(2 * sizeof(double))));
-
-// Acc's finite road for two blocks at once: the same operations in the same order, so each
-// lane ends with the bits Acc gives its block
-template <bool SUM, bool MN, bool MX, bool MOM>
-struct PairAcc {
-  Pair sum{}, mn{kInf, kInf}, mx{-kInf, -kInf}, s1{}, m{}, q{}, c{};
-
-  // the first point: Acc::add with n == 1 (the moments' shift c = x; s1 = m = q = 0)
-  inline void start(Pair x) {
-    if constexpr (SUM) sum += x;
-    if constexpr (MN) mn = x < mn ? x : mn;
-    if constexpr (MX) mx = x > mx ? x : mx;
-    if constexpr (MOM) c = x;
-  }
-  // the n-th point, n > 1 (inv_n = 1 / n): Acc::add_next
-  inline void add(Pair x, double inv_n) {
-    if constexpr (SUM) sum += x;
-    if constexpr (MN) mn = x < mn ? x : mn;
-    if constexpr (MX) mx = x > mx ? x : mx;
-    if constexpr (MOM) {
-      const Pair z = x - c;
-      s1 += z;
-      const Pair mnew = s1 * inv_n;
-      const Pair t = (z - m) * (z - mnew);
-      q += t < 0 ? Pair{} : t;  // std::max(t, 0.0): t unless t < 0
-      m = mnew;
-    }
-  }
-};
-
-// four windows' values in T, finished as vectors (IEEE division and square root: the bits of
-// the scalar operations finish() and combine_finite() use)
-typedef float Floats __attribute__((vector_size(4 * sizeof(float))));
-template <typename T, bool WIDE>
-struct Quad;
-template <>
-struct Quad<double, false> {
-  Pair a{}, b{};
-  static Quad all(double v) { return {Pair{v, v}, Pair{v, v}}; }
-  static Quad of(Pair x, Pair y) { return {x, y}; }
-  Quad operator/(double d) const { return {a / d, b / d}; }
-  // v > 0 ? sqrt(v) : v, lane by lane
-  Quad sqrt_positive() const {
-#if defined(__SSE2__)
-    const Pair ra = reinterpret_cast<Pair>(_mm_sqrt_pd(reinterpret_cast<__m128d>(a)));
-    const Pair rb = reinterpret_cast<Pair>(_mm_sqrt_pd(reinterpret_cast<__m128d>(b)));
-    return {a > 0 ? ra : a, b > 0 ? rb : b};
-#else
-    Quad r = *this;
-    for (int g = 0; g < 2; ++g) {
-      r.a[g] = a[g] > 0 ? std::sqrt(a[g]) : a[g];
-      r.b[g] = b[g] > 0 ? std::sqrt(b[g]) : b[g];
-    }
-    return r;
-#endif
-  }
-  double operator[](int g) const { return g < 2 ? a[g] : b[g - 2]; }
-};
-template <bool WIDE>
-struct Quad<float, WIDE> {
-  Floats v{};
-  static Quad all(float x) { return {Floats{x, x, x, x}}; }
-  static Quad of(Pair x, Pair y) {  // each lane rounded to float, as static_cast<float>
-    return {Floats{static_cast<float>(x[0]), static_cast<float>(x[1]), static_cast<float>(y[0]),
-                   static_cast<float>(y[1])}};
-  }
-  Quad operator/(float d) const { return {v / d}; }
-  Quad sqrt_positive() const {
-#if defined(__SSE2__)
-    const Floats r = reinterpret_cast<Floats>(_mm_sqrt_ps(reinterpret_cast<__m128>(v)));
-    return {v > 0 ? r : v};
-#else
-    Quad r = *this;
-    for (int g = 0; g < 4; ++g) r.v[g] = v[g] > 0 ? std::sqrt(v[g]) : v[g];
-    return r;
-#endif
-  }
-  float operator[](int g) const { return v[g]; }
-};
-// the four lanes in one vector: inlined only into functions compiled for AVX2 (lanes_avx2),
-// where it is one register (plain vector operations, which the compiler lowers for the
-// function's target)
-typedef double Doubles __attribute__((vector_size(4 * sizeof(double))));
-template <>
-struct Quad<double, true> {
-  Doubles v{};
-  static Quad all(double x) { return {Doubles{x, x, x, x}}; }
-  static Quad of(Pair x, Pair y) { return {Doubles{x[0], x[1], y[0], y[1]}}; }
-  Quad operator/(double d) const { return {v / d}; }
-  Quad sqrt_positive() const {
-    Doubles r = v;
-    for (int g = 0; g < 4; ++g) r[g] = std::sqrt(v[g]);
-    return {v > 0 ? r : v};
-  }
-  double operator[](int g) const { return v[g]; }
-};
-
 // na * nb / (na + nb), the weight of Chan's term
 inline double chan_coef(int64_t na, int64_t nb) {
   return static_cast<double>(na) * (static_cast<double>(nb) / static_cast<double>(na + nb));
@@ -263,7 +143,7 @@ inline void chan(Partial& p, const Side& f, int64_t i, const Side& b, int64_t j,
   }
 }
 
-// blocks built together in one loop: independent chains for the out-of-order core
+// blocks built side by side in vector lanes (group(): two Pairs)
 constexpr int kGroup = 4;
 // blocks up to this width: a group's results kept (in the cache) and written out contiguously
 constexpr int64_t kTile = 256;

@@ -416,7 +416,7 @@ def test_xwidth_kernel_axis_fixed_only_after_a_gap(head, width):
     pd = pytest.importorskip("pandas")
     x = np.concatenate([0.1 * np.arange(head), 10.0 * np.arange(1, 60)]).astype(FLOAT)
     y = (np.arange(len(x)) + 1.0).astype(FLOAT)[:, None]
-    stats = ("count", "sum", "mean", "max")
+    stats = ("count", "sum", "mean", "max", "median", "first")
     nat = _xw(x, y, width, stats, "native", capacity=64)
     ref = _xw(x, y, width, stats, "reference", capacity=64)
     _assert_road_equal(nat, ref, stats)
