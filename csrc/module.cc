@@ -180,7 +180,6 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
     r.win = window;
     r.lead = lead;
     r.len = len;
-    r.scan();
     item.assign(outs.begin(), outs.end());
     blocks.clear();
     folded.clear();
@@ -196,6 +195,9 @@ ffi::Error run_sliding(ffi::AnyBuffer y, ffi::AnyBuffer length, ffi::RemainingRe
       rest.push_back(item[i]);
       (is_order(item[i].stat) ? order : folded).push_back(item[i]);
     }
+    // (a pass over every row: only for the statistics that read the ranges' summary; the
+    // block loop and the min_periods pass below never do)
+    if (!folded.empty() || !order.empty()) r.scan();
     const T* yb = ybase + ymap->offset(b);
     for (int64_t ch = 0; ch < C; ++ch) {
       if (!blocks.empty()) {
@@ -341,7 +343,7 @@ ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
     // windows of a fixed number of rows (evenly spaced x): sliding.cc's block loop, whose
     // blocks beat the queue; the choice is made from x alone, so a value of y outside a
     // window still never changes it
-    const int64_t fixed = queued.empty() || len != N ? 0 : xwidth_fixed(a);
+    const int64_t fixed = len != N ? 0 : xwidth_fixed(a);
     for (int64_t ch = 0; ch < C && !queued.empty(); ++ch) {
       if (fixed > 0) {
         sliding_folded<T>(yb, C, ch, N, len, fixed, 0, queued, omit, ddof, min_periods);
@@ -350,11 +352,22 @@ ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
       }
     }
     if (folded.empty() && order.empty()) continue;
-    // the others over the windows' ranges (ranges.cc, order.cc), then min_periods
-    st.resize(static_cast<size_t>(N));
-    ct.resize(static_cast<size_t>(N));
-    xwidth_bounds<int64_t>(a, st.data(), ct.data());
-    Ranges r{st.data(), ct.data(), true, N, len};
+    // the others over the windows' ranges (ranges.cc, order.cc), then min_periods: the
+    // fixed-count windows' own (as jaxsubset_sliding_stats: no bound arrays), else the
+    // resolved bounds
+    Ranges r{nullptr, nullptr, true, N, len};
+    if (fixed > 0) {
+      r.sliding = true;
+      r.win = fixed;
+      r.lead = 0;
+      r.len = len;
+    } else {
+      st.resize(static_cast<size_t>(N));
+      ct.resize(static_cast<size_t>(N));
+      xwidth_bounds<int64_t>(a, st.data(), ct.data());
+      r.start = st.data();
+      r.count = ct.data();
+    }
     r.scan();
     if (!r.valid) return invalid("x-width windows outside the data (x unsorted?)");
     const T nan = nan_v<T>();

@@ -9,16 +9,23 @@
 // window is made only of partials of its own points (never a difference of running sums),
 // so a value outside it (1e30, inf, NaN) leaves it bit-identical, and a window of zeros is 0.
 //
-// Block pairs whose points are all finite take vectorisable combine loops; the others (and
-// the first block, and the windows cut at the end of the data) are finished through Partial
-// and common.h's finish(), from partials built by the same arithmetic, so a window of finite
-// points gets the same bits on either road.
+// Where four blocks and the block before them are all finite, the four are built side by
+// side in vector lanes (lanes.h; group()), each lane with the scalar road's operations, and
+// their windows finished as the prefixes grow; a finite block pair otherwise takes
+// vectorisable combine loops; the others (and the first block, and the windows cut at the
+// end of the data) are finished through Partial and common.h's finish(), from partials built
+// by the same arithmetic, so a window of finite points gets the same bits on every road.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "kernels.h"
+#include "lanes.h"
+
+// (the lanes' vectors stay inside this file: none crosses an ABI boundary)
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace jaxsubset {
 
@@ -28,6 +35,10 @@ bool is_block_stat(int64_t s) {
 }
 
 namespace {
+
+using lanes::Pair;
+using lanes::PairAcc;
+using lanes::Quad;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -72,17 +83,6 @@ struct Acc {
         more(x, inv);
       }
     }
-  }
-  // a point after the first of a finite partial (no branch: the group loop)
-  template <bool SUM, bool EXT, bool MOM>
-  inline void add_next(double x, const double* inv) {
-    ++n;
-    if constexpr (SUM) sum += x;
-    if constexpr (EXT) {
-      mn = x < mn ? x : mn;
-      mx = x > mx ? x : mx;
-    }
-    if constexpr (MOM) more(x, inv);
   }
   inline void more(double x, const double* inv) {
     const double z = x - c;
@@ -143,8 +143,10 @@ inline void chan(Partial& p, const Side& f, int64_t i, const Side& b, int64_t j,
   }
 }
 
-// blocks built together in one loop: independent chains for the out-of-order core
+// blocks built side by side in vector lanes (group(): two Pairs)
 constexpr int kGroup = 4;
+// blocks up to this width: a group's results kept (in the cache) and written out contiguously
+constexpr int64_t kTile = 256;
 // (wider blocks one at a time: their partials would leave the cache, and the memory)
 constexpr int64_t kGroupWidth = 1 << 16;
 
@@ -159,12 +161,14 @@ class SlidingBlocks {
       sum_ |= o.stat == kSum || o.stat == kMean;
       ext_ |= o.stat == kMin || o.stat == kMax;
       mom_ |= o.stat == kVar || o.stat == kStd || o.stat == kSem;
+      want_min_ |= o.stat == kMin;
+      want_max_ |= o.stat == kMax;
     }
     const int64_t bw = std::min(w, std::max<int64_t>(len, 1));
     inv_.resize(static_cast<size_t>(bw + 2));
     for (int64_t i = 1; i < bw + 2; ++i) inv_[i] = 1.0 / static_cast<double>(i);
-    pre_.resize(kGroup);  // (their arrays sized where first used)
-    suf_.resize(kGroup + 1);
+    pre_.resize(1);  // (their arrays sized where first used)
+    suf_.resize(2);
     vals_.resize(static_cast<size_t>(C == 1 ? 0 : bw));
     coef_.resize(static_cast<size_t>(bw));  // Chan's weight of window i of a block
     for (int64_t i = 0; i + 1 < bw; ++i) coef_[i] = chan_coef(w - 1 - i, i + 1);
@@ -406,57 +410,221 @@ class SlidingBlocks {
     }
   }
 
-  // kGroup full blocks from s, every point finite: prefix and suffix partials of all of them
-  // in one loop (2 * kGroup independent chains), then their windows; false (nothing
-  // written) where a point is not finite
+  // lanes(): the windows of the four blocks from s (row k0 on) from the tiles to the results
+  // (contiguous stores where the result is)
+  void flush(int64_t k0) {
+    const T* tile = tile_.data();
+    const int64_t n = 4 * w_;
+    for (const Out& o : outs_) {
+      if (o.stat == kCount && mp_ < 0) {
+        for (int64_t k = k0; k < k0 + n; ++k) o.put_count(k, C_, ch_, w_);
+        continue;
+      }
+      T* out = static_cast<T*>(o.base) + ch_ + k0 * C_;
+      if (C_ == 1) {
+        std::copy(tile, tile + n, out);
+      } else {
+        for (int64_t k = 0; k < n; ++k) out[k * C_] = tile[k];
+      }
+      tile += n;
+    }
+  }
+
+  // kGroup = 4 full blocks from s, every point finite, the block before them finite (its
+  // suffix partials in suf_[0]): blocks 2h, 2h + 1 side by side in the lanes of a Pair, in
+  // two passes. The first builds the suffix partials of the four blocks backwards into rows_
+  // (row i: the four blocks' [i, w) side by side) and checks every point; the second builds
+  // the prefix partials forwards and finishes each window as it goes, the suffix of block
+  // g - 1 (+) the prefix of block g, block -1 being suf_[0]; it leaves the last block's suffix
+  // in suf_[0] for the next block. The same operations as build() and combine_finite(), lane
+  // by lane. False (no window written) where a point is not finite.
   template <bool SUM, bool EXT, bool MOM>
   bool group(int64_t s) {
-    for (int g = 0; g < kGroup; ++g) {
-      pre_[g].ensure(static_cast<size_t>(w_ + 1), SUM, EXT, MOM, false);
-      suf_[g + 1].ensure(static_cast<size_t>(w_ + 1), SUM, EXT, MOM, false);
+    if constexpr (EXT) {
+      if (want_min_ && !want_max_) return lanes<SUM, true, false, MOM>(s);
+      if (!want_min_ && want_max_) return lanes<SUM, false, true, MOM>(s);
+      return lanes<SUM, true, true, MOM>(s);
+    } else {
+      return lanes<SUM, false, false, MOM>(s);
     }
-    Acc f[kGroup], b[kGroup];
-    bool ok[kGroup];
-    const double* inv = inv_.data();
+  }
+
+  // the group's two passes, compiled twice where the target is x86-64: for any x86-64 CPU,
+  // and for AVX2 ones (chosen at run time), whose 4-wide division and square root halve the
+  // finishing (the same IEEE operations: the same bits)
+  template <bool SUM, bool MN, bool MX, bool MOM>
+  bool lanes(int64_t s) {
+#if JAXSUBSET_AVX2_CLONE
+    if (avx2_) return lanes_avx2<SUM, MN, MX, MOM>(s);
+#endif
+    return lanes_body<SUM, MN, MX, MOM, false>(s);
+  }
+#if JAXSUBSET_AVX2_CLONE
+  template <bool SUM, bool MN, bool MX, bool MOM>
+  __attribute__((target("avx2"))) bool lanes_avx2(int64_t s) {
+    return lanes_body<SUM, MN, MX, MOM, true>(s);
+  }
+#endif
+
+  template <bool SUM, bool MN, bool MX, bool MOM, bool WIDE>
+  __attribute__((always_inline)) inline bool lanes_body(int64_t s) {
+    const int64_t w = w_, C = C_, wc = w * C;
+    const size_t rows = static_cast<size_t>(4 * (w + 1));
+    if (w <= kTile && tile_.size() < 4 * w * outs_.size()) tile_.resize(4 * w * outs_.size());
+    enum { kS, kMn, kMx, kM, kQ };
+    const bool want[5] = {SUM, MN, MX, MOM, MOM};
+    double* R[5];
+    for (int f = 0; f < 5; ++f) {
+      if (want[f] && rows_[f].size() < rows) rows_[f].resize(rows);
+      R[f] = rows_[f].data();
+    }
     const T* p = at(s);
-    const int64_t C = C_, w = w_;
-    for (int g = 0; g < kGroup; ++g) {
-      ok[g] = true;
-      b[g].store<SUM, EXT, MOM>(suf_[g + 1], w, false);
-    }
-    const T* next = p + kGroup * w * C;  // the next group's points, fetched ahead
-    const int64_t ahead = std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(T)) / kGroup);
-    for (int g = 0; g < kGroup; ++g) {
-      const double x = static_cast<double>(p[g * w * C]);
-      ok[g] &= x - x == 0;  // false for a NaN or an infinity
-      f[g].add<SUM, EXT, MOM>(x, inv);
-      f[g].store<SUM, EXT, MOM>(pre_[g], 0, false);
-      b[g].add<SUM, EXT, MOM>(static_cast<double>(p[(g * w + w - 1) * C]), inv);
-      b[g].store<SUM, EXT, MOM>(suf_[g + 1], w - 1, false);
-    }
-    for (int64_t i = 1; i < w; ++i) {
-      if (i % ahead == 0) __builtin_prefetch(next + i * kGroup * C);
-      for (int g = 0; g < kGroup; ++g) {
-        const double x = static_cast<double>(p[(g * w + i) * C]);
-        ok[g] &= x - x == 0;
-        f[g].add_next<SUM, EXT, MOM>(x, inv);
-        f[g].store<SUM, EXT, MOM>(pre_[g], i, false);
+    const double* inv = inv_.data();
+    auto load = [p, wc, C](int64_t i, Pair& a, Pair& b) {
+      const T* q = p + i * C;
+      a = Pair{static_cast<double>(q[0]), static_cast<double>(q[wc])};
+      b = Pair{static_cast<double>(q[2 * wc]), static_cast<double>(q[3 * wc])};
+    };
+    using Acc2 = PairAcc<SUM, MN, MX, MOM>;
+    auto put = [&R](int64_t i, const Acc2& a, const Acc2& b) {
+      auto two = [i](double* r, Pair u, Pair v) {
+        std::memcpy(r + 4 * i, &u, sizeof(Pair));
+        std::memcpy(r + 4 * i + 2, &v, sizeof(Pair));
+      };
+      if constexpr (SUM) two(R[kS], a.sum, b.sum);
+      if constexpr (MN) two(R[kMn], a.mn, b.mn);
+      if constexpr (MX) two(R[kMx], a.mx, b.mx);
+      if constexpr (MOM) {
+        two(R[kM], a.m, b.m);
+        two(R[kQ], a.q, b.q);
       }
-      for (int g = 0; g < kGroup; ++g) {
-        b[g].add_next<SUM, EXT, MOM>(static_cast<double>(p[(g * w + w - 1 - i) * C]), inv);
-        b[g].store<SUM, EXT, MOM>(suf_[g + 1], w - 1 - i, false);
+    };
+    // pass 1: the suffixes, [i, w) of each block; row w: the empty ones
+    Acc2 ba, bb;
+    put(w, ba, bb);
+    Pair x, y, bad{};  // bad: x - x summed, NaN where a lane held a NaN or an infinity
+    load(w - 1, x, y);
+    bad += (x - x) + (y - y);
+    ba.start(x);
+    bb.start(y);
+    put(w - 1, ba, bb);
+    const T* next = p + 4 * wc;  // the next group's points, fetched ahead
+    const int64_t ahead = std::max<int64_t>(1, 64 / static_cast<int64_t>(sizeof(T)) / 4);
+    for (int64_t i = w - 2; i >= 0; --i) {
+      if (i % ahead == 0) __builtin_prefetch(next + i * 4 * C);
+      load(i, x, y);
+      bad += (x - x) + (y - y);
+      ba.add(x, inv[w - i]);
+      bb.add(y, inv[w - i]);
+      put(i, ba, bb);
+    }
+    if (!(bad[0] == 0 && bad[1] == 0)) return false;
+    // pass 2: the prefixes [0, i] and the windows ending at i, w points each
+    Side& fr = suf_[0];
+    double* F[5] = {fr.sum.data(), fr.mn.data(), fr.mx.data(), fr.m.data(), fr.q.data()};
+    const Pair cfa{fr.c, ba.c[0]}, cfb{ba.c[1], bb.c[0]};  // the fronts' shifts
+    const T nan = nan_v<T>();
+    const bool none = mp_ >= 0 && w < mp_;  // every window under min_periods
+    const int64_t denom = w - ddof_;
+    const T tn = static_cast<T>(w), td = static_cast<T>(denom), sq = std::sqrt(tn);
+    const double* coef = coef_.data();
+    const int64_t k0 = s - lead_;  // the row of the window ending at s
+    Acc2 fa, fb;
+    const bool tiled = w <= kTile;  // (else each window written where it goes)
+    for (int64_t i = 0; i < w; ++i) {
+      load(i, x, y);
+      if (i == 0) {
+        fa.start(x);
+        fb.start(y);
+      } else {
+        fa.add(x, inv[i + 1]);
+        fb.add(y, inv[i + 1]);
+      }
+      // the fronts: [i + 1, w) of blocks -1, 0 | 1, 2 (lanes of a, b); then block 3's
+      // becomes block -1's for the next group
+      const int64_t r = 4 * (i + 1);
+      auto front = [&](int f, Pair& a, Pair& b) {
+        a = Pair{F[f][i + 1], R[f][r]};
+        std::memcpy(&b, R[f] + r + 1, sizeof(Pair));
+        F[f][i + 1] = R[f][r + 3];
+      };
+      Pair sa{}, sb{}, lo_a{}, lo_b{}, hi_a{}, hi_b{}, va{}, vb{};
+      if constexpr (SUM) {
+        Pair a, b;
+        front(kS, a, b);
+        sa = a + fa.sum;
+        sb = b + fb.sum;
+      }
+      if constexpr (MN) {
+        Pair a, b;
+        front(kMn, a, b);
+        lo_a = fa.mn < a ? fa.mn : a;
+        lo_b = fb.mn < b ? fb.mn : b;
+      }
+      if constexpr (MX) {
+        Pair a, b;
+        front(kMx, a, b);
+        hi_a = fa.mx > a ? fa.mx : a;
+        hi_b = fb.mx > b ? fb.mx : b;
+      }
+      if constexpr (MOM) {
+        Pair ma, mb, qa, qb;
+        front(kM, ma, mb);
+        front(kQ, qa, qb);
+        if (i + 1 < w) {  // Chan's formula (at i = w - 1 the front is empty)
+          const Pair da = (fa.c - cfa) + (fa.m - ma), db = (fb.c - cfb) + (fb.m - mb);
+          va = qa + fa.q + da * da * coef[i];
+          vb = qb + fb.q + db * db * coef[i];
+        } else {
+          va = fa.q;
+          vb = fb.q;
+        }
+      }
+      // every statistic of the four windows, as combine_finite()
+      T* tile = tile_.data();  // the windows of every statistic, block by block
+      for (const Out& o : outs_) {
+        const int64_t stat = o.stat;
+        if (stat == kCount && mp_ < 0) {
+          if (!tiled) {
+            for (int g = 0; g < 4; ++g) o.put_count(k0 + g * w + i, C, ch_, w);
+          }
+          continue;
+        }
+        using Q = Quad<T, WIDE>;
+        Q v;
+        if (none || stat == kCount) {
+          v = Q::all(none ? nan : tn);
+        } else if (stat == kSum || stat == kMean) {
+          v = Q::of(sa, sb);
+          if (stat == kMean) v = v / tn;
+        } else if (stat == kMin) {
+          v = Q::of(lo_a, lo_b);
+        } else if (stat == kMax) {
+          v = Q::of(hi_a, hi_b);
+        } else if (denom <= 0) {
+          v = Q::all(nan);
+        } else {
+          v = Q::of(va, vb) / td;
+          if (stat != kVar) {
+            v = v.sqrt_positive();
+            if (stat == kSem) v = v / sq;
+          }
+        }
+        if (tiled) {
+          for (int g = 0; g < 4; ++g) tile[g * w + i] = v[g];
+          tile += 4 * w;
+        } else {
+          T* out = static_cast<T*>(o.base) + ch_ + (k0 + i) * C;
+          for (int g = 0; g < 4; ++g) out[g * wc] = v[g];
+        }
       }
     }
-    for (int g = 0; g < kGroup; ++g) {
-      if (!ok[g]) return false;
+    if (tiled) flush(k0);
+    for (int f = 0; f < 5; ++f) {
+      if (want[f]) F[f][0] = R[f][3];
     }
-    for (int g = 0; g < kGroup; ++g) {
-      pre_[g].c = f[g].c;
-      suf_[g + 1].c = b[g].c;
-      suf_[g + 1].counted = false;
-      combine_finite<SUM, EXT, MOM>(s + g * w, w, suf_[g], pre_[g]);
-    }
-    std::swap(suf_[0], suf_[kGroup]);
+    fr.c = bb.c[1];
+    fr.counted = false;
     return true;
   }
 
@@ -484,7 +652,8 @@ class SlidingBlocks {
     bool prev_finite = false;
     int64_t single = 0;  // blocks to take one at a time (after a group found a non-finite point)
     for (int64_t s = 0; s < len_;) {
-      if (w_ <= kGroupWidth && s > 0 && prev_finite && single == 0 && s + kGroup * w_ <= len_) {
+      if (w_ <= kGroupWidth && s > 0 && s >= lead_ && prev_finite && single == 0 &&
+          s + kGroup * w_ <= len_) {
         if (group<SUM, EXT, MOM>(s)) {
           s += kGroup * w_;
           continue;
@@ -506,9 +675,14 @@ class SlidingBlocks {
   const std::vector<Out>& outs_;
   bool omit_;
   int64_t ddof_, mp_;
-  bool sum_ = false, ext_ = false, mom_ = false;
+  bool sum_ = false, ext_ = false, mom_ = false, want_min_ = false, want_max_ = false;
+#if JAXSUBSET_AVX2_CLONE
+  bool avx2_ = __builtin_cpu_supports("avx2");
+#endif
   std::vector<double> inv_, coef_;
-  std::vector<Side> pre_, suf_;  // kGroup prefix sides; the front, then kGroup suffix sides
+  std::vector<Side> pre_, suf_;  // a block's prefix side; the front, then the block's suffix
+  std::vector<double> rows_[5];   // group(): sum, min, max, m, q of four suffixes a row
+  std::vector<T> tile_;           // group(): its windows' results, per statistic and block
   std::vector<T> vals_;
 };
 

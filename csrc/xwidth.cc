@@ -67,6 +67,12 @@ struct WideBound {  // D = float64: the rounded difference, compared with x wide
   const X* x;
   double w;
   bool lo_right;
+  // row j below row i's bound (advance's test)
+  JAXSUBSET_INLINE bool below(int64_t i, int64_t j) const {
+    const double s = static_cast<double>(x[i]) + (-w);
+    const double v = static_cast<double>(x[j]);
+    return lo_right ? v <= s : v < s;
+  }
   JAXSUBSET_INLINE void advance(int64_t i, int64_t& p, int64_t len) const {
     const double s = static_cast<double>(x[i]) + (-w);
     const X* xs = x;
@@ -82,6 +88,14 @@ struct NarrowBound {  // D = float32: x[i] - w == s + err exactly (TwoSum)
   const float* x;
   float b;  // -width
   bool lo_right;
+  JAXSUBSET_INLINE bool below(int64_t i, int64_t j) const {
+    const float a = x[i];
+    const float s = a + b;
+    const float z = s - a;
+    const float err = (a - (s - z)) + (b - z);
+    const bool tie = lo_right ? err >= 0 : err > 0;
+    return (x[j] < s) | ((x[j] == s) & tie);
+  }
   JAXSUBSET_INLINE void advance(int64_t i, int64_t& p, int64_t len) const {
     const float a = x[i];
     const float s = a + b;
@@ -99,6 +113,13 @@ struct IntBound {  // the exact difference: below every value where a < t (or `b
   const X* x;
   X wrap, t;
   bool big, lo_right;
+  JAXSUBSET_INLINE bool below(int64_t i, int64_t j) const {
+    using U = std::make_unsigned_t<X>;
+    const X a = x[i];
+    if (big || a < t) return false;
+    const X key = static_cast<X>(static_cast<U>(a) - static_cast<U>(wrap));
+    return lo_right ? x[j] <= key : x[j] < key;
+  }
   JAXSUBSET_INLINE void advance(int64_t i, int64_t& p, int64_t len) const {
     using U = std::make_unsigned_t<X>;
     const X a = x[i];
@@ -382,20 +403,35 @@ void xwidth_bounds(const XWidth& a, I* start, I* count) {
 }
 
 int64_t xwidth_fixed(const XWidth& a) {
-  if (!a.hi_right || a.len <= 0) return 0;
+  if (!a.hi_right || a.len <= 0) return 0;  // (hi_right: row i's window ends at i)
   int64_t w = 0;
   visit(a, [&](auto& walk) {
-    int64_t width = 0;  // known from the first window that does not start at 0
-    for (int64_t i = 0; i < a.len; ++i) {
-      int64_t s, e;
+    // the first window that does not start at row 0, [i + 1 - width, i], gives the width;
+    // the rows before it ([0, j], j < i) are trailing windows of `width` rows only if none
+    // holds more, i.e. if it starts at row 1
+    int64_t i = 0, s = 0, e = 0;
+    for (; i < a.len; ++i) {
       walk.next(i, s, e);
-      if (width == 0) {
-        if (s == 0) continue;
-        width = e - s;
-      }
-      if (s != i + 1 - width) return;
+      if (s != 0) break;
     }
-    w = width == 0 ? a.len : width;
+    if (i == a.len) {  // every window starts at row 0
+      w = a.len;
+      return;
+    }
+    if (s != 1) return;
+    const int64_t width = e - s;
+    // every later row i: its start is i + 1 - width (>= 1) exactly where row i - width is
+    // below its bound and row i + 1 - width is not (x sorted: the rows below a bound are a
+    // prefix); tested without the walk, a block of rows at a time
+    for (++i; i < a.len;) {
+      const int64_t stop = std::min(a.len, i + 4096);
+      bool ok = true;
+      for (; i < stop; ++i) {
+        ok &= walk.bound.below(i, i - width) & !walk.bound.below(i, i + 1 - width);
+      }
+      if (!ok) return;
+    }
+    w = width;
   });
   return w;
 }

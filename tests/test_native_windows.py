@@ -406,3 +406,20 @@ def test_xwidth_kernel_on_an_evenly_spaced_axis(width, mp, policy):
     for s in stats:
         np.testing.assert_array_equal(np.asarray(far[s])[outside], np.asarray(nat[s])[outside],
                                       err_msg=s)  # fmt: skip
+
+
+@pytest.mark.parametrize(("head", "width"), [(3, 5.0), (1, 5.0), (6, 25.0)])
+def test_xwidth_kernel_axis_fixed_only_after_a_gap(head, width):
+    # evenly spaced after a gap: every window past the gap holds the same rows, the ones
+    # before it hold more (all the head's rows): not windows of a fixed number of rows, so
+    # the block loop must not take them (it did: the head's windows were cut to w rows)
+    pd = pytest.importorskip("pandas")
+    x = np.concatenate([0.1 * np.arange(head), 10.0 * np.arange(1, 60)]).astype(FLOAT)
+    y = (np.arange(len(x)) + 1.0).astype(FLOAT)[:, None]
+    stats = ("count", "sum", "mean", "max", "median", "first")
+    nat = _xw(x, y, width, stats, "native", capacity=64)
+    ref = _xw(x, y, width, stats, "reference", capacity=64)
+    _assert_road_equal(nat, ref, stats)
+    want = pd.Series(y[:, 0], index=pd.to_datetime(x.astype(float), unit="s"))
+    np.testing.assert_allclose(np.asarray(nat["sum"], float)[:, 0],
+                               want.rolling(f"{width}s").sum().to_numpy())  # fmt: skip
