@@ -17,8 +17,11 @@
 // by the same arithmetic, so a window of finite points gets the same bits on every road.
 #include <algorithm>
 #include <cmath>
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "kernels.h"
@@ -41,6 +44,17 @@ using lanes::PairAcc;
 using lanes::Quad;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+#if JAXSUBSET_AVX2_CLONE
+// an environment variable set to off/0/false/no (any case)
+inline bool env_off(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return false;
+  std::string s(v);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s == "off" || s == "0" || s == "false" || s == "no";
+}
+#endif
 
 #include "sliding_partials.h"
 
@@ -419,7 +433,9 @@ class SlidingBlocks {
   int64_t ddof_, mp_;
   bool sum_ = false, ext_ = false, mom_ = false, want_min_ = false, want_max_ = false;
 #if JAXSUBSET_AVX2_CLONE
-  bool avx2_ = __builtin_cpu_supports("avx2");
+  // JAXSUBSET_NATIVE_AVX2=off runs the portable loop on an AVX2 CPU too (read per call, no
+  // global state): the tests compare the two loops' bits on the machine that runs them
+  bool avx2_ = __builtin_cpu_supports("avx2") && !env_off("JAXSUBSET_NATIVE_AVX2");
 #endif
   std::vector<double> inv_, coef_;
   std::vector<Side> pre_, suf_;  // a block's prefix side; the front, then the block's suffix

@@ -204,6 +204,33 @@ def test_the_block_loop_at_block_and_group_edges(w, center, policy):
                                       err_msg=s)  # fmt: skip
 
 
+@pytest.mark.parametrize(("w", "dtype"), [(3, np.float64), (64, np.float32), (257, np.float64)])
+def test_the_portable_and_avx2_block_loops_give_the_same_bits(w, dtype, monkeypatch):
+    # the four-block group loop is compiled twice on x86-64 (any CPU, and AVX2 chosen at run
+    # time); JAXSUBSET_NATIVE_AVX2=off makes the kernel take the portable one here too, so the
+    # two are compared on this machine: the same IEEE operations, the same bits
+    if not X64 and dtype == np.float64:
+        dtype = np.float32
+    y = RNG.normal(5.0, 2.0, (20 * w + 7, 2)).astype(dtype)
+    y[11 * w + 1, 1] = np.nan  # a group that falls back to single blocks
+    kw = dict(min_periods=2, ddof=1)
+
+    def run():
+        f = jax.jit(lambda v: window_statistic(v, w, BLOCK_STATS, method="native", **kw))
+        return {s: np.asarray(v) for s, v in f(y).items()}
+
+    monkeypatch.delenv("JAXSUBSET_NATIVE_AVX2", raising=False)
+    fast = run()
+    monkeypatch.setenv("JAXSUBSET_NATIVE_AVX2", "off")
+    portable = run()
+    for s in BLOCK_STATS:
+        np.testing.assert_array_equal(fast[s], portable[s], err_msg=s)
+    # and both are the windows: the tree road's within a few ulps
+    ref = window_statistic(y, w, ("mean", "std"), method="tree", **kw)
+    for s in ("mean", "std"):
+        np.testing.assert_allclose(portable[s], np.asarray(ref[s]), rtol=64 * EPS, atol=64 * EPS)
+
+
 # --- x-width windows resolved by the kernel (jaxsubset_xwidth_stats) -----------------------
 
 XW_TARGET = "jaxsubset_xwidth_stats"
