@@ -66,11 +66,11 @@ from ._core import (
     time_kind,
     timedelta_to_ns,
     traced_array,
-    wide,
 )
 from ._native import _ewm as _native_ewm
 from ._stats import as_y, raise_on_nan
 from .reduce import check_statistics, float_dtype
+from .resolve import wide
 
 
 EWM_STATISTICS = ("mean", "var", "std")

@@ -21,7 +21,6 @@ from ._core import (
     now_or_traced,
     static_int,
     time_kind,
-    wide,
     window_width,
 )
 from ._native import STATISTICS as NATIVE_STATISTICS, native_xwidth
@@ -58,6 +57,7 @@ from .resolve import (
     guard_width,
     resolve_rolling,
     sides,
+    wide,
     width_operand,
 )
 
