@@ -31,7 +31,7 @@ from ._statistics import (
     reduce_ranges,
     reduce_sliding,
 )
-from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
+from ._stats import as_y, bucketed_reduce, needs_capacity, public_names, raise_on_nan
 from .reduce import (
     DEFAULT_DDOF,
     ORDER,
@@ -346,7 +346,7 @@ def reduce_windows(
         if needs_capacity(stats, method, func):
             cap = median_capacity(r.count, capacity, None, func)
         args = (stats, min_periods, np.dtype(fdt))
-        res = bucketed(
+        res = bucketed_reduce(
             y, r, stats, single, ddof, omit, method, cap, func, want, finish, args, "windows"
         )
         return public_names(res, names, stats, single)
