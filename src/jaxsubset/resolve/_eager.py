@@ -51,7 +51,7 @@ def pad_batch(batch: Any, n: int, rows: bool = False) -> tuple[tuple[int, ...], 
 def cut(out: Any, k: int | None, shape: tuple[int, ...], capacity: int | None) -> Any:
     """The real results of a bucketed call, the first ``k`` rows (None: an unpadded scalar
     batch) in the batch ``shape``: ``(start, count)`` -> :class:`Ranges`, :class:`Subsets`
-    (``capacity`` slots), an array of per-subset values."""
+    (``capacity`` slots), an array of per-subset values, a dict of them."""
     if isinstance(out, Subsets):
         if k is None:
             return out
@@ -59,9 +59,9 @@ def cut(out: Any, k: int | None, shape: tuple[int, ...], capacity: int | None) -
         return cut_subsets(out, k, shape, capacity)
     if isinstance(out, tuple):
         return cut_ranges(out, shape)
-    if isinstance(out, dict):  # per-subset results by name, each (K, *result)
-        return {key: _bucket.unpad(v, k, shape + v.shape[1:]) for key, v in out.items()}
     rows = int(np.prod(shape))
+    if isinstance(out, dict):  # per-subset results by name, each (K, *result)
+        return {key: _bucket.unpad(v, rows, shape + v.shape[1:]) for key, v in out.items()}
     return jax.device_put(np.asarray(out).reshape(-1)[:rows].reshape(shape))  # no program
 
 
