@@ -14,6 +14,15 @@ Measures issue 28's "What must show" targets on the source, without running anyt
   counted as distinct ``(X, a)``; and every name with a leading underscore imported from
   another package at all.
 
+- ``is_traced(`` forks outside the places the issue allows them (the resolve layer's exact
+  key handling, ``resolve/_keys`` and ``resolve/_exact``; the trace helpers themselves,
+  ``_core/_trace``; the eager decorator, ``resolve/_eager``);
+- private keywords (a leading underscore) in the signatures of the public functions;
+- ``--walk``: the calls made by ``select`` and ``rolling_statistic`` (eagerly and under
+  ``jit``), traced with ``sys.setprofile``: the modules visited, and every call from a layer
+  into a layer above it that is not a callback (a lambda or a nested function handed down:
+  ``now_or_traced``'s branches, the eager decorator's traced function).
+
 Packages are the folders: the top-level ``jaxsubset`` modules, ``resolve/``, ``reduce/``,
 ``_core/``, ``_statistics/``, ``_native/``, ``_streaming/``, ``cli/``. Exits 1 when a limit
 is exceeded (``--strict``), so it can run in CI.
@@ -144,11 +153,123 @@ def public_functions() -> dict[str, int]:
     return found
 
 
+FORKS_ALLOWED = ("resolve/_keys.py", "resolve/_exact.py", "_core/_trace.py", "resolve/_eager.py")
+
+# the layers, bottom up (a package's rank; the public modules are the top-level ones)
+RANK = {
+    "jaxsubset._base": 0,
+    "jaxsubset._core": 1,
+    "jaxsubset._native": 2,
+    "jaxsubset.reduce": 3,
+    "jaxsubset._subsets": 4,
+    "jaxsubset.resolve": 5,
+    "jaxsubset._statistics": 5,
+    "jaxsubset": 6,
+    "jaxsubset._streaming": 7,
+    "jaxsubset.cli": 8,
+}
+
+
+def forks() -> dict[str, int]:
+    """``file -> number of is_traced( calls`` outside :data:`FORKS_ALLOWED`."""
+    found = {}
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        n = path.read_text().count("is_traced(") - path.read_text().count("def is_traced(")
+        if n and rel not in FORKS_ALLOWED:
+            found[rel] = n
+    return found
+
+
+def private_keywords() -> list[str]:
+    """``function(keyword)`` for every public function with a keyword starting with ``_``."""
+    import jaxsubset
+    import jaxsubset.ranges
+
+    bad = []
+    for owner in (jaxsubset, jaxsubset.ranges):
+        for n in owner.__all__:
+            obj = getattr(owner, n)
+            if not callable(obj) or inspect.isclass(obj):
+                continue
+            try:
+                params = inspect.signature(obj).parameters
+            except (TypeError, ValueError):
+                continue
+            bad += [f"{owner.__name__}.{n}({p})" for p in params if p.startswith("_")]
+    return bad
+
+
+def rank(module: str) -> int | None:
+    parts = module.split(".")
+    for k in (2, 1):
+        if ".".join(parts[:k]) in RANK and (k == 2 or len(parts) <= 2):
+            return RANK[".".join(parts[:k])]
+    return None
+
+
+def walk(call) -> tuple[list[str], list[str]]:
+    """``(modules visited in order, calls climbing back up)`` while ``call()`` runs."""
+    visited: list[str] = []
+    climbs: list[str] = []
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        callee = frame.f_globals.get("__name__", "")
+        if rank(callee) is None:
+            return
+        if not visited or visited[-1] != callee:
+            visited.append(callee)
+        back = frame.f_back
+        caller = back.f_globals.get("__name__", "") if back is not None else ""
+        rc, re = rank(caller), rank(callee)
+        code = frame.f_code
+        handed = "<locals>" in code.co_qualname or code.co_name == "<lambda>"
+        if rc is not None and re > rc and not handed:
+            climbs.append(f"{caller}:{back.f_lineno} -> {callee}.{code.co_qualname}")
+
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return visited, climbs
+
+
+def walks() -> None:
+    import jax
+    import numpy as np
+
+    import jaxsubset
+
+    x = np.sort(np.random.default_rng(0).uniform(0, 100, 2000))
+    y = np.random.default_rng(1).normal(size=2000)
+    lo = np.linspace(0, 90, 7)
+    cases = {
+        "select (eager)": lambda: jaxsubset.select(x, y, lo, lo + 5.0, capacity=256),
+        "select (jit)": lambda: jax.jit(
+            lambda a, b: jaxsubset.select(a, b, lo, lo + 5.0, capacity=256)
+        )(x, y),
+        "rolling_statistic (eager)": lambda: jaxsubset.rolling_statistic(x, y, 3.0, "mean"),
+        "rolling_statistic (jit)": lambda: jax.jit(
+            lambda a, b: jaxsubset.rolling_statistic(a, b, 3.0, "mean")
+        )(x, y),
+    }
+    for name, call in cases.items():
+        visited, climbs = walk(call)
+        mods = sorted(set(visited))
+        print(f"walk of {name}: {len(mods)} modules, {len(visited)} visits, {len(climbs)} climbs")
+        for c in dict.fromkeys(climbs):
+            print(f"  climb: {c}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="list every cross-package import")
     parser.add_argument("--literal", action="store_true", help="count private packages too")
     parser.add_argument("--strict", action="store_true", help="exit 1 over a limit")
+    parser.add_argument("--walk", action="store_true", help="trace select / rolling_statistic")
     args = parser.parse_args()
     sizes = {n: len(p.read_text().splitlines()) for n, p in modules().items()}
     big = {n: s for n, s in sizes.items() if s > MAX_MODULE}
@@ -169,7 +290,17 @@ def main() -> int:
     print(f"underscore names imported across packages: {len(underscored)}")
     for u in underscored:
         print(f"  {u}")
-    over = big or long or len(pairs) >= 10 or underscored
+    fk = forks()
+    print(f"is_traced( forks outside {', '.join(FORKS_ALLOWED)}: {sum(fk.values())}")
+    for f, c in fk.items():
+        print(f"  {c:4d}  {f}")
+    pk = private_keywords()
+    print(f"private keywords in public signatures: {len(pk)}")
+    for k in pk:
+        print(f"  {k}")
+    if args.walk:
+        walks()
+    over = big or long or len(pairs) >= 10 or underscored or fk or pk
     return 1 if args.strict and over else 0
 
 

@@ -221,7 +221,7 @@ def _lengths_then_new_bucket(call, program: str) -> None:
 def test_range_statistic_compiles_once_per_bucket():
     _lengths_then_new_bucket(
         lambda x, y: jaxsubset.range_statistic(y, jaxsubset.ranges.chunks(x, 5), ("mean", "std")),
-        "_padded_reduce",
+        "eager_reduce",
     )
     # the number of ranges too: 10, 20, 40 ranges share the bucket of 64 (ranges without a
     # static bound on their length: the tree's folds, the same bits for any number of ranges)
@@ -229,7 +229,7 @@ def test_range_statistic_compiles_once_per_bucket():
         for k in (10, 20, 40):
             r = jaxsubset.ranges.chunks(np.ones(1000), k)
             jaxsubset.range_statistic(np.ones(1000, FLOAT), jaxsubset.Ranges(r.start, r.count))
-    assert seen.of("_padded_reduce") == 1
+    assert seen.of("eager_reduce") == 1
 
 
 TOL = 1e-5 if FLOAT == np.float32 else 1e-12
@@ -262,7 +262,7 @@ def test_few_long_ranges_take_the_padded_road(monkeypatch):
         r = jaxsubset.ranges.chunks(x, k)
         with compilations() as seen:
             got = jaxsubset.range_statistic(y, r, stats, q=0.25, ddof=1)
-        programs.append(seen.of("_padded_reduce"))
+        programs.append(seen.of("eager_reduce"))
         with monkeypatch.context() as m:
             m.setenv("JAXSUBSET_BUCKETS", "off")
             off = jaxsubset.range_statistic(y, r, stats, q=0.25, ddof=1)
@@ -287,7 +287,7 @@ def test_few_long_ranges_take_the_padded_road(monkeypatch):
 
 def test_rolling_statistic_compiles_once_per_bucket():
     call = lambda x, y: jaxsubset.rolling_statistic(x, y, 4.0, "mean")  # noqa: E731
-    _lengths_then_new_bucket(call, "_padded_reduce")
+    _lengths_then_new_bucket(call, "eager_reduce")
     _lengths_then_new_bucket(call, "eager_windows")
 
 
@@ -578,7 +578,7 @@ def test_binned_statistic_bins_of_every_kind_are_bucketed(kind, monkeypatch):
         "_binned_core",
     )
     # int x in 32-bit mode whose equal bins float32 cannot hold: the bins are found as in
-    # 64-bit mode (jaxsubset._core._exact, a program of its own), the statistic in 32-bit
+    # 64-bit mode (jaxsubset.resolve._exact, a program of its own), the statistic in 32-bit
     first = 2 if kind == "int" and not jax.config.jax_enable_x64 else 1
     assert counts == [first, 0, 0]
 
@@ -676,7 +676,7 @@ def test_index_ranges_compile_once_per_bucket():
         for k in (10, 11, 12):
             lo = np.linspace(0.0, 900.0, k)
             jaxsubset.range_statistic(y, jaxsubset.ranges.select(x, lo, lo + 20.0), "mean")
-    assert len(seen) <= 2 and seen.of("_padded_reduce") <= 1
+    assert len(seen) <= 2 and seen.of("eager_reduce") <= 1
 
 
 def test_rolling_with_array_widths_is_bucketed():

@@ -2,7 +2,7 @@
 numerics, bool/tz-aware/infinite/subnormal axes, and the conventions kept.
 
 In JAX's default 32-bit mode float64 positions far from zero (Unix-epoch seconds), int64 beyond
-int32 and time axes are resolved as in 64-bit mode (``jaxsubset._core._exact``): every test here
+int32 and time axes are resolved as in 64-bit mode (``jaxsubset.resolve._exact``): every test here
 checks the right answer against an independent reference (NumPy, pandas, SciPy, polars, exact
 Python arithmetic), or a clear error naming the argument. The property test draws the axes;
 the regression tests pin every case of the issue (each failed before its fix). Lengths are

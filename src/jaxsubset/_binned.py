@@ -18,8 +18,6 @@ from ._core import (
     Array,
     ArrayLike,
     as_x,
-    binned_exact,
-    binned_wide,
     check_int_fits,
     check_nan_policy,
     device_array,
@@ -36,6 +34,7 @@ from .reduce import (
     check_pairs,
     with_quantile,
 )
+from .resolve import binned_exact, binned_wide
 
 
 # ---------------------------------------------------------------------------- binned_statistic

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _native
 from ._bin_numbers import binnumber, binnumber_jit, bounds
-from ._core import Array, bucketing as _bucket, index_dtype, is_traced, static_int
+from ._core import Array, bucketing as _bucket, index_dtype, now_or_traced, static_int
 from ._native import native_bins
 from ._statistics import clean_labels, group_by_label, reduce_labels, reduce_ranges, sorted_bins
 from ._subsets import gather_padded
@@ -228,6 +228,52 @@ def _binned_core(
     return jnp.where((count > capacity)[:, None], jnp.nan, res), d
 
 
+def sortedness(x: Array, x_sorted: bool | None, func: str) -> bool:
+    """Whether ``x`` is ascending: detected when ``x_sorted`` is None, a promise checked where
+    it is free (concrete ``x``: no wrong bins), and False for a traced ``x`` not promised."""
+
+    def on_host(v: Array) -> bool:
+        if x_sorted is False:
+            return False
+        np_x = np.asarray(v)
+        down = np_x[1:] < np_x[:-1]
+        if x_sorted is None:
+            return not bool(down.any())
+        if down.any():
+            i = int(np.argmax(down))
+            a, b = np_x[i].item(), np_x[i + 1].item()
+            raise ValueError(
+                f"{func}: `x_sorted=True` promises ascending `x`, but x[{i}]={a!r} > "
+                f"x[{i + 1}]={b!r}; pass x_sorted=None (detected) or False"
+            )
+        return True
+
+    return now_or_traced(x, on_host, lambda _: bool(x_sorted))
+
+
+def largest_bin(
+    x: Array,
+    edges: Array,
+    dec: Array,
+    uniform: bool,
+    padded: tuple[Array, Array, Array | None] | None,
+) -> int:
+    """The most points of a bin of concrete positions, rounded up to a power of two (few
+    distinct compilations); ``padded``: the eager buckets' ``(x, edges, nbins)``."""
+    if padded is None:
+        d = np.asarray(binnumber_jit(x, edges, dec, uniform))
+    else:
+        d = np.asarray(binnumber_jit(padded[0], padded[1], dec, uniform, padded[2]))
+    d = d[: x.shape[0]]
+    big = int(np.bincount(d, minlength=edges.shape[0] + 1)[1:-1].max(initial=1))
+    return 1 << (max(big, 1) - 1).bit_length()
+
+
+def none(_: Any) -> None:
+    """The traced side of a value only the host can compute: none (the caller decides)."""
+    return None
+
+
 def binned_run(
     x: Array,
     values: Array,
@@ -246,22 +292,7 @@ def binned_run(
     func = "binned_statistic"
     n_pts = x.shape[0]
     nbins = edges.shape[0] - 1
-    if x_sorted is None:
-        if is_traced(x):
-            x_sorted = False
-        else:
-            np_x = np.asarray(x)
-            x_sorted = bool(np_x.size < 2 or np.all(np_x[1:] >= np_x[:-1]))
-    elif x_sorted and not is_traced(x):  # a promise checked where it is free: no wrong bins
-        np_x = np.asarray(x)
-        down = np_x[1:] < np_x[:-1]
-        if down.any():
-            i = int(np.argmax(down))
-            a, b = np_x[i].item(), np_x[i + 1].item()
-            raise ValueError(
-                f"{func}: `x_sorted=True` promises ascending `x`, but x[{i}]={a!r} > "
-                f"x[{i + 1}]={b!r}; pass x_sorted=None (detected) or False"
-            )
+    x_sorted = sortedness(x, x_sorted, func)
     x_sorted = bool(x_sorted) and n_pts > 0  # no points: the scatter road handles it simply
     blocks = False
     if fn is None:  # the road choice, asked here at the boundary (recorded by explain)
@@ -284,16 +315,11 @@ def binned_run(
         top = np.inf if jnp.issubdtype(edges.dtype, jnp.floating) else fill
         padded = xp, _bucket.pad(edges, pad_to, top), jnp.asarray(nbins, index_dtype())
     if fn is not None or method == "reference":
-        if capacity is None and not is_traced((x, edges, dec)):
-            # the largest bin, rounded up to a power of two (few distinct compilations)
-            if padded is None:
-                d = np.asarray(binnumber_jit(x, edges, dec, uniform))
-            else:
-                d = np.asarray(binnumber_jit(padded[0], padded[1], dec, uniform, padded[2]))
-            d = d[:n_pts]
-            big = int(np.bincount(d, minlength=nbins + 2)[1:-1].max(initial=1))
-            capacity = 1 << (max(big, 1) - 1).bit_length()
-        elif capacity is None and fn is not None:
+        if capacity is None:  # the largest bin when the positions are concrete
+            capacity = now_or_traced(
+                (x, edges, dec), lambda _: largest_bin(x, edges, dec, uniform, padded), none
+            )
+        if capacity is None and fn is not None:
             raise TypeError(
                 f"{func}: a callable `statistic` needs a static `capacity` under jit; "
                 "compute it eagerly (the largest bin count) and pass capacity=..."

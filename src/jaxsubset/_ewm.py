@@ -66,11 +66,11 @@ from ._core import (
     time_kind,
     timedelta_to_ns,
     traced_array,
-    wide,
 )
 from ._native import _ewm as _native_ewm
 from ._stats import as_y, raise_on_nan
-from .reduce import check_statistics, float_dtype
+from .reduce import check_statistics, float_dtype, std_statistic
+from .resolve import wide
 
 
 EWM_STATISTICS = ("mean", "var", "std")
@@ -359,8 +359,7 @@ def scan_statistics(
             var, ok = v / jnp.where(e > 0, e, 1), e > 0
         var = jnp.where(good & ok & (pos + neg == 0), jnp.maximum(var, 0), nan)
         out["var"] = var
-        pos_var = var > 0
-        out["std"] = jnp.where(pos_var, jnp.sqrt(jnp.where(pos_var, var, 1)), var)
+        out["std"] = std_statistic(var)
     return {s: out[s] for s in stats}
 
 

@@ -21,7 +21,6 @@ from ._core import (
     now_or_traced,
     static_int,
     time_kind,
-    wide,
     window_width,
 )
 from ._native import STATISTICS as NATIVE_STATISTICS, native_xwidth
@@ -32,7 +31,7 @@ from ._statistics import (
     reduce_ranges,
     reduce_sliding,
 )
-from ._stats import as_y, bucketed, needs_capacity, public_names, raise_on_nan
+from ._stats import as_y, bucketed_reduce, needs_capacity, public_names, raise_on_nan
 from .reduce import (
     DEFAULT_DDOF,
     ORDER,
@@ -58,6 +57,7 @@ from .resolve import (
     guard_width,
     resolve_rolling,
     sides,
+    wide,
     width_operand,
 )
 
@@ -346,7 +346,7 @@ def reduce_windows(
         if needs_capacity(stats, method, func):
             cap = median_capacity(r.count, capacity, None, func)
         args = (stats, min_periods, np.dtype(fdt))
-        res = bucketed(
+        res = bucketed_reduce(
             y, r, stats, single, ddof, omit, method, cap, func, want, finish, args, "windows"
         )
         return public_names(res, names, stats, single)

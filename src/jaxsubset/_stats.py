@@ -1,10 +1,8 @@
 """Statistics over index ranges: :func:`range_statistic`, on the one dispatcher."""
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -15,7 +13,6 @@ from ._core import (
     check_int_fits,
     check_nan_policy,
     device_array,
-    index_dtype,
     nan_guard,
     now_or_traced,
     static_int,
@@ -34,7 +31,7 @@ from .reduce import (
     road,
     with_quantile,
 )
-from .resolve import Ranges, pieces_of
+from .resolve import Ranges, bucketed, pieces_of
 
 
 def check_statistic(statistic: Any, func: str) -> str:
@@ -166,9 +163,9 @@ def range_statistic(
     if _bucket.bucketed(y, ranges):
         if cap is not None and capacity is None:  # few distinct capacities: few programs
             cap = 1 << (cap - 1).bit_length()
-        res = bucketed(y, ranges, stats, single, ddof, nan_policy == "omit", method, cap, func)
+        omit = nan_policy == "omit"
+        res = bucketed_reduce(y, ranges, stats, single, ddof, omit, method, cap, func)
         return public_names(res, names, stats, single)
-    batch = ranges.batch_shape
     ch = tuple(y.shape[1:])
     start, count = jnp.broadcast_arrays(ranges.start, ranges.count)
     batch = tuple(count.shape)
@@ -217,7 +214,7 @@ def public_names(res: Any, names: tuple[str, ...], keys: tuple[str, ...], single
     return {n: res[k] for n, k in zip(names, keys, strict=True)}
 
 
-def bucketed(
+def bucketed_reduce(
     y: Array,
     ranges: Ranges,
     stats: tuple[str, ...],
@@ -232,72 +229,46 @@ def bucketed(
     finish_args: tuple = (),
     kind: str = "ranges",
 ) -> Array | dict[str, Array]:
-    """An eager :func:`range_statistic` as one jitted program per bucket of shapes.
+    """An eager :func:`range_statistic`: :func:`eager_reduce`, one program per bucket of shapes.
 
-    ``y`` is padded with zero rows to ``bucket(N)`` and the ranges, first clipped to the real
-    ``[0, N)`` (so no padding row is inside any range), with empty ranges to ``bucket(K)``;
-    the results are sliced back. The default capacity is rounded up to a power of two.
-    ``want`` (default ``stats``) are reduced, then ``finish(out, count, *finish_args)`` (a
-    module-level function: it is a static argument) turns them into ``stats`` in the same
-    program (:func:`jaxsubset.rolling_statistic`'s ``min_periods``). ``kind``: the
-    request's kind for the road choice (``"windows"`` from ``rolling_statistic``).
+    The eager decorator (:func:`jaxsubset.resolve.bucketed`) pads ``y`` with zero rows to
+    ``bucket(N)`` and the ranges to ``bucket(K)`` (N's buckets when ``K == N``, a window per
+    point); :func:`eager_reduce` clips the ranges to the real ``[0, N)`` (so no padding row
+    is inside any range), and the results are cut back to the real batch. The road is chosen
+    from the real K and N (``padded``), and every road's result for a range depends only on
+    its own points (the padded road's sums in a fixed order), so the padding ranges change no
+    bit. ``want`` (default ``stats``) are reduced, then ``finish(out, count, *finish_args)``
+    (a module-level function: it is a static argument) turns them into ``stats`` in the same
+    program (:func:`jaxsubset.rolling_statistic`'s ``min_periods``). ``kind``: the request's
+    kind for the road choice (``"windows"`` from ``rolling_statistic``).
     """
-    n, ch = y.shape[0], tuple(y.shape[1:])
+    n = y.shape[0]
     start, count = np.broadcast_arrays(np.asarray(ranges.start), np.asarray(ranges.count))
-    batch = tuple(count.shape)
-    start, count = start.reshape(-1), count.reshape(-1)
-    k = count.shape[0]
-    c = int(np.prod(ch))
-    y2 = np.asarray(y).reshape(n, c) if _bucket.on_host(y) else y.reshape(n, c)
     bound = range_bound(ranges.max_count, n)  # the unbucketed call's bound and road
     request = Request(func, kind, stats, method, ddof, omit, cap)
-    padded = choose(request, k=k, n=n, bound=bound, capacity=cap).padded
-    # the number of ranges is bucketed too (K = N, a window per point: N's buckets); the road
-    # is chosen from the real K and N (``padded``), and every road's result for a range
-    # depends only on its own points (the padded road's sums in a fixed order), so the
-    # empty padding ranges change no bit
-    kb = _bucket.bucket(k, _bucket.MIN_N if k == n else _bucket.MIN_K)
-    out = _padded_reduce(
-        _bucket.pad(y2, _bucket.bucket(n)),
-        _bucket.pad(start, kb),
-        _bucket.pad(count, kb),
-        jnp.asarray(n, index_dtype()),
-        stats=want or stats,
-        ddof=ddof,
-        omit=omit,
-        method=method,
-        capacity=cap,
-        bound=bound,
-        padded=padded,
-        func=func,
-        finish=finish,
+    padded = choose(request, k=count.size, n=n, bound=bound, capacity=cap).padded
+    res = eager_reduce(
+        None, y, (start, count), want=want or stats, stats=stats, ddof=ddof, omit=omit,
+        method=method, capacity=cap, bound=bound, padded=padded, func=func, finish=finish,
         finish_args=finish_args,
-    )
-    res = {s: _bucket.unpad(out[s], k, result_shape(s, batch, ch)) for s in stats}
+    )  # fmt: skip
     return res[stats[0]] if single else res
 
 
-@functools.partial(
-    jax.jit,
+@bucketed(
     static_argnames=(
-        "stats",
-        "ddof",
-        "omit",
-        "method",
-        "capacity",
-        "bound",
-        "padded",
-        "func",
-        "finish",
-        "finish_args",
+        "want", "stats", "ddof", "omit", "method", "capacity", "bound", "padded", "func",
+        "finish", "finish_args",
     ),
-)
-def _padded_reduce(
+    rows=True,
+)  # fmt: skip
+def eager_reduce(
+    x: None,
     y: Array,
-    start: Array,
-    count: Array,
+    ranges: tuple[Array, Array],
     n: Array,
     *,
+    want: tuple[str, ...],
     stats: tuple[str, ...],
     ddof: int,
     omit: bool,
@@ -309,22 +280,16 @@ def _padded_reduce(
     finish: Callable | None = None,
     finish_args: tuple = (),
 ) -> dict[str, Array]:
-    """:func:`reduce_ranges` over ``y`` padded past its ``n`` real rows (see :func:`bucketed`)."""
-    start, count = clip_ranges(start, count, n)
+    """:func:`reduce_ranges` of ``y`` ``(rows, *ch)`` past its ``n`` real rows over flat
+    ``ranges`` (see :func:`bucketed_reduce`): ``{statistic: (K, *result)}``."""
+    start, count = clip_ranges(ranges[0], ranges[1], n)
+    ch = tuple(y.shape[1:])
     out = reduce_ranges(
-        y,
-        start,
-        count,
-        stats,
-        ddof=ddof,
-        omit=omit,
-        method=method,
-        capacity=capacity,
-        bound=bound,
-        padded=padded,
-        func=func,
-    )
-    return out if finish is None else finish(out, count, *finish_args)
+        y.reshape(y.shape[0], int(np.prod(ch))), start, count, want, ddof=ddof, omit=omit,
+        method=method, capacity=capacity, bound=bound, padded=padded, func=func,
+    )  # fmt: skip
+    out = out if finish is None else finish(out, count, *finish_args)
+    return {s: out[s].reshape(result_shape(s, count.shape, ch)) for s in stats}
 
 
 def raise_on_nan(values: Array, func: str, name: str) -> Array:

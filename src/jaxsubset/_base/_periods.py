@@ -1,7 +1,7 @@
 """Periods and durations written as text (``"1M"``, ``"1Q"``, ``"7D"``, ``"12h"``), without JAX.
 
 :func:`parse_period` and the duration units live here, apart from the time axes of
-:mod:`jaxsubset._core._axis` (which re-exports them), so that the command can check ``--width 7D``
+:mod:`jaxsubset._core._axis` (which uses them), so that the command can check ``--width 7D``
 and ``--bins 1M`` against a file's header before it imports jax.
 """
 

@@ -1,4 +1,4 @@
-"""The foundations every layer stands on: typing, validation, axis keys, exact positions,
+"""The foundations every layer stands on: typing, validation, axis keys,
 trace helpers, run-time checks, eager bucket sizes and the reductions with one meaning on
 every backend (NaN-keeping min/max, float sums in one fixed order).
 
@@ -32,14 +32,6 @@ from ._checks import (
     error_if as error_if,
     nan_guard as nan_guard,
     reraise as reraise,
-)
-from ._exact import (
-    binned_exact as binned_exact,
-    binned_wide as binned_wide,
-    exact_positions as exact_positions,
-    exact_subsets as exact_subsets,
-    held_in as held_in,
-    wide as wide,
 )
 from ._reduce import (
     centre as centre,
@@ -97,8 +89,6 @@ __all__ = [
     "as_x",
     "as_xy",
     "bin_edges",
-    "binned_exact",
-    "binned_wide",
     "bound_array",
     "bucketing",
     "check_closed",
@@ -113,9 +103,6 @@ __all__ = [
     "eager",
     "error_if",
     "exact_array",
-    "exact_positions",
-    "exact_subsets",
-    "held_in",
     "index_dtype",
     "int_limits",
     "is_traced",
@@ -133,7 +120,6 @@ __all__ = [
     "to_ns",
     "traced_array",
     "unsorted_x",
-    "wide",
     "window_width",
     "x_to_ns",
 ]

@@ -9,7 +9,7 @@ Every constructor and statistic coerces its bounds and widths here (:func:`concr
 and a plain number on a time axis (which would silently mean nanoseconds) is an error.
 
 Periods (``"1M"``, ``"1Q"``, ``"1Y"``, ``"7D"``, ``"12h"``) are parsed in ``_periods``
-(:func:`parse_period`, re-exported here) and turned into bin edges on the host from concrete x
+(:func:`jaxsubset._base.parse_period`) and turned into bin edges on the host from concrete x
 (:func:`bin_edges`): the library's ``bins="1M"`` and the command's ``--bins 1M`` both come
 from this one place, with pandas ``resample``'s bins.
 """
@@ -22,19 +22,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._base import (  # periods and duration units, without JAX (the command's checks)
-    CALENDAR as CALENDAR,
-    CALENDAR_MONTHS as CALENDAR_MONTHS,
-    DAY_NS as DAY_NS,
-    DURATION as DURATION,
-    MAX_MONTHS as MAX_MONTHS,
-    MAX_NS as MAX_NS,
-    PERIOD as PERIOD,
-    UNIT_ALIASES as UNIT_ALIASES,
-    PeriodError as PeriodError,
-    duration_ns as duration_ns,
-    is_period as is_period,
-    parse_period as parse_period,
-    read_period as read_period,
+    DAY_NS,
+    DURATION,
+    MAX_NS,
+    PeriodError,
+    duration_ns,
+    read_period,
 )
 from ._trace import concrete_only, is_traced as is_traced, now_or_traced
 from ._typing import Array, ArrayLike

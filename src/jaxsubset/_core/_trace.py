@@ -48,7 +48,7 @@ def now_or_traced(
     time; ``traced`` says what replaces the check there (a run-time guard, a JAX form of the
     same computation, or a refusal naming the argument). Every public function's checks go
     through here, so the eager/traced fork is written once (the other forks: the resolver's
-    exact keys, ``resolve/_keys`` and ``_core/_exact``, and the eager decorator,
+    exact keys, ``resolve/_keys`` and ``resolve/_exact``, and the eager decorator,
     ``resolve/_eager``).
 
     Example:

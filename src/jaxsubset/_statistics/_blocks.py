@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .._core import Array, index_dtype, squared_deviations
-from ..reduce import block_size
+from ..reduce import block_size, extreme_statistic, mean_statistic, spread_statistics
 from ._labels import work_dtype
 
 
@@ -170,39 +170,31 @@ def sorted_bins(
         if "sum" in stats:
             out["sum"] = total
         if "mean" in stats:
-            out["mean"] = jnp.where(n > 0, total / safe, jnp.nan)
+            out["mean"] = mean_statistic(n, total)
     for s in ("min", "max"):
         if s in stats:
             ident = jnp.inf if s == "min" else -jnp.inf
             vals = jnp.where(jnp.isnan(yw), ident, yw) if is_float else yw
             red = jnp.min if s == "min" else jnp.max
             ext = b.per_bin(s, ident, red(b.rows(vals), axis=1), b.points(vals))
-            out[s] = jnp.where((n > 0) & ~held_nan, ext, jnp.nan)
+            out[s] = extreme_statistic(n, ext, held_nan)
     if {"var", "std", "sem"} & set(stats):
-        var = _variance(b, yw, n, safe, n_all, ddof, omit, is_float)
-        if "var" in stats:
-            out["var"] = var
-        pos = var > 0
-        std = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
-        if "std" in stats:
-            out["std"] = std
-        if "sem" in stats:
-            out["sem"] = std / jnp.sqrt(safe)
+        q, bad = _m2(b, yw, n, safe, n_all, omit, is_float)
+        out.update(spread_statistics(stats, n, q, ddof, bad))
     return out
 
 
-def _variance(
+def _m2(
     b: Blocks,
     yw: Array,
     n: Array,
     safe: Array,
     n_all: Array,
-    ddof: int,
     omit: bool,
     is_float: bool,
-) -> Array:
-    """Two passes about a shift that is one of each bin's own values (exactly 0 for a
-    constant bin); NaN where ``n - ddof <= 0``, where a NaN is held (without ``omit``) or an
+) -> tuple[Array, Array]:
+    """``(M2, bad)`` per bin in two passes about a shift that is one of each bin's own values
+    (exactly 0 for a constant bin); ``bad`` where a NaN is held (without ``omit``) or an
     infinite value (the first sum is then not finite); no NaN reaches another bin's gradient
     (:func:`squared_deviations`' rule: no derivative flows through the mean, whose own
     contribution is zero)."""
@@ -226,7 +218,4 @@ def _variance(
     q_r = squared_deviations(rows, keep_r, b.bin_of_rows(mean), ok_r, 1)
     ok_p = b.bin_of_points(ok.astype(jnp.int8)) > 0
     dev_p = jnp.where(keep_p & ok_p, pts - b.bin_of_points(mean), 0)
-    q = b.per_bin("add", 0, q_r, dev_p * dev_p)
-    dof = n - ddof
-    var = q / jnp.where(dof > 0, dof, 1).astype(yw.dtype)
-    return jnp.where(ok & (dof > 0), var, jnp.nan)
+    return b.per_bin("add", 0, q_r, dev_p * dev_p), ~jnp.isfinite(s1)

@@ -5,7 +5,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from .._core import Array, index_dtype, is_traced
+from .._core import Array, concrete_only, index_dtype
 from .._native import native_ranges, native_sliding
 from ..reduce import (
     ORDER,
@@ -42,14 +42,13 @@ def median_capacity(count: Array, capacity: Any, max_count: int | None, func: st
         return static_int(capacity, "capacity", func)
     if max_count is not None:
         return max(int(max_count), 1)
-    if is_traced(count):
-        raise TypeError(
-            f"{func}: the median and quantiles (and method='reference') need a static "
-            "`capacity` (the most points of a range) under jit for ranges whose size depends "
-            "on data; compute it outside jit with jaxsubset.required_capacity(ranges.count) "
-            "and pass capacity=..."
-        )
-    cnt = np.asarray(count)
+    message = (
+        f"{func}: the median and quantiles (and method='reference') need a static "
+        "`capacity` (the most points of a range) under jit for ranges whose size depends "
+        "on data; compute it outside jit with jaxsubset.required_capacity(ranges.count) "
+        "and pass capacity=..."
+    )
+    cnt = np.asarray(concrete_only(count, message))
     big = int(cnt.max()) if cnt.size else 1
     return 1 << (max(big, 1) - 1).bit_length()
 

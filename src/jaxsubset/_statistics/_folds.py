@@ -1,9 +1,12 @@
 """The associative folds every road combines partials with: ONE definition per statistic family.
 
 A fold says how two partials combine and what its identity is; the block tree
-(:mod:`._tree`) folds ranges with them and the sliding road (:mod:`._sliding_folds`) adds its
-sub-block prefix/suffix scans on top. Every partial holds only its own points, so a
-combination of partials is a statistic of exactly their points (nothing is subtracted).
+(:mod:`._tree`) folds ranges with them, the sliding road (:mod:`._sliding_folds`) adds its
+sub-block prefix/suffix scans on top, and the label road (:mod:`._labels`) scatters points
+into their bins with the same combination (``scatter``: the name of the ``.at[]`` update that
+applies ``combine`` elementwise) from the same identity (``ident``). Every partial holds only
+its own points, so a combination of partials is a statistic of exactly their points (nothing
+is subtracted).
 """
 
 import jax
@@ -61,6 +64,9 @@ class Fold:
 class Sum(Fold):
     """Sums (counts, sums of values)."""
 
+    scatter = "add"
+    ident = 0
+
     def combine(self, a, b):
         return a + b
 
@@ -73,6 +79,7 @@ class Extreme(Fold):
 
     def __init__(self, which: str):
         self.which = which
+        self.scatter = which
         self.op = jnp.minimum if which == "min" else jnp.maximum
         self.ident = jnp.inf if which == "min" else -jnp.inf
 

@@ -2,12 +2,14 @@
 
 Roads (``_registry.LABEL_ROADS``, chosen only by ``reduce.road("labels", ...)``):
 
-- ``"scatter"`` (the CPU's fast road): scatters into the bins. count/sum by scatter-add, mean
-  = sum / n, var/std in TWO passes about a per-bin shift that is one of the bin's own values
-  (the mean of the shifted values first, then the scatter of squared deviations from it), so
-  a constant or one-point bin has deviations of exactly zero and a variance of exactly 0;
-  min/max by scatter-min/max; the median by a radix select (``_median.segment_median``);
-  sem from the variance. Statistics it has no formula for (first/last) take the sort road.
+- ``"scatter"`` (the pure-JAX CPU road): scatters into the bins with the folds of
+  :mod:`._folds` (``Sum`` by scatter-add, ``Extreme`` by scatter-min/max), then the finishes
+  every road shares (``reduce``: mean, extremes, spread). ``M2`` in TWO passes about a
+  per-bin shift that is one of the bin's own values (the mean of the shifted values first,
+  then the scatter of squared deviations from it), so a constant or one-point bin has
+  deviations of exactly zero and a variance of exactly 0; the median by a radix select
+  (``_median.segment_median``). Statistics it has no formula for (first/last) take the sort
+  road.
 - ``"sort"`` (backend-neutral, the GPU/TPU road): one stable sort by label makes every bin a
   contiguous index range, then the range dispatcher (``reduce_ranges``); the median and the
   quantiles by one sort of (label, value) pairs and the elements of their ranks read by index.
@@ -25,21 +27,25 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from .._core import Array, index_dtype, is_traced
+from .._core import Array, index_dtype, now_or_traced
 from ..reduce import (
     LABEL_ROADS,
     ORDER,
     base_name,
     check_method,
+    extreme_statistic,
     float_dtype,
     is_count,
     key_dtype,
+    mean_statistic,
     quantile_q,
     road as choose_road,
     segment_median,
     sorted_median,
     sorted_quantile,
+    spread_statistics,
 )
+from ._folds import Extreme, Sum
 from ._reference import reference_ranges
 
 
@@ -72,20 +78,17 @@ def group_by_label(y: Array, lab: Array, nbins: int) -> tuple[Array, Array, Arra
     return y[order], slab, bounds[:-1], bounds[1:] - bounds[:-1]
 
 
-def _safe(n: Array, dtype: Any) -> Array:
-    return jnp.where(n > 0, n, 1).astype(dtype)
+def per_bin(fold: Sum | Extreme, lab: Array, upd: Array, nbins: int) -> Array:
+    """``(nbins, C)``: the rows of ``upd`` ``(N, C)`` combined into their bins by ``fold``.
 
-
-def per_bin(op: str, fill: Any, lab: Array, upd: Array, nbins: int) -> Array:
-    """``(nbins, C)``: the rows of ``upd`` ``(N, C)`` combined by ``op`` into their bins.
-
-    One 1-D scatter per column (XLA's CPU scatter of multi-column rows takes a much slower
-    path than one scatter per column; the results are the same). Labels ``nbins`` (no bin)
-    are dropped.
+    The fold's combination as a scatter from its identity (:mod:`._folds`: the tree and the
+    sliding road combine with the same folds). One 1-D scatter per column (XLA's CPU scatter
+    of multi-column rows takes a much slower path than one scatter per column; the results are
+    the same). Labels ``nbins`` (no bin) are dropped.
     """
     cols = []
     for i in range(upd.shape[1]):
-        acc = getattr(jnp.full((nbins,), fill, upd.dtype).at[lab], op)
+        acc = getattr(jnp.full((nbins,), fold.ident, upd.dtype).at[lab], fold.scatter)
         cols.append(acc(upd[:, i], mode="drop"))
     return jnp.stack(cols, axis=1)
 
@@ -93,7 +96,12 @@ def per_bin(op: str, fill: Any, lab: Array, upd: Array, nbins: int) -> Array:
 def scatter_road(
     y: Array, lab: Array, nbins: int, stats: tuple[str, ...], ddof: int, omit: bool
 ) -> dict[str, Array]:
-    """The scatter road (see the module docstring); ``lab`` clean, ``y`` ``(N, C)``."""
+    """The scatter road (see the module docstring); ``lab`` clean, ``y`` ``(N, C)``.
+
+    The partials (counts, sums, extremes, ``M2``) by scatters; the statistics from them by
+    the finishes every road shares (``reduce``: ``mean_statistic``, ``extreme_statistic``,
+    ``spread_statistics``).
+    """
     idt = index_dtype()
     num, c = y.shape
     wdt = work_dtype(y.dtype)
@@ -108,39 +116,29 @@ def scatter_road(
     n_all = jnp.zeros((nbins,), one.dtype).at[lab].add(one, mode="drop").astype(idt)
     n_all = jnp.broadcast_to(n_all[:, None], (nbins, c))
     if is_float and (omit or {"min", "max", "median"} & set(stats)):
-        n_nan = per_bin("add", 0, lab, nan.astype(idt), nbins)
+        n_nan = per_bin(Sum(), lab, nan.astype(idt), nbins)
     else:
         n_nan = jnp.zeros((nbins, c), idt)
     n = n_all - n_nan if omit else n_all
     held_nan = (n_nan > 0) & (not omit)
     out: dict[str, Array] = {}
-    zero_nan = jnp.where(nan, 0, yw) if omit else yw  # omitted readings add nothing
-    total: Any = None  # the per-bin sums, set whenever "sum" or "mean" is asked
-    if "sum" in stats or "mean" in stats:
-        total = per_bin("add", 0, lab, zero_nan, nbins)
-    for s in stats:
-        if s == "count":
-            out[s] = n
-        elif s == "sum":
-            out[s] = total
-        elif s == "mean":
-            out[s] = jnp.where(n > 0, total / _safe(n, wdt), jnp.nan)
-        elif s in ("min", "max"):
-            ident = jnp.inf if s == "min" else -jnp.inf
-            vals = jnp.where(nan, ident, yw)  # NaN handled by the counts below
-            ext = per_bin(s, ident, lab, vals, nbins)
-            out[s] = jnp.where((n > 0) & ~held_nan, ext, jnp.nan)
+    if "count" in stats:
+        out["count"] = n
+    if {"sum", "mean"} & set(stats):
+        zero_nan = jnp.where(nan, 0, yw) if omit else yw  # omitted readings add nothing
+        total = per_bin(Sum(), lab, zero_nan, nbins)
+        if "sum" in stats:
+            out["sum"] = total
+        if "mean" in stats:  # a held NaN: already NaN through the sum
+            out["mean"] = mean_statistic(n, total)
+    for s in ("min", "max"):
+        if s in stats:
+            fold = Extreme(s)
+            ext = per_bin(fold, lab, jnp.where(nan, fold.ident, yw), nbins)  # NaN: counted
+            out[s] = extreme_statistic(n, ext, held_nan)
     if {"var", "std", "sem"} & set(stats):
-        var = scatter_var(yw, lab, nbins, nan, n, ddof, omit)
-        var = jnp.where(held_nan, jnp.nan, var)
-        if "var" in stats:
-            out["var"] = var
-        pos = var > 0
-        std = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
-        if "std" in stats:
-            out["std"] = std
-        if "sem" in stats:  # std / sqrt(n), the same ddof
-            out["sem"] = std / jnp.sqrt(_safe(n, wdt))
+        m2, bad = scatter_m2(yw, lab, nbins, nan, n, omit)
+        out.update(spread_statistics(stats, n, m2, ddof, bad | held_nan))
     if "median" in stats:
         kdt = key_dtype(wdt)
         n_ext = jnp.concatenate([n, jnp.zeros((1, c), idt)])  # the no-bin segment: unused
@@ -152,42 +150,39 @@ def scatter_road(
     return out
 
 
-def scatter_var(
-    yw: Array, lab: Array, nbins: int, nan: Array, n: Array, ddof: int, omit: bool
-) -> Array:
-    """Two-pass variance per bin by scatters, about a shift that is one of the bin's values.
+def scatter_m2(
+    yw: Array, lab: Array, nbins: int, nan: Array, n: Array, omit: bool
+) -> tuple[Array, Array]:
+    """``(M2, bad)`` per bin in two passes of scatters, about a shift that is one of the bin's
+    values; ``bad``: a bin holding an infinite value (its variance is NaN).
 
     The shift (the bin's largest real reading, no gradient: the variance does not depend on
     it) makes a constant or one-point bin's deviations exactly zero. Pass 1: the mean of the
     shifted values; pass 2: the sum of the squared deviations from it (a rounded mean adds
     ``n * err**2`` with ``err`` a rounding of the shifted mean, relatively ``eps**2`` times
     (spread / std)**2: no correction pass pays for itself). A bin holding an infinite value
-    has a non-finite first sum and gives NaN; its points are masked before the squares so
-    that no NaN reaches the gradient of another bin.
+    has a non-finite first sum; its points are masked before the squares so that no NaN
+    reaches the gradient of another bin.
     """
     wdt = yw.dtype
     # without omit a NaN makes the bin's variance NaN whatever its shift: the values as they
     # are (no pass writing a NaN-free copy); a non-finite shift is replaced below
     fill = jnp.where(nan, -jnp.inf, yw) if omit else yw
-    shift = per_bin("max", -jnp.inf, lab, lax.stop_gradient(fill), nbins)
+    shift = per_bin(Extreme("max"), lab, lax.stop_gradient(fill), nbins)
     shift = jnp.where(jnp.isfinite(shift), shift, 0)
     pad = jnp.zeros((1, n.shape[1]), wdt)
     shift_pt = jnp.concatenate([shift, pad])[lab]
     z = yw - shift_pt
     if omit:
         z = jnp.where(nan, 0, z)
-    s1 = per_bin("add", 0, lab, z, nbins)
-    safe = _safe(n, wdt)
+    s1 = per_bin(Sum(), lab, z, nbins)
     ok = jnp.isfinite(s1) & (n > 0)
-    mz = jnp.where(ok, s1 / safe, 0)
+    mz = jnp.where(ok, s1 / jnp.where(n > 0, n, 1).astype(wdt), 0)
     ok_pt = jnp.concatenate([ok, jnp.zeros((1, n.shape[1]), bool)])[lab]
     d = jnp.where(ok_pt, z - jnp.concatenate([mz, pad])[lab], 0)
     if omit:
         d = jnp.where(nan, 0, d)
-    m2 = per_bin("add", 0, lab, d * d, nbins)
-    dof = n - ddof
-    var = jnp.where(dof > 0, m2 / _safe(dof, wdt), jnp.nan)
-    return jnp.where(ok, var, jnp.nan)
+    return per_bin(Sum(), lab, d * d, nbins), ~jnp.isfinite(s1)
 
 
 def _ranges(
@@ -222,7 +217,10 @@ def sort_road(
     out: dict[str, Array] = {}
     if reference:
         if capacity is None:
-            capacity = y.shape[0] if is_traced(count) else max(int(jnp.max(count, initial=0)), 1)
+            # the largest bin when the labels are concrete, else N points (every bin fits)
+            capacity = now_or_traced(
+                count, lambda c: max(int(jnp.max(c, initial=0)), 1), lambda _: y.shape[0]
+            )
         return reference_ranges(
             ys, start, count, stats, ddof=ddof, omit=omit, capacity=max(int(capacity), 1)
         )

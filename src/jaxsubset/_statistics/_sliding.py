@@ -60,7 +60,9 @@ from .._core import Array, index_dtype
 from ..reduce import (
     PAIR_COUNT,
     PAIR_STATISTICS,
+    extreme_statistic,
     float_dtype,
+    mean_statistic,
     pair_leaves,
     pair_statistics,
     result_shape,
@@ -528,8 +530,7 @@ def statistics(
         if "sum" in stats:
             out["sum"] = jnp.where(poisoned, nan, total)
         if "mean" in stats:
-            safe = jnp.where(n > 0, n, 1).astype(fdt)
-            out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe)
+            out["mean"] = mean_statistic(n, total, poisoned)
     if moments and not is_float and w > ShiftedMoments.block:
         q = finite_m2(yf, last, w)  # every present value finite
         out.update(spread_statistics(stats, n, q, ddof, poisoned))
@@ -545,7 +546,7 @@ def statistics(
             fold = SlidingExtreme(which)
             vals = jnp.where(notnan, yf, fold.ident)
             ext = sliding_fold(fold, vals, w)
-            out[which] = jnp.where(poisoned | (n == 0), nan, ext)
+            out[which] = extreme_statistic(n, ext, poisoned)
     if min_periods is None:
         return out
     names, m = min_periods

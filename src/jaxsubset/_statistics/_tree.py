@@ -36,7 +36,14 @@ import jax.numpy as jnp
 from jax import lax
 
 from .._core import Array, index_dtype
-from ..reduce import float_dtype, pair_leaves, pair_statistics, spread_statistics
+from ..reduce import (
+    extreme_statistic,
+    float_dtype,
+    mean_statistic,
+    pair_leaves,
+    pair_statistics,
+    spread_statistics,
+)
 from ._folds import Extreme, Fold, Moments, Moments4, Pairs, Sum
 
 
@@ -293,11 +300,10 @@ def tree_ranges(
         out["count"] = n
     if {"sum", "mean"} & set(stats):
         total = fold_ranges(Sum(), clean, start, stop)
-        safe_n = jnp.where(n > 0, n, 1).astype(fdt)
         if "sum" in stats:
             out["sum"] = jnp.where(poisoned, nan, total)
         if "mean" in stats:
-            out["mean"] = jnp.where(poisoned | (n == 0), nan, total / safe_n)
+            out["mean"] = mean_statistic(n, total, poisoned)
     if {"var", "std", "sem"} & set(stats):
         # moments of the finite points; a range holding +-inf has NaN variance (inf - inf)
         finite = jnp.isfinite(yf) if is_float else notnan
@@ -338,5 +344,5 @@ def tree_ranges(
             fold = Extreme(which)
             vals = jnp.where(notnan, yf, fold.ident)
             ext = fold_ranges(fold, vals, start, stop)
-            out[which] = jnp.where(poisoned | (n == 0), nan, ext)
+            out[which] = extreme_statistic(n, ext, poisoned)
     return out

@@ -23,7 +23,7 @@ def canon(dtype: Any) -> np.dtype:
 def position_dtype(dtype: Any) -> np.dtype:
     """The dtype x is resolved in on the host (its keys, bounds, window arithmetic): float64
     as it is, as the in-memory functions resolve positions float32 cannot hold in JAX's
-    32-bit mode (``jaxsubset._core._exact``), so the streamed ranges stay theirs; any other dtype
+    32-bit mode (``jaxsubset.resolve._exact``), so the streamed ranges stay theirs; any other dtype
     as JAX holds it. The pieces sent to the device are in :func:`canon` dtypes."""
     d = np.dtype(dtype)
     return d if d == np.float64 else canon(d)

@@ -10,8 +10,9 @@ Three seams, top to bottom:
   statistic function asks it at its boundary and the dispatchers take each statistic's road
   from :func:`road`, so :func:`explain` (public as ``jaxsubset.explain``) prints what runs.
 - the statistic table (:mod:`._registry`: names, conventions, road tables) and the formulas
-  every road and :class:`jaxsubset.Subsets` share (:mod:`._moments`, :mod:`._pairs`,
-  :mod:`._median`: central moments, channel pairs, ranks and interpolation). The roads
+  every road and :class:`jaxsubset.Subsets` share (:mod:`._finish`: mean, extremes and
+  spread from a road's partials; :mod:`._moments`, :mod:`._pairs`, :mod:`._median`: central
+  moments, channel pairs, ranks and interpolation). The roads
   themselves live one layer up, in :mod:`jaxsubset._statistics` (the dispatchers
   ``_dispatch``/``_labels``, the roads ``_reference`` (padded, the ground truth), ``_tree``,
   ``_sliding`` (blocks), ``_wavelet``, ``_labels`` (scatter/sort)), and take their road from
@@ -25,6 +26,12 @@ never from its private modules.
 
 from ._choose import Choice, bins_layout, choose, fixed_count, padded_fits, road
 from ._explain import Explanation, explain
+from ._finish import (
+    extreme_statistic as extreme_statistic,
+    mean_statistic as mean_statistic,
+    spread_statistics as spread_statistics,
+    std_statistic as std_statistic,
+)
 from ._median import (
     key_dtype as key_dtype,
     lerp as lerp,
@@ -35,11 +42,7 @@ from ._median import (
     sorted_median as sorted_median,
     sorted_quantile as sorted_quantile,
 )
-from ._moments import (
-    chan as chan,
-    shape_statistic as shape_statistic,
-    spread_statistics as spread_statistics,
-)
+from ._moments import chan as chan, shape_statistic as shape_statistic
 from ._pairs import (
     combine as combine,
     pair_leaves as pair_leaves,
@@ -98,11 +101,13 @@ __all__ = [
     "choose",
     "combine",
     "explain",
+    "extreme_statistic",
     "fixed_count",
     "float_dtype",
     "is_count",
     "key_dtype",
     "lerp",
+    "mean_statistic",
     "needs_capacity",
     "order_key",
     "padded_fits",
@@ -119,5 +124,6 @@ __all__ = [
     "sorted_median",
     "sorted_quantile",
     "spread_statistics",
+    "std_statistic",
     "with_quantile",
 ]

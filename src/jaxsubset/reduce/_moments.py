@@ -43,24 +43,6 @@ def chan(a: Moments, b: Moments) -> Moments:
     return n, c, m, q
 
 
-def spread_statistics(
-    stats: tuple[str, ...], n: Array, m2: Array, ddof: int, bad: Array
-) -> dict[str, Array]:
-    """``"var"``/``"std"``/``"sem"`` (those of ``stats``) from ``n`` points and their ``M2``.
-
-    The conventions every road shares: ``M2 / (n - ddof)``, NaN where ``n - ddof <= 0`` or
-    ``bad`` (a NaN held, an inf); ``std`` is exactly 0 where the variance is 0 (its gradient
-    finite there); ``sem = std / sqrt(n)`` with the same ``ddof``.
-    """
-    fdt = m2.dtype
-    denom = n - ddof
-    var = jnp.where(bad | (denom <= 0), jnp.nan, m2 / jnp.where(denom > 0, denom, 1).astype(fdt))
-    pos = var > 0
-    std = jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
-    out = {"var": var, "std": std, "sem": std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(fdt))}
-    return {s: out[s] for s in ("var", "std", "sem") if s in stats}
-
-
 def shape_statistic(which: str, n: Array, m2: Array, m3: Array, m4: Array, bad: Array) -> Array:
     """``"skew"`` or ``"kurt"`` of subsets with ``n`` points and central moments ``m2..m4``.
 

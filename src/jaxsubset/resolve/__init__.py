@@ -17,6 +17,9 @@ Modules, each one idea (imports go down this list, never up):
 - :mod:`._keys`: the ONE order-preserving key codec (:func:`keys`) and the exact arithmetic of
   bounds on it (``at - width``, ``at + after``, saturating); ``host_*`` are the NumPy forms
   for concrete values, which ``stream``'s planner calls too.
+- :mod:`._exact`: exact positions in JAX's 32-bit mode (resolved as in 64-bit mode, in a
+  scoped ``jax_enable_x64``, or refused by name): the decorators every family's resolver
+  and gather wear, and the host checks the statistics call before they resolve.
 - :mod:`._search`: ``searchsorted`` in key space, its algorithms named (``"probe"``,
   ``"keys"``, ``"guided"``) and documented as ``jnp.searchsorted(method=)`` documents its own.
 - :mod:`._buckets`: the eager buckets' helpers (pad, cut); :mod:`._eager`'s ONE
@@ -49,6 +52,7 @@ from ._bins import bin_ranges, bins, check_edges
 from ._buckets import eager
 from ._dynamic import dynamic, dynamic_bounds, dynamic_ranges, host_windows
 from ._eager import bucketed
+from ._exact import binned_exact, binned_wide, wide
 from ._index import (
     bucketed_gather,
     chunk_ranges,
@@ -87,6 +91,8 @@ from ._xranges import nearest, resolve_select, select, select_ranges, xrange
 __all__ = [
     "Ranges",
     "bin_ranges",
+    "binned_exact",
+    "binned_wide",
     "bins",
     "bucketed",
     "bucketed_gather",
@@ -125,6 +131,7 @@ __all__ = [
     "sliding_ranges",
     "to_subsets",
     "traced_key",
+    "wide",
     "width_operand",
     "window_widths",
     "xrange",

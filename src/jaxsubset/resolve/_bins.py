@@ -14,8 +14,6 @@ from .._core import (
     check_sorted_x,
     concrete_bound as _concrete_bound,
     concrete_only,
-    exact_positions,
-    exact_subsets,
     index_dtype,
     now_or_traced,
     period_edges,
@@ -27,6 +25,7 @@ from .._core import (
 from .._subsets import Subsets, gather_padded
 from ._buckets import eager
 from ._eager import bucketed
+from ._exact import exact_positions, exact_subsets
 from ._index import gather
 from ._keys import Key, resolve_bound
 from ._search import count_keys

@@ -37,12 +37,15 @@ def eager(length: Any, *args: Any) -> bool:
     return length is None and _bucket.bucketed(*args)
 
 
-def padded_xy(x: Array, y: Array | None) -> tuple[Array, Any, Array]:
-    """``x`` (padded with its last value), ``y`` (with zeros) at ``bucket(N)`` rows, and N."""
-    n = x.shape[0]
+def padded_xy(x: Array | None, y: Array | None) -> tuple[Any, Any, Array]:
+    """``x`` (padded with its last value), ``y`` (with zeros) at ``bucket(N)`` rows, and N
+    (``x``'s rows, or ``y``'s when ``x`` is None)."""
+    n = (y if x is None else x).shape[0]  # type: ignore[union-attr]
     size = _bucket.bucket(n)
-    last = np.asarray(x)[-1] if _bucket.on_host(x) else x[-1]
     yp = None if y is None else _bucket.pad(y, size)
+    if x is None:
+        return None, yp, jnp.asarray(n, index_dtype())
+    last = np.asarray(x)[-1] if _bucket.on_host(x) else x[-1]
     return _bucket.pad(x, size, fill=last), yp, jnp.asarray(n, index_dtype())
 
 

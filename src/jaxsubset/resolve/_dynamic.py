@@ -17,8 +17,6 @@ from .._core import (
     concrete_bound,
     concrete_only,
     datetime_to_ns,
-    exact_positions,
-    exact_subsets,
     naive_utc,
     now_or_traced,
     static_int,
@@ -27,6 +25,7 @@ from .._core import (
 )
 from .._subsets import Subsets
 from ._buckets import eager
+from ._exact import exact_positions, exact_subsets
 from ._hop import bound_dtype, check_step, float_count, float_windows, int_window_keys
 from ._index import bucketed_gather, gather
 from ._keys import sides, traced_key

@@ -51,7 +51,7 @@ def pad_batch(batch: Any, n: int, rows: bool = False) -> tuple[tuple[int, ...], 
 def cut(out: Any, k: int | None, shape: tuple[int, ...], capacity: int | None) -> Any:
     """The real results of a bucketed call, the first ``k`` rows (None: an unpadded scalar
     batch) in the batch ``shape``: ``(start, count)`` -> :class:`Ranges`, :class:`Subsets`
-    (``capacity`` slots), an array of per-subset values."""
+    (``capacity`` slots), an array of per-subset values, a dict of them."""
     if isinstance(out, Subsets):
         if k is None:
             return out
@@ -60,22 +60,26 @@ def cut(out: Any, k: int | None, shape: tuple[int, ...], capacity: int | None) -
     if isinstance(out, tuple):
         return cut_ranges(out, shape)
     rows = int(np.prod(shape))
+    if isinstance(out, dict):  # per-subset results by name, each (K, *result)
+        return {key: _bucket.unpad(v, rows, shape + v.shape[1:]) for key, v in out.items()}
     return jax.device_put(np.asarray(out).reshape(-1)[:rows].reshape(shape))  # no program
 
 
 def bucketed(
-    *, static_argnames: tuple[str, ...] = ()
+    *, static_argnames: tuple[str, ...] = (), rows: bool = False
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a traced ``f(x, y, batch, n, *shared, **static)`` into its eager, bucketed form.
 
-    ``f`` returns ``(start, count)`` (flat), :class:`Subsets` (flat batch) or a flat array of
-    per-subset values; ``y`` may be None. The decorated function takes ``(x, y, batch,
-    *shared, **static)`` with concrete ``x``/``y``/``batch`` and returns the cut results;
-    ``.traced`` is ``f`` itself, ``.program`` its jitted form (one per bucket of shapes).
-    Two keywords of the call shape the cut and are not passed to ``f``: ``keep``, the number
-    of leading subsets of a 1-D batch that are real (a batch laid out for the bucket, e.g.
-    the windows of ``bucket(N)`` points), and ``cut_capacity``, the slots kept of Subsets
-    gathered into more (a capacity shared by nearby calls; default ``capacity``).
+    ``f`` returns ``(start, count)`` (flat), :class:`Subsets` (flat batch), a flat array of
+    per-subset values or a dict of ``(K, ...)`` per-subset results; ``y`` may be None, and ``x``
+    too (``f`` then gets None, and N is ``y``'s rows). ``rows``: a scalar batch is padded as one
+    row too (for an ``f`` that reduces a flat batch). The decorated function takes ``(x, y,
+    batch, *shared, **static)`` with concrete ``x``/``y``/``batch`` and returns the cut results;
+    ``.traced`` is ``f`` itself, ``.program`` its jitted form (one per bucket of shapes). Two
+    keywords of the call shape the cut and are not passed to ``f``: ``keep``, the number of
+    leading subsets of a 1-D batch that are real (a batch laid out for the bucket, e.g. the
+    windows of ``bucket(N)`` points), and ``cut_capacity``, the slots kept of Subsets gathered
+    into more (a capacity shared by nearby calls; default ``capacity``).
     """
 
     def decorate(traced: Callable[..., Any]) -> Callable[..., Any]:
@@ -91,9 +95,10 @@ def bucketed(
             **static: Any,
         ) -> Any:
             xp, yp, n = padded_xy(x, y)
-            # a scalar batch whose slots are cut is padded as one row
-            shape, padded = pad_batch(batch, x.shape[0], rows=cut_capacity is not None)
-            k = None if not shape and cut_capacity is None else int(np.prod(shape))
+            # a scalar batch is padded as one row where asked or where its slots are cut
+            one_row = rows or cut_capacity is not None
+            shape, padded = pad_batch(batch, (y if x is None else x).shape[0], one_row)
+            k = None if not shape and not one_row else int(np.prod(shape))
             if keep is not None:
                 k, shape = keep, (keep,)
             capacity = static.get("capacity") if cut_capacity is None else cut_capacity

@@ -20,9 +20,6 @@ from .._core import (
     check_closed,
     check_sorted_x,
     concrete_bound as _concrete_bound,
-    exact_positions,
-    exact_subsets,
-    held_in,
     index_dtype,
     int_limits as _int_limits,
     now_or_traced,
@@ -34,6 +31,7 @@ from .._core import (
 from .._subsets import Subsets, gather_padded
 from ._buckets import eager
 from ._eager import bucketed
+from ._exact import exact_positions, exact_subsets, held_in
 from ._index import gather
 from ._keys import (
     anchored_lower,

@@ -15,8 +15,6 @@ from .._core import (
     check_closed,
     check_sorted_x,
     concrete_bound as _concrete_bound,
-    exact_positions,
-    exact_subsets,
     int_limits as _int_limits,
     now_or_traced,
     static_int,
@@ -29,6 +27,7 @@ from ._buckets import (
     eager,
 )
 from ._eager import bucketed
+from ._exact import exact_positions, exact_subsets
 from ._index import gather
 from ._keys import Key, keys, resolve_bound, sides
 from ._search import count_keys

@@ -36,8 +36,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ._axis import is_traced, time_kind
-from ._validate import as_xy, static_int
+from .._core import as_xy, is_traced, static_int, time_kind
 
 
 def x64() -> bool:
