@@ -129,3 +129,11 @@ def test_two_channels_centred_windows():
     for c in range(2):
         want = _expected(y[:, c], 70, True, 1, "omit", None)
         np.testing.assert_array_equal(np.asarray(got["median"])[:, c], want)
+
+
+def test_integer_values_are_ranked_as_the_float_result():
+    # integers are converted to the result's float dtype first, then ranked: many ties
+    y = np.random.default_rng(5).integers(-50, 50, 3000).astype(np.int32)
+    got = np.asarray(window_statistic(y, 100, "median", method="native"))
+    assert got.dtype == FLOAT
+    np.testing.assert_array_equal(got, _expected(y.astype(FLOAT), 100, False, 1, "omit", None))
