@@ -10,8 +10,9 @@
 // reads the k-th point (and the next) at the pointers. Every value read is one of the
 // window's own: the results are exact order statistics.
 //
-// The order is total: by value, then A before B, then by sorted position (ties of equal
-// values, -0.0 and 0.0 among them, are ranked consistently; the value read is the same).
+// The order is total: by value (-0.0 equal to 0.0), then by index (a block's ties sorted in
+// index order, A's points before B's): a stable sort's, as the reference road sorts a window,
+// so the point read is the reference's own, the sign of a zero included.
 #pragma once
 
 #include <algorithm>
@@ -39,11 +40,13 @@ class SortedBlock {
     sort_keys();
     m_ = static_cast<int32_t>(keys_.size());
     k_.resize(static_cast<size_t>(m_) + 2);
+    v_.resize(static_cast<size_t>(m_) + 2);
     nx_.resize(static_cast<size_t>(m_) + 2);
     pv_.resize(static_cast<size_t>(m_) + 2);
     pos_.assign(static_cast<size_t>(len), 0);
     for (int32_t r = 0; r < m_; ++r) {
       k_[r + 1] = keys_[r].k;
+      v_[r + 1] = y[(base + keys_[r].i) * C];
       pos_[keys_[r].i] = r + 1;
     }
     // the sentinels: below and above every value's key (NaN, never ranked, has no key)
@@ -97,14 +100,9 @@ class SortedBlock {
   Key peek() const { return k_[p_]; }
   Key last_small() const { return k_[pv_[p_]]; }
   Key peek_next() const { return k_[nx_[p_]]; }
-  // the value of a key
-  static T value_of(Key u) {
-    constexpr Key top = Key{1} << (8 * sizeof(Key) - 1);
-    u = (u & top) ? (u ^ top) : ~u;
-    T v;
-    std::memcpy(&v, &u, sizeof v);
-    return v;
-  }
+  // the values there (-0.0 kept)
+  T peek_value() const { return v_[p_]; }
+  T next_value() const { return v_[nx_[p_]]; }
   void advance() {
     p_ = nx_[p_];
     ++small_;
@@ -115,9 +113,10 @@ class SortedBlock {
   }
 
  private:
-  // an unsigned key per value, in the values' order (-0.0 before 0.0: a tie either way),
+  // an unsigned key per value, in the values' order (-0.0 the key of 0.0: equal values tie),
   // strictly between 0 and ~0 for every non-NaN value (the sentinels')
   static Key sort_key(T v) {
+    if (v == T(0)) v = T(0);
     Key u;
     std::memcpy(&u, &v, sizeof u);
     constexpr Key top = Key{1} << (8 * sizeof(Key) - 1);
@@ -132,7 +131,8 @@ class SortedBlock {
   // bits (rare unless values repeat) sorted by comparisons; short blocks by comparisons alone
   void sort_keys() {
     const size_t n = keys_.size();
-    auto by_key = [](const Item& a, const Item& b) { return a.k < b.k; };
+    // ties in index order (the radix passes are stable: keys_ starts in index order)
+    auto by_key = [](const Item& a, const Item& b) { return a.k < b.k || (a.k == b.k && a.i < b.i); };
     if (n < 64) {
       std::sort(keys_.begin(), keys_.end(), by_key);
       return;
@@ -176,6 +176,7 @@ class SortedBlock {
   int64_t base_ = 0;
   int32_t m_ = 0, p_ = 1, small_ = 0, present_ = 0;
   std::vector<Key> k_;  // k_[p]: the key at position p (0 head, m + 1 tail)
+  std::vector<T> v_;    // v_[p]: the value at position p
   std::vector<int32_t> nx_, pv_, pos_;
   std::vector<Item> keys_, tmp_;
 };
@@ -221,21 +222,18 @@ struct BlockPair {
   // the values of ranks k and k + 1 (hi: whether the second is read), 0 <= k < present()
   std::pair<T, T> at(int64_t k, bool hi) {
     settle(k);
-    using Key = typename SortedBlock<T>::Key;
-    const Key ka = a.peek(), kb = b.peek();
+    const auto ka = a.peek(), kb = b.peek();
     const bool from_a = ka <= kb;
-    const Key x = from_a ? ka : kb;
-    Key y = x;
+    const T x = from_a ? a.peek_value() : b.peek_value();
+    T y = x;
     if (hi) {
       if (from_a) {
-        const Key an = a.peek_next();
-        y = an <= kb ? an : kb;
+        y = a.peek_next() <= kb ? a.next_value() : b.peek_value();
       } else {
-        const Key bn = b.peek_next();
-        y = ka <= bn ? ka : bn;
+        y = ka <= b.peek_next() ? a.peek_value() : b.next_value();
       }
     }
-    return {SortedBlock<T>::value_of(x), SortedBlock<T>::value_of(y)};
+    return {x, y};
   }
 };
 
