@@ -270,8 +270,8 @@ void block_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o
     if (b_base < 0) {  // the first window: A empty, B the block starting with it
       a_base = a_lo = a_end = b_base = b_hi = s;
       b_end = b_base + std::min(L, len - b_base);
-      w.a.build(yc, C, a_base, 0, false);
-      w.b.build(yc, C, b_base, b_end - b_base, false);
+      w.a.build(yc, C, a_base, 0);
+      w.b.build(yc, C, b_base, b_end - b_base);
     }
     // the window starts past B's first point: A is left behind (and B whole: e >= b_end)
     while (s > b_base) {
@@ -282,7 +282,7 @@ void block_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o
       a_end = b_end;
       b_base = b_hi = b_end;
       b_end = b_base + std::min(L, len - b_base);
-      w.b.build(yc, C, b_base, b_end - b_base, false);
+      w.b.build(yc, C, b_base, b_end - b_base);
     }
     for (; a_lo < s; ++a_lo) nan -= w.a.erase(a_lo - a_base);
     for (; b_hi < e; ++b_hi) nan += w.b.restore(b_hi - b_base);

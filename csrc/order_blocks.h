@@ -28,10 +28,9 @@ namespace jaxsubset {
 template <typename T>
 class SortedBlock {
  public:
-  // the points y[base .. base + len) (stride C), sorted; `linked`: every non-NaN point
-  // present (else none, ready to be linked back in index order)
-  void build(const T* y, int64_t C, int64_t base, int64_t len, bool linked) {
-    base_ = base;
+  // the points y[base .. base + len) (stride C), sorted, none present: ready to be linked
+  // back in index order
+  void build(const T* y, int64_t C, int64_t base, int64_t len) {
     keys_.clear();
     for (int64_t i = 0; i < len; ++i) {
       const T v = y[(base + i) * C];
@@ -59,14 +58,11 @@ class SortedBlock {
     }
     nx_[m_ + 1] = m_ + 1;
     pv_[0] = 0;
-    present_ = m_;
-    if (!linked) {
-      for (int64_t i = len; i-- > 0;) {
-        const int32_t q = pos_[i];
-        if (q) unlink(q);
-      }
-      present_ = 0;
+    for (int64_t i = len; i-- > 0;) {  // every point unlinked, the last first
+      const int32_t q = pos_[i];
+      if (q) unlink(q);
     }
+    present_ = 0;
     p_ = nx_[0];
     small_ = 0;
   }
@@ -173,7 +169,6 @@ class SortedBlock {
     pv_[nx_[q]] = pv_[q];
   }
 
-  int64_t base_ = 0;
   int32_t m_ = 0, p_ = 1, small_ = 0, present_ = 0;
   std::vector<Key> k_;  // k_[p]: the key at position p (0 head, m + 1 tail)
   std::vector<T> v_;    // v_[p]: the value at position p
