@@ -5,6 +5,8 @@
 //   the lower part, a min-heap of the upper one, every point's heap slot known), points
 //   entering and leaving in order: O(log w) per point, as bottleneck's move_median, for any
 //   window sizes.
+//   Fixed-count windows (most sizes) instead: sorted blocks (order_blocks.h), each block of
+//   w points sorted once, O(log w) a point from the sort alone and O(1) list steps.
 // - Other ranges: the range's values copied and partially sorted (nth_element): O(count).
 // The values read are the exact order statistics, so results are bit for bit the reference
 // road's; NaN readings are never ranked (a range holding one gives NaN unless omitted).
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "order_blocks.h"
 
 namespace jaxsubset {
 
@@ -242,6 +245,58 @@ void heap_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o,
   }
 }
 
+// Where sorted blocks beat the heap: below kBlocksMin points a window, sorting a block and
+// relinking cost more than a few sifts of a shallow heap; above kBlocksMax, a block's lists
+// outgrow the caches and every relink misses (BENCHMARKS.md, session 18)
+constexpr int64_t kBlocksMin = 64, kBlocksMax = 262144;
+
+// Fixed-count windows (Ranges::sliding): sorted blocks of w points (order_blocks.h). Every
+// window holds at most w points and is short only where cut at 0 or at `len`, so it is the
+// tail of one block and the head of the next; a block is sorted once, then every point
+// leaves and enters its list in O(1).
+template <typename T>
+void block_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o, bool omit) {
+  const T* yc = y + ch;
+  const int64_t len = r.len, L = std::max<int64_t>(r.win, 1);
+  BlockPair<T> w;
+  // A holds the present points [a_lo, a_end) of its block, B [b_base, b_hi) of [b_base, b_end)
+  int64_t a_lo = 0, a_end = 0, a_base = 0, b_base = -1, b_hi = 0, b_end = 0, nan = 0;
+  for (int64_t k = 0; k < r.K; ++k) {
+    const int64_t s = r.st(k), e = s + r.ct(k);
+    if (e == s) {  // past `len`
+      o.put<T>(k, C, ch, nan_v<T>());
+      continue;
+    }
+    if (b_base < 0) {  // the first window: A empty, B the block starting with it
+      a_base = a_lo = a_end = b_base = b_hi = s;
+      b_end = b_base + std::min(L, len - b_base);
+      w.a.build(yc, C, a_base, 0);
+      w.b.build(yc, C, b_base, b_end - b_base);
+    }
+    // the window starts past B's first point: A is left behind (and B whole: e >= b_end)
+    while (s > b_base) {
+      for (; b_hi < b_end; ++b_hi) nan += w.b.restore(b_hi - b_base);
+      for (; a_lo < a_end; ++a_lo) nan -= w.a.erase(a_lo - a_base);
+      std::swap(w.a, w.b);
+      a_base = a_lo = b_base;
+      a_end = b_end;
+      b_base = b_hi = b_end;
+      b_end = b_base + std::min(L, len - b_base);
+      w.b.build(yc, C, b_base, b_end - b_base);
+    }
+    for (; a_lo < s; ++a_lo) nan -= w.a.erase(a_lo - a_base);
+    for (; b_hi < e; ++b_hi) nan += w.b.restore(b_hi - b_base);
+    const int64_t n = w.present();
+    T res = nan_v<T>();
+    if (n > 0 && (omit || nan == 0)) {
+      const Rank<T> rk = ranks<T>(o, n);
+      const auto ab = w.at(rk.lo, rk.hi > rk.lo);
+      res = value<T>(o, ab.first, ab.second, rk.t);
+    }
+    o.put<T>(k, C, ch, res);
+  }
+}
+
 template <typename T>
 void select_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o, bool omit) {
   const T* yc = y + ch;
@@ -273,11 +328,15 @@ void select_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& 
 template <typename T>
 void order_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
                   bool omit) {
-  // the heaps where ranges overlap (windows), a selection per range where they hardly do
+  // the heaps where ranges overlap (windows), sorted blocks for fixed-count windows of
+  // kBlocksMin .. kBlocksMax points, a selection per range where they hardly overlap
   const bool heaps = r.overlapping();
+  const bool blocks = r.sliding && r.win >= kBlocksMin && r.win <= kBlocksMax;
   for (const Out& o : outs) {
     if (!is_order(o.stat)) continue;
-    if (heaps) {
+    if (heaps && blocks) {
+      block_road<T>(y, C, ch, r, o, omit);
+    } else if (heaps) {
       heap_road<T>(y, C, ch, r, o, omit);
     } else {
       select_road<T>(y, C, ch, r, o, omit);
