@@ -1,5 +1,5 @@
 // The bin rule of the bins kernel (bins.cc): which bin of strictly increasing edges holds a
-// float x, EXACTLY _binned.binnumber's (SciPy's binned_statistic): the number of edges at or
+// float x, EXACTLY _bin_numbers.binnumber's (SciPy's binned_statistic): the number of edges at or
 // below x, compared as order-preserving integer keys (resolve/_keys.keys: no flush of
 // subnormals, -0.0 as +0.0), NaN in no bin; a point at or above the last edge whose
 // numpy.around(x, dec) equals around(last, dec) goes to the last bin (SciPy's rounding rule).

@@ -12,13 +12,14 @@
 //          rank NaN above every value, SciPy's propagate median: NaN where a rank read is a
 //          NaN's)
 //
-// The bin of a point is EXACTLY _binned.binnumber's: the number of edges at or below x,
+// The bin of a point is EXACTLY _bin_numbers.binnumber's: the number of edges at or below x,
 // compared as order-preserving integer keys (resolve/_keys.keys: no flush of subnormals, -0.0
 // as +0.0), NaN above every bin; a point at or above the last edge whose numpy.around(x, dec)
 // equals around(last, dec) goes to the last bin (SciPy's rounding rule); points outside
-// [edges[0], last] are in no bin. Bins are resolved here by a lookup table over equal cells
-// of the edges' span and a walk of a few exact key comparisons (a binary search where the
-// walk is long), so no label array is ever written.
+// [edges[0], last] are in no bin. Bins are resolved here (bin_edges.h: an arithmetic guess
+// proven within one bin for the edges at hand and one exact key comparison each way; else a
+// table over equal cells, verified, and a binary search), so no label array is written
+// unless a second pass must read labels the proven guess does not give.
 //
 // Statistics (bin_fold.h: the folded ones; bin_order.h: median, quantiles), with the conventions of the range kernel (ranges.cc's per-range road):
 // - folded ones (count, sum, mean, var, std, sem, min, max, first, last, skew, kurt): one pass
@@ -223,7 +224,7 @@ ffi::Error BinStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edg
 }
 
 
-// jaxsubset_binnumber(x, edges, dec) -> d: _binned.binnumber of float x against edges of its
+// jaxsubset_binnumber(x, edges, dec) -> d: _bin_numbers.binnumber of float x against edges of its
 // dtype, EXACTLY (the rule of Edges::bin above; NaN: nb + 1 whatever its sign bit)
 //   x (*B, N) float32/float64, edges (*B, K + 1) x's dtype, dec (*B, 1) int32
 //   d (*B, N) int32/int64: 0 below the first edge, nb + 1 above the last, else 1..nb
