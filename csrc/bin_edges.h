@@ -147,11 +147,14 @@ class Edges {
       for (int64_t i = 0; i < n; ++i) {
         const int64_t d = near(x[i]);
         top |= d == nb_ + 1;
-        out[i] = static_cast<int32_t>(static_cast<uint64_t>(d - 1) < static_cast<uint64_t>(nb_) ? d - 1 : nb_);
+        const bool in = static_cast<uint64_t>(d - 1) < static_cast<uint64_t>(nb_);
+        out[i] = static_cast<int32_t>(in ? d - 1 : nb_);
       }
       if (top) {
         for (int64_t i = 0; i < n; ++i) {
-          if (out[i] == nb_ && near(x[i]) == nb_ + 1 && rule(x[i], nb_ + 1) == nb_) out[i] = static_cast<int32_t>(nb_ - 1);
+          if (out[i] == nb_ && near(x[i]) == nb_ + 1 && rule(x[i], nb_ + 1) == nb_) {
+            out[i] = static_cast<int32_t>(nb_ - 1);
+          }
         }
       }
     } else {
@@ -235,7 +238,8 @@ class Edges {
       if constexpr (sizeof(TX) == 8) {
         v = _mm_loadu_pd(reinterpret_cast<const double*>(x + i));
       } else {
-        v = _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i))));
+        const __m128i two = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
+        v = _mm_cvtps_pd(_mm_castsi128_ps(two));
       }
       const __m128d t = _mm_mul_pd(_mm_sub_pd(v, lo), sc);
       __m128d ok = _mm_and_pd(_mm_cmpge_pd(t, zero), _mm_cmplt_pd(t, m));

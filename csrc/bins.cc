@@ -21,7 +21,8 @@
 // table over equal cells, verified, and a binary search), so no label array is written
 // unless a second pass must read labels the proven guess does not give.
 //
-// Statistics (bin_fold.h: the folded ones; bin_order.h: median, quantiles), with the conventions of the range kernel (ranges.cc's per-range road):
+// Statistics (bin_fold.h: the folded ones; bin_order.h: median, quantiles), with the
+// conventions of the range kernel (ranges.cc's per-range road):
 // - folded ones (count, sum, mean, var, std, sem, min, max, first, last, skew, kurt): one pass
 //   accumulates every bin's counts, sum, extremes and the sum of deviations from the bin's
 //   first finite point, in point order; a second pass (var/std/sem/skew/kurt) the central
@@ -70,7 +71,9 @@ void stats_by_labels(const T* y, int64_t C, int64_t N, int64_t nb, const Lab& la
   for (const Out& o : outs) (is_order(o.stat) ? order : folded).push_back(o);
   if (!folded.empty()) {
     Acc a;
-    for (int64_t ch = 0; ch < C; ++ch) bins::folded_labels<T>(y, C, ch, N, nb, lab, folded, omit, ddof, a);
+    for (int64_t ch = 0; ch < C; ++ch) {
+      bins::folded_labels<T>(y, C, ch, N, nb, lab, folded, omit, ddof, a);
+    }
   }
   if (!order.empty()) bins::order_by_labels<T>(y, C, N, nb, lab, order, omit, nan_last);
 }
@@ -90,7 +93,9 @@ void stats_sorted(const T* y, int64_t C, int64_t N, const TX* x, const Edges<TX>
   bool folded = false, order = false;
   for (const Out& o : outs) (is_order(o.stat) ? order : folded) = true;
   for (int64_t ch = 0; ch < C; ++ch) {
-    if (folded) bins::sorted_folded_any<T>(y, C, ch, start.data(), count.data(), nb, outs, omit, ddof);
+    if (folded) {
+      bins::sorted_folded_any<T>(y, C, ch, start.data(), count.data(), nb, outs, omit, ddof);
+    }
     if (order) bins::order_bins<T>(y, C, ch, start.data(), count.data(), nb, outs, omit, nan_last);
   }
 }
@@ -121,7 +126,9 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edges, ffi::
     auto res = rets.get<ffi::AnyBuffer>(i);
     if (!res.has_value()) return res.error();
     auto rdims = (*res)->dimensions();
-    if (rdims.size() != nbd + 2 || rdims[nbd + 1] != C) return bad("results must be (*batch, K, C)");
+    if (rdims.size() != nbd + 2 || rdims[nbd + 1] != C) {
+      return bad("results must be (*batch, K, C)");
+    }
     if (K >= 0 && rdims[nbd] != K) return bad("every result has the same number of bins");
     K = rdims[nbd];
     for (size_t d = 0; d < nbd; ++d) bdims[d] = rdims[d];
