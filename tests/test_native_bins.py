@@ -14,9 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
+from hypothesis import given, settings, strategies as st
 
 import jaxsubset
 from jaxsubset import binned_statistic
+from jaxsubset._bin_edges import binned_edges
+from jaxsubset._bin_numbers import binnumber
 from jaxsubset._statistics._labels import reduce_labels
 from references import FLOAT, X64
 
@@ -76,6 +79,52 @@ def test_native_equals_the_reference_road(stat, order, policy):
         np.testing.assert_allclose(jitted, ref, rtol=t, atol=t, err_msg=stat)
         # the same kernel in both: the eager call's labels and jit's bins resolved from x
         np.testing.assert_array_equal(nat, jitted, err_msg=stat)
+
+
+@pytest.mark.parametrize("order", ["sorted", "unsorted"])
+@pytest.mark.parametrize("stats", [("max",), ("min",), ("min", "max")])
+def test_extremes_alone_of_one_channel(order, stats):
+    # one channel: the kernel's own loops for the extremes alone (y's dtype in vector lanes
+    # for sorted x, only the asked extremes kept for unsorted x), against the reference road
+    # and NumPy; bins long and short (the lanes' tails), NaN, +-inf, -0.0, an empty bin
+    rng = np.random.default_rng(5)
+    edges = np.array([0.0, 1.0, 1.5, 1.5 + 1e-3, 2.0, 6.0, 6.5, 7.0], FLOAT)
+    x = np.r_[rng.uniform(0.0, 7.0, 3001), [1.5, 7.0]].astype(FLOAT)
+    x = x[(x < 1.5) | (x >= 1.5 + 1e-3)]  # bin 2 empty
+    y = rng.normal(0.0, 3.0, x.size).astype(FLOAT)
+    y[rng.choice(x.size, 8, replace=False)] = [
+        np.nan,
+        np.inf,
+        -np.inf,
+        -0.0,
+        0.0,
+        np.inf,
+        np.nan,
+        -np.inf,
+    ]
+    if order == "sorted":
+        i = np.argsort(x, kind="stable")
+        x, y = x[i], y[i]
+    for policy in ("propagate", "omit"):
+        got = jax.jit(
+            lambda x, y, policy=policy: {
+                s: binned_statistic(
+                    x, y, s, edges, nan_policy=policy, x_sorted=order == "sorted"
+                ).statistic
+                for s in stats
+            }
+        )(jnp.asarray(x), jnp.asarray(y))
+        for s in stats:
+            ref = binned_statistic(x, y, s, edges, nan_policy=policy, method="reference").statistic
+            np.testing.assert_array_equal(np.asarray(got[s]), np.asarray(ref), err_msg=s)
+            ids = np.searchsorted(edges, x, side="right") - 1
+            ids[x == edges[-1]] = len(edges) - 2
+            for k in range(len(edges) - 1):
+                v = y[ids == k]
+                if policy == "omit" or s == "min":
+                    v = v[~np.isnan(v)]
+                want = np.nan if v.size == 0 else getattr(np, s)(v)
+                np.testing.assert_array_equal(np.asarray(got[s])[k], want, err_msg=f"{s} {k}")
 
 
 @pytest.mark.parametrize("order", ["sorted", "unsorted"])
@@ -238,3 +287,65 @@ def test_labels_given_to_the_kernel():
             else:
                 np.testing.assert_array_equal(np.asarray(nat[s]), np.asarray(ref[s]), s)
         assert _calls(lambda v: reduce_labels(v, label, 7, stats, method="native"), y) == 1
+
+
+def _near_edges(edges: np.ndarray) -> np.ndarray:
+    """Every edge, its neighbours one and two ulps away, -0.0, the smallest subnormals,
+    infinities and NaN."""
+    tiny = np.finfo(FLOAT).smallest_subnormal
+    out = [edges]
+    for to in (-np.inf, np.inf):
+        a = np.nextafter(edges, FLOAT(to))
+        out += [a, np.nextafter(a, FLOAT(to))]
+    out.append(np.array([-0.0, 0.0, tiny, -tiny, 2 * tiny, np.inf, -np.inf, np.nan], FLOAT))
+    return np.concatenate(out).astype(FLOAT)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    nb=st.integers(1, 40),
+    lo=st.floats(-1e6, 1e6, allow_subnormal=True, width=32),
+    span=st.sampled_from([1e-40, 1e-30, 1e-6, 1.0, 3.0, 1e5, 1e30]),
+    nudge=st.lists(st.integers(-2, 2), min_size=0, max_size=6),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_bins_of_points_near_edges_are_binnumbers(nb, lo, span, nudge, seed):
+    # evenly spaced edges (the kernel's quick road and its proven guess), some nudged by an
+    # ulp or two (or clustered: the walk), tiny spans (SciPy's last-edge rule then rounds to
+    # more than 39 decimals) and a subnormal first edge; the points on, next to
+    # and between the edges, -0.0, subnormals, inf and NaN: the kernel's bin numbers and
+    # counts are SciPy's
+    edges = np.linspace(lo, lo + span, nb + 1).astype(FLOAT)
+    rng = np.random.default_rng(seed)
+    for step in nudge:
+        k = rng.integers(0, nb + 1)
+        edges[k] = np.nextafter(edges[k], FLOAT(np.inf if step > 0 else -np.inf))
+        if abs(step) == 2:
+            edges[k] = np.nextafter(edges[k], FLOAT(np.inf if step > 0 else -np.inf))
+    tiny = np.finfo(FLOAT).tiny
+    if not (np.all(np.isfinite(edges)) and np.all(np.diff(edges) > 0)):
+        return  # (not bin edges)
+    if np.any((np.abs(edges[:-1]) < tiny) & (np.abs(edges[1:]) < tiny)):
+        return  # subnormal neighbours: refused under jit (XLA's comparisons flush them)
+    width = float(edges[-1]) - float(edges[0])
+    inside = rng.uniform(float(edges[0]) - width / 8, float(edges[-1]) + width / 8, 400)
+    x = rng.permutation(np.r_[_near_edges(edges), inside.astype(FLOAT)]).astype(FLOAT)
+    y = np.ones_like(x)
+    # the reference: SciPy's bin numbers (float64 x); float32 x (32-bit mode): the pure-JAX
+    # key search under jit, with binned_statistic's own edges and decimals (concrete x
+    # holding NaN is refused by binned_statistic itself: NaN reaches the kernel traced)
+    if X64:
+        want_num = scipy.stats.binned_statistic(x, y, "count", edges).binnumber
+    else:
+        e, dec, _ = binned_edges(jnp.asarray(x), edges, None, "binned_statistic")
+        search = jax.jit(lambda x, e, d: binnumber(x, e, d, False, search=True))
+        want_num = np.asarray(search(jnp.asarray(x), e, dec))
+    want = np.bincount(want_num, minlength=nb + 2)[1:-1]
+
+    def f(x, y):
+        res = binned_statistic(x, y, "count", edges, method="native")
+        return res.statistic, res.binnumber
+
+    got, num = jax.jit(f)(x, y)
+    np.testing.assert_array_equal(np.asarray(num), want_num)
+    np.testing.assert_array_equal(np.asarray(got), want)

@@ -14,7 +14,8 @@ from ._core import Array, index_dtype
 from .resolve import keys
 
 
-POW10 = np.array([10.0**k for k in range(0, 40)])
+# 10**k for every k a float64 holds (numpy.around's 10.0**decimals, no clamp below 308)
+POW10 = np.array([10.0**k for k in range(0, 309)])
 
 
 def around(v: Array, dec: Array) -> Array:

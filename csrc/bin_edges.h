@@ -1,0 +1,334 @@
+// The bin rule of the bins kernel (bins.cc): which bin of strictly increasing edges holds a
+// float x, EXACTLY _bin_numbers.binnumber's (SciPy's binned_statistic): the number of edges at or
+// below x, compared as order-preserving integer keys (resolve/_keys.keys: no flush of
+// subnormals, -0.0 as +0.0), NaN in no bin; a point at or above the last edge whose
+// numpy.around(x, dec) equals around(last, dec) goes to the last bin (SciPy's rounding rule).
+//
+// How: a guess G(x) from x's place in the edges' span (equal cells: floor((x - lo) * scale),
+// through a table of the answers at the cells' lower boundaries where the edges are not
+// evenly spaced), then one exact key comparison each way. G is non-decreasing in x (every
+// step is: a subtraction, a product by a positive finite scale, clamps, truncation, a
+// non-decreasing table), so checking it at both ends of every bin once, for the edges at
+// hand, proves |G(x) - D(x)| <= 1 for EVERY x (D: the exact answer); then the two
+// comparisons give D exactly, with no data-dependent walk. Where the check fails (edges
+// clustered within a cell), each answer is verified and a binary search fixes it.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace jaxsubset {
+
+template <typename TX>
+struct KeyOf;
+template <>
+struct KeyOf<double> {
+  using K = int64_t;
+};
+template <>
+struct KeyOf<float> {
+  using K = int32_t;
+};
+
+// resolve/_keys.keys: the bits as a signed int, negative values' magnitude bits flipped,
+// -0.0 as +0.0
+template <typename TX>
+inline typename KeyOf<TX>::K key(TX v) {
+  using K = typename KeyOf<TX>::K;
+  K b;
+  std::memcpy(&b, &v, sizeof b);
+  b = b == std::numeric_limits<K>::min() ? 0 : b;
+  return b < 0 ? (b ^ std::numeric_limits<K>::max()) : b;
+}
+
+// the value of a key (its inverse; key 0 is +0.0)
+template <typename TX>
+inline TX from_key(typename KeyOf<TX>::K k) {
+  using K = typename KeyOf<TX>::K;
+  const K b = k < 0 ? (k ^ std::numeric_limits<K>::max()) : k;
+  TX v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// _bin_numbers.around: numpy.around(v, dec) in TX, p = 10**min(|dec|, top) rounded to TX,
+// top = floor(log10(TX's max)): 308 for float64, 38 for float32 (every power a literal,
+// correctly rounded, as Python's 10.0**k)
+template <typename TX>
+inline TX around(TX v, int32_t dec) {
+#define JAXSUBSET_P10(d) 1e##d##0, 1e##d##1, 1e##d##2, 1e##d##3, 1e##d##4, 1e##d##5, 1e##d##6, \
+    1e##d##7, 1e##d##8, 1e##d##9
+  static const double pow10[309] = {
+      1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, JAXSUBSET_P10(1), JAXSUBSET_P10(2),
+      JAXSUBSET_P10(3), JAXSUBSET_P10(4), JAXSUBSET_P10(5), JAXSUBSET_P10(6), JAXSUBSET_P10(7),
+      JAXSUBSET_P10(8), JAXSUBSET_P10(9), JAXSUBSET_P10(10), JAXSUBSET_P10(11), JAXSUBSET_P10(12),
+      JAXSUBSET_P10(13), JAXSUBSET_P10(14), JAXSUBSET_P10(15), JAXSUBSET_P10(16), JAXSUBSET_P10(17),
+      JAXSUBSET_P10(18), JAXSUBSET_P10(19), JAXSUBSET_P10(20), JAXSUBSET_P10(21), JAXSUBSET_P10(22),
+      JAXSUBSET_P10(23), JAXSUBSET_P10(24), JAXSUBSET_P10(25), JAXSUBSET_P10(26), JAXSUBSET_P10(27),
+      JAXSUBSET_P10(28), JAXSUBSET_P10(29), 1e300, 1e301, 1e302, 1e303, 1e304, 1e305, 1e306,
+      1e307, 1e308};
+#undef JAXSUBSET_P10
+  const int64_t top = sizeof(TX) == 4 ? 38 : 308;
+  const int64_t a = dec < 0 ? -static_cast<int64_t>(dec) : dec;
+  const TX p = static_cast<TX>(pow10[a < top ? a : top]);
+  return dec >= 0 ? std::nearbyint(v * p) / p : std::nearbyint(v / p) * p;
+}
+
+// The edges of one batch item and the bin rule.
+template <typename TX>
+class Edges {
+ public:
+  using K = typename KeyOf<TX>::K;
+
+  Edges(const TX* e, int64_t nbins, int32_t dec) : nb_(nbins), dec_(dec), ke_(nbins + 4) {
+    // ke_[i]: the key of edge i - 1, with sentinels below and above every key (two above: a
+    // NaN whose key is the largest steps onto the first and is checked against the second)
+    ke_[0] = std::numeric_limits<K>::min();
+    for (int64_t k = 0; k <= nb_; ++k) ke_[k + 1] = key(e[k]);
+    ke_[nb_ + 2] = ke_[nb_ + 3] = std::numeric_limits<K>::max();
+    last_r_ = around(e[nb_], dec_);
+    lo_ = static_cast<double>(e[0]);
+    hi_ = static_cast<double>(e[nb_]);
+    // first one cell per bin, the cell itself the guess (evenly spaced edges); else a table
+    // of the answers at the lower boundaries of up to 4 cells per bin
+    direct_ = true;
+    cells(nb_);
+    proven_ = check(e);
+    if (!proven_) {
+      direct_ = false;
+      cells(nb_ * std::max<int64_t>(1, std::min<int64_t>(4, (int64_t{1} << 20) / nb_)));
+      table_.resize(m_ + 2);
+      table_[0] = 0;
+      table_[m_ + 1] = static_cast<int32_t>(nb_ + 1);
+      for (int64_t j = 0; j < m_; ++j) {
+        const double c = scale_ > 0 ? lo_ + static_cast<double>(j) / scale_ : lo_;
+        table_[j + 1] = static_cast<int32_t>(search(key(static_cast<TX>(c))));
+      }
+      proven_ = check(e);
+    }
+    quick_setup(e);
+  }
+
+  // whether every answer is the guess corrected by one comparison each way (see the top)
+  bool proven() const { return proven_; }
+
+  // the number of edges at or below x (0 .. nb + 1), SciPy's last-edge rule applied; NaN:
+  // nb + 1 (in no bin)
+  int64_t bin(TX x) const {
+    const int64_t d = proven_ ? near(x) : walk(x);
+    return d == nb_ + 1 ? rule(x, d) : d;
+  }
+
+  // the bins of x[0..n) as labels: 0 .. nb - 1, nb for a point in no bin
+  void labels(const TX* x, int64_t n, int32_t* out) const {
+    if (quick_) {
+      // the quick road (no table, no comparison of keys): a point whose place in the span
+      // is safely inside a cell is in that cell's bin (see quick_setup); the others (-1:
+      // near an edge, outside, NaN) by bin()
+      if (quick_block(x, n, out)) {
+        for (int64_t i = 0; i < n; ++i) {
+          if (out[i] >= 0) continue;
+          const int64_t d = bin(x[i]);
+          out[i] = static_cast<int32_t>(d >= 1 && d <= nb_ ? d - 1 : nb_);
+        }
+      }
+    } else if (proven_) {
+      // the guesses and comparisons alone (a loop without branches or calls), then SciPy's
+      // rule for the points at or above the last edge, if any, one by one
+      int32_t top = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t d = near(x[i]);
+        top |= d == nb_ + 1;
+        const bool in = static_cast<uint64_t>(d - 1) < static_cast<uint64_t>(nb_);
+        out[i] = static_cast<int32_t>(in ? d - 1 : nb_);
+      }
+      if (top) {
+        for (int64_t i = 0; i < n; ++i) {
+          if (out[i] == nb_ && near(x[i]) == nb_ + 1 && rule(x[i], nb_ + 1) == nb_) {
+            out[i] = static_cast<int32_t>(nb_ - 1);
+          }
+        }
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t d = bin(x[i]);
+        out[i] = static_cast<int32_t>(d >= 1 && d <= nb_ ? d - 1 : nb_);
+      }
+    }
+  }
+
+  // the first index of ascending x (n points) whose key is at or above edge k's
+  int64_t lower(const TX* x, int64_t n, int64_t k) const {
+    int64_t lo = 0, hi = n;
+    const K e = ke_[k + 1];
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (key(x[mid]) < e) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
+
+  // ascending x: the end of the last bin, from the first index at or above the last edge
+  // (the points SciPy's rule moves into the last bin are the first run there: around is
+  // monotone)
+  int64_t last_end(const TX* x, int64_t n, int64_t at) const {
+    while (at < n && !std::isnan(x[at]) && around(x[at], dec_) == last_r_) ++at;
+    return at;
+  }
+
+ private:
+  // The quick road: phi(x) = (x - lo) * (nb / span) is non-decreasing in x, so every point
+  // below edge k has phi at most A_k = phi(the value just below edge k) and every point at
+  // or above it at least B_k = phi(edge k). With f = phi - floor(phi) (exact) and g =
+  // floor(phi) in 0..nb-1: f > L >= A_g - g says the point is at or above edge g, f < H <=
+  // B_{g+1} - g that it is below edge g + 1: bin g, EXACTLY. L and H are the extremes over
+  // every bin, widened by 1e-8 (far above the rounding of A_k - k for phi < 2**20); the road
+  // is taken where L < H (evenly spaced edges: L and H near 0 and 1).
+  void quick_setup(const TX* e) {
+    quick_ = false;
+    const double span = hi_ - lo_;
+    if (!(span > 0 && std::isfinite(span)) || nb_ > (int64_t{1} << 20)) return;
+    qm_ = static_cast<double>(nb_);
+    qscale_ = qm_ / span;
+    if (!(qscale_ > 0 && std::isfinite(qscale_))) return;
+    double L = -INFINITY, H = INFINITY;
+    for (int64_t k = 0; k < nb_; ++k) {
+      if (std::isnan(e[k]) || std::isnan(e[k + 1])) return;
+      const TX below = from_key<TX>(ke_[k + 1] - 1);
+      const double a = std::isnan(below) ? -INFINITY : phi(below);
+      L = std::max(L, a - static_cast<double>(k));
+      H = std::min(H, phi(e[k + 1]) - static_cast<double>(k));
+    }
+    ql_ = L + 1e-8;
+    qh_ = H - 1e-8;
+    quick_ = ql_ < qh_;
+  }
+  double phi(TX x) const { return (static_cast<double>(x) - lo_) * qscale_; }
+  int32_t quick(TX x) const {
+    const double t = phi(x);
+    const bool in = t >= 0 && t < qm_;  // (NaN: false)
+    const double tt = in ? t : 0.0;
+    const int32_t g = static_cast<int32_t>(tt);
+    const double f = tt - static_cast<double>(g);
+    return in && f > ql_ && f < qh_ ? g : -1;
+  }
+  // quick() of n points into out (2 at a time where SSE2 is: the same IEEE operations);
+  // whether any is -1
+  bool quick_block(const TX* x, int64_t n, int32_t* out) const {
+    int64_t i = 0;
+    int miss = 0;
+#if defined(__SSE2__)
+    const __m128d lo = _mm_set1_pd(lo_), sc = _mm_set1_pd(qscale_), m = _mm_set1_pd(qm_);
+    const __m128d ql = _mm_set1_pd(ql_), qh = _mm_set1_pd(qh_), zero = _mm_setzero_pd();
+    const __m128i ones = _mm_set1_epi32(-1);
+    for (; i + 2 <= n; i += 2) {
+      __m128d v;
+      if constexpr (sizeof(TX) == 8) {
+        v = _mm_loadu_pd(reinterpret_cast<const double*>(x + i));
+      } else {
+        const __m128i two = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
+        v = _mm_cvtps_pd(_mm_castsi128_ps(two));
+      }
+      const __m128d t = _mm_mul_pd(_mm_sub_pd(v, lo), sc);
+      __m128d ok = _mm_and_pd(_mm_cmpge_pd(t, zero), _mm_cmplt_pd(t, m));
+      const __m128d tt = _mm_and_pd(t, ok);
+      const __m128i g = _mm_cvttpd_epi32(tt);
+      const __m128d f = _mm_sub_pd(tt, _mm_cvtepi32_pd(g));
+      ok = _mm_and_pd(ok, _mm_and_pd(_mm_cmpgt_pd(f, ql), _mm_cmplt_pd(f, qh)));
+      miss |= _mm_movemask_pd(ok) ^ 3;
+      const __m128i k = _mm_shuffle_epi32(_mm_castpd_si128(ok), _MM_SHUFFLE(3, 3, 2, 0));
+      const __m128i r = _mm_or_si128(_mm_and_si128(g, k), _mm_andnot_si128(k, ones));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), r);
+    }
+#endif
+    for (; i < n; ++i) {
+      out[i] = quick(x[i]);
+      miss |= out[i] < 0;
+    }
+    return miss != 0;
+  }
+
+  void cells(int64_t m) {
+    m_ = m;
+    mf_ = static_cast<double>(m);
+    const double span = hi_ - lo_;
+    scale_ = span > 0 && std::isfinite(span) ? mf_ / span : 0.0;
+  }
+
+  // G(x): non-decreasing in x (NaN: m + 1, the top); the same operations wherever it runs
+  // (the check below and every lookup: IEEE double, no contraction, see CMakeLists.txt)
+  int64_t guess(TX x) const {
+    double t = (static_cast<double>(x) - lo_) * scale_;
+    t = t < 0 ? -1.0 : t;  // below the first edge: cell -1 (NaN stays NaN)
+    t = t < mf_ ? t : mf_;  // at or above the last, NaN: m
+    const int64_t c = static_cast<int64_t>(t + 1.0);
+    return direct_ ? c : table_[c];
+  }
+
+  // |G - D| <= 1 everywhere: D is k on [edge k - 1, edge k) (0 below the first edge, nb + 1
+  // from the last), G is non-decreasing, so G at a bin's first value must be at least k - 1
+  // and at its last value (the key below the next edge's) at most k + 1
+  bool check(const TX* e) const {
+    if (!(scale_ > 0 && std::isfinite(scale_)) || m_ + 2 >= std::numeric_limits<int32_t>::max())
+      return false;
+    for (int64_t k = 0; k <= nb_ + 1; ++k) {
+      if (k >= 1 && (std::isnan(e[k - 1]) || guess(e[k - 1]) < k - 1)) return false;
+      if (k <= nb_ && ke_[k + 1] > std::numeric_limits<K>::min()) {
+        const TX below = from_key<TX>(ke_[k + 1] - 1);
+        if (!std::isnan(below) && guess(below) > k + 1) return false;
+      }
+    }
+    return true;
+  }
+
+  // D(x) from the proven guess: one comparison each way, NaN apart
+  int64_t near(TX x) const {
+    const K kx = key(x);
+    int64_t d = guess(x);
+    d += kx >= ke_[d + 1];
+    d -= kx < ke_[d];
+    return x == x ? d : nb_ + 1;
+  }
+
+  // D(x) from the table's guess, a step each way, verified, else a binary search
+  int64_t walk(TX x) const {
+    const K kx = key(x);
+    int64_t d = scale_ > 0 ? guess(x) : search(kx);
+    d += kx >= ke_[d + 1];
+    d -= kx < ke_[d];
+    if (!(ke_[d] <= kx && kx < ke_[d + 1])) d = search(kx);
+    return std::isnan(x) ? nb_ + 1 : d;
+  }
+
+  // the number of edges whose keys are at or below kx
+  int64_t search(K kx) const {
+    return std::upper_bound(ke_.begin() + 1, ke_.begin() + nb_ + 2, kx) - (ke_.begin() + 1);
+  }
+  int64_t rule(TX x, int64_t d) const {
+    return d == nb_ + 1 && around(x, dec_) == last_r_ ? nb_ : d;
+  }
+
+  int64_t nb_;
+  int32_t dec_;
+  std::vector<K> ke_;  // nb + 4: a sentinel, the edges' keys, two sentinels
+  TX last_r_;
+  int64_t m_ = 0;
+  double lo_ = 0, hi_ = 0, mf_ = 0, scale_ = 0;
+  bool direct_ = true, proven_ = false, quick_ = false;
+  double qm_ = 0, qscale_ = 0, ql_ = 0, qh_ = 0;
+  std::vector<int32_t> table_;
+};
+
+}  // namespace jaxsubset

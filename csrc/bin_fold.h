@@ -1,0 +1,434 @@
+// The folded statistics of the bins kernel (bins.cc): count, sum, mean, var, std, sem, min,
+// max, first, last, skew, kurt per bin, from the points' labels (any order: one pass of
+// partials per bin, a second of central moments) or from ascending x (every bin an index
+// range: range_partial, partial.h, the range kernel's formula). Conventions of ranges.cc's
+// per-range road: never a difference of running sums, a bin's result depends on its own
+// points only (in their order).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "bin_edges.h"
+#include "kernels.h"
+#include "partial.h"
+
+namespace jaxsubset {
+namespace bins {
+
+// Points are labelled in blocks: a source's get(i0, n, buf) gives the labels of points
+// [i0, i0 + n), each a bin 0..nb-1 or nb (in no bin: every per-bin array holds one slot more,
+// read by no result, so the passes need no test), in buf or in place.
+constexpr int64_t kBlock = 256;
+
+// labels given: any value outside 0..nb-1 in no bin
+template <typename S>
+struct GivenLabels {
+  const S* src;
+  int64_t nb;
+  const int32_t* get(int64_t i0, int64_t n, int32_t* buf) const {
+    for (int64_t i = 0; i < n; ++i) {
+      const S b = src[i0 + i];
+      buf[i] = static_cast<int32_t>(b >= 0 && b < nb ? b : nb);
+    }
+    return buf;
+  }
+};
+
+// bins resolved from x (Edges::labels)
+template <typename TX>
+struct XLabels {
+  const TX* x;
+  const Edges<TX>* e;
+  const int32_t* get(int64_t i0, int64_t n, int32_t* buf) const {
+    e->labels(x + i0, n, buf);
+    return buf;
+  }
+};
+
+// labels resolved once and kept (edges whose lookup is not the proven one, read again)
+struct StoredLabels {
+  const int32_t* lab;
+  const int32_t* get(int64_t i0, int64_t, int32_t*) const { return lab + i0; }
+};
+
+// whether every one of n values (stride C) is finite: x - x is 0 for a finite x, NaN for a
+// NaN or an inf (a sum of them in any order: vectorised)
+template <typename T>
+bool all_finite(const T* y, int64_t C, int64_t n) {
+  T z = 0;
+  if (C == 1) {
+#pragma omp simd reduction(+ : z)
+    for (int64_t i = 0; i < n; ++i) z += y[i] - y[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) z += y[i * C] - y[i * C];
+  }
+  return z == 0;
+}
+
+// Every bin's partials of one channel, structure of arrays (nb + 1 slots, see above).
+struct Acc {
+  std::vector<int64_t> n, nan, pinf, ninf, first, last;
+  std::vector<double> sum, mn, mx, c, zs, m2, m3, m4;
+  std::vector<char> has;
+  void reset(int64_t nb, bool mom, bool ends) {
+    const size_t s = static_cast<size_t>(nb + 1);
+    n.assign(s, 0);
+    nan.assign(s, 0);
+    pinf.assign(s, 0);
+    ninf.assign(s, 0);
+    sum.assign(s, 0.0);
+    mn.assign(s, INFINITY);
+    mx.assign(s, -INFINITY);
+    if (mom) {
+      c.assign(s, 0.0);
+      zs.assign(s, 0.0);
+      has.assign(s, 0);
+      m2.assign(s, 0.0);
+      m3.assign(s, 0.0);
+      m4.assign(s, 0.0);
+    }
+    if (ends) {
+      first.assign(s, -1);
+      last.assign(s, -1);
+    }
+  }
+};
+
+// the first pass: counts, sums, extremes, deviations from each bin's first finite point,
+// first/last (with omit: non-NaN) points, every bin's points in point order. A block of
+// finite values takes the loop without the tests of non-finite ones (the same operations in
+// the same order: the same bits). EXT: 1 the minima, 2 the maxima, 3 both.
+template <typename T, bool SUM, int EXT, bool MOM, bool ENDS, typename Lab>
+void accumulate(const T* yc, int64_t C, int64_t N, const Lab& lab, Acc& a, bool omit) {
+  int64_t* n = a.n.data();
+  double* sum = a.sum.data();
+  double* mn = a.mn.data();
+  double* mx = a.mx.data();
+  int32_t buf[kBlock];
+  for (int64_t i0 = 0; i0 < N; i0 += kBlock) {
+    const int64_t len = std::min(kBlock, N - i0);
+    const int32_t* lb = lab.get(i0, len, buf);
+    const T* yb = yc + i0 * C;
+    if (all_finite(yb, C, len)) {
+      for (int64_t i = 0; i < len; ++i) {
+        const int64_t b = lb[i];
+        const double x = static_cast<double>(yb[i * C]);
+        ++n[b];
+        if constexpr (SUM) sum[b] += x;
+        if constexpr ((EXT & 1) != 0) mn[b] = x < mn[b] ? x : mn[b];
+        if constexpr ((EXT & 2) != 0) mx[b] = x > mx[b] ? x : mx[b];
+        if constexpr (MOM) {
+          if (!a.has[b]) {
+            a.c[b] = x;
+            a.has[b] = 1;
+          }
+          a.zs[b] += x - a.c[b];
+        }
+        if constexpr (ENDS) {
+          if (a.first[b] < 0) a.first[b] = i0 + i;
+          a.last[b] = i0 + i;
+        }
+      }
+      continue;
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      const int64_t b = lb[i];
+      const double x = static_cast<double>(yb[i * C]);
+      ++n[b];
+      if (std::isfinite(x)) {
+        if constexpr (SUM) sum[b] += x;
+        if constexpr ((EXT & 1) != 0) mn[b] = x < mn[b] ? x : mn[b];
+        if constexpr ((EXT & 2) != 0) mx[b] = x > mx[b] ? x : mx[b];
+        if constexpr (MOM) {
+          if (!a.has[b]) {
+            a.c[b] = x;
+            a.has[b] = 1;
+          }
+          a.zs[b] += x - a.c[b];
+        }
+      } else if (std::isnan(x)) {
+        ++a.nan[b];
+      } else {
+        if (x > 0) {
+          ++a.pinf[b];
+        } else {
+          ++a.ninf[b];
+        }
+        if constexpr ((EXT & 1) != 0) mn[b] = x < mn[b] ? x : mn[b];
+        if constexpr ((EXT & 2) != 0) mx[b] = x > mx[b] ? x : mx[b];
+      }
+      if constexpr (ENDS) {
+        if (!omit || !std::isnan(x)) {
+          if (a.first[b] < 0) a.first[b] = i0 + i;
+          a.last[b] = i0 + i;
+        }
+      }
+    }
+  }
+}
+
+// the second pass: central moments about each bin's mean (as ranges.cc: (x - c) - mean(x - c))
+template <typename T, bool M4, typename Lab>
+void moments(const T* yc, int64_t C, int64_t N, int64_t nb, const Lab& lab, Acc& a) {
+  std::vector<double> mz(nb + 1, 0.0);
+  for (int64_t b = 0; b < nb; ++b) {
+    const int64_t nf = a.n[b] - a.nan[b] - a.pinf[b] - a.ninf[b];
+    mz[b] = nf > 0 ? a.zs[b] / static_cast<double>(nf) : 0.0;
+  }
+  const double* c = a.c.data();
+  double* m2 = a.m2.data();
+  double* m3 = a.m3.data();
+  double* m4 = a.m4.data();
+  int32_t buf[kBlock];
+  for (int64_t i0 = 0; i0 < N; i0 += kBlock) {
+    const int64_t len = std::min(kBlock, N - i0);
+    const int32_t* lb = lab.get(i0, len, buf);
+    const T* yb = yc + i0 * C;
+    const bool fin = all_finite(yb, C, len);
+    for (int64_t i = 0; i < len; ++i) {
+      const int64_t b = lb[i];
+      const double x = static_cast<double>(yb[i * C]);
+      if (!fin && !std::isfinite(x)) continue;
+      const double d = (x - c[b]) - mz[b];
+      const double d2 = d * d;
+      m2[b] += d2;
+      if constexpr (M4) {
+        m3[b] += d2 * d;
+        m4[b] += d2 * d2;
+      }
+    }
+  }
+}
+
+template <typename T, typename Lab>
+void folded_labels(const T* y, int64_t C, int64_t ch, int64_t N, int64_t nb, const Lab& lab,
+                   const std::vector<Out>& outs, bool omit, int64_t ddof, Acc& a) {
+  bool mom2 = false, mom4 = false, sum = false, ends = false;
+  int ext = 0;  // 1: min, 2: max (only the extremes asked are kept: one store less a point)
+  for (const Out& o : outs) {
+    switch (o.stat) {
+      case kVar: case kStd: case kSem: mom2 = true; break;
+      case kSkew: case kKurt: mom4 = true; break;
+      case kSum: case kMean: sum = true; break;
+      case kMin: ext |= 1; break;
+      case kMax: ext |= 2; break;
+      case kFirst: case kLast: ends = true; break;
+      default: break;
+    }
+  }
+  const bool mom = mom2 || mom4;
+  a.reset(nb, mom, ends);
+  const T* yc = y + ch;
+  // the flags as template arguments: one tight loop per combination asked
+  auto go = [&](auto s, auto e, auto m, auto f) {
+    accumulate<T, decltype(s)::value, decltype(e)::value, decltype(m)::value,
+               decltype(f)::value>(yc, C, N, lab, a, omit);
+  };
+  using Y = std::true_type;
+  using No = std::false_type;
+  auto go3 = [&](auto s, auto e, auto m) {
+    if (ends) go(s, e, m, Y{}); else go(s, e, m, No{});
+  };
+  auto go2 = [&](auto s, auto e) {
+    if (mom) go3(s, e, Y{}); else go3(s, e, No{});
+  };
+  auto go1 = [&](auto s) {
+    using E = std::integral_constant<int, 0>;
+    switch (ext) {
+      case 1: go2(s, std::integral_constant<int, 1>{}); break;
+      case 2: go2(s, std::integral_constant<int, 2>{}); break;
+      case 3: go2(s, std::integral_constant<int, 3>{}); break;
+      default: go2(s, E{}); break;
+    }
+  };
+  if (sum) go1(Y{}); else go1(No{});
+  if (mom4) {
+    moments<T, true>(yc, C, N, nb, lab, a);
+  } else if (mom2) {
+    moments<T, false>(yc, C, N, nb, lab, a);
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    Partial p;
+    p.n_all = a.n[b];
+    p.nan = a.nan[b];
+    p.pinf = a.pinf[b];
+    p.ninf = a.ninf[b];
+    p.nf = p.n_all - p.nan - p.pinf - p.ninf;
+    p.sum = a.sum[b];
+    p.mn = a.mn[b];
+    p.mx = a.mx[b];
+    if (mom && p.nf > 0) {
+      p.m2 = a.m2[b];
+      p.m3 = a.m3[b];
+      p.m4 = a.m4[b];
+    }
+    for (const Out& o : outs) {
+      if (is_order(o.stat)) continue;
+      if (o.stat == kCount) {
+        o.put_count(b, C, ch, omit ? p.n_all - p.nan : p.n_all);
+      } else if (o.stat == kFirst || o.stat == kLast) {
+        const int64_t i = o.stat == kFirst ? a.first[b] : a.last[b];
+        o.put<T>(b, C, ch, i < 0 ? nan_v<T>() : yc[i * C]);
+      } else {
+        o.put<T>(b, C, ch, finish<T>(o.stat, p, omit, ddof));
+      }
+    }
+  }
+}
+
+
+// max and/or min alone of a bin of ascending x (channel stride 1): the extremes in y's own
+// dtype (exact in any order, so range_partial's values), in SSE2 lanes where it is, no
+// widening and no sum; false where a point is not finite (x - x is NaN for NaN and +-inf),
+// then range_partial counts those
+template <typename T>
+bool plain_extremes(const T* y, int64_t s, int64_t e, double& mn, double& mx) {
+  T a = std::numeric_limits<T>::infinity(), b = -a;
+  bool bad = false;
+  int64_t i = s;
+#if defined(__SSE2__)
+  if constexpr (sizeof(T) == 4) {
+    __m128 lo0 = _mm_set1_ps(a), lo1 = lo0, hi0 = _mm_set1_ps(b), hi1 = hi0;
+    __m128 u = _mm_setzero_ps();
+    for (; i + 8 <= e; i += 8) {
+      const __m128 x0 = _mm_loadu_ps(y + i), x1 = _mm_loadu_ps(y + i + 4);
+      u = _mm_or_ps(u, _mm_cmpunord_ps(_mm_sub_ps(x0, x0), _mm_sub_ps(x1, x1)));
+      lo0 = _mm_min_ps(lo0, x0);
+      lo1 = _mm_min_ps(lo1, x1);
+      hi0 = _mm_max_ps(hi0, x0);
+      hi1 = _mm_max_ps(hi1, x1);
+    }
+    alignas(16) float l[8], h[8];
+    _mm_store_ps(l, lo0);
+    _mm_store_ps(l + 4, lo1);
+    _mm_store_ps(h, hi0);
+    _mm_store_ps(h + 4, hi1);
+    for (int k = 0; k < 8; ++k) {
+      a = l[k] < a ? l[k] : a;
+      b = h[k] > b ? h[k] : b;
+    }
+    bad = _mm_movemask_ps(u) != 0;
+  } else {
+    __m128d lo0 = _mm_set1_pd(a), lo1 = lo0, hi0 = _mm_set1_pd(b), hi1 = hi0;
+    __m128d u = _mm_setzero_pd();
+    for (; i + 4 <= e; i += 4) {
+      const __m128d x0 = _mm_loadu_pd(y + i), x1 = _mm_loadu_pd(y + i + 2);
+      u = _mm_or_pd(u, _mm_cmpunord_pd(_mm_sub_pd(x0, x0), _mm_sub_pd(x1, x1)));
+      lo0 = _mm_min_pd(lo0, x0);
+      lo1 = _mm_min_pd(lo1, x1);
+      hi0 = _mm_max_pd(hi0, x0);
+      hi1 = _mm_max_pd(hi1, x1);
+    }
+    alignas(16) double l[4], h[4];
+    _mm_store_pd(l, lo0);
+    _mm_store_pd(l + 2, lo1);
+    _mm_store_pd(h, hi0);
+    _mm_store_pd(h + 2, hi1);
+    for (int k = 0; k < 4; ++k) {
+      a = l[k] < a ? l[k] : a;
+      b = h[k] > b ? h[k] : b;
+    }
+    bad = _mm_movemask_pd(u) != 0;
+  }
+#endif
+  for (; i < e; ++i) {
+    const T x = y[i];
+    bad |= !(x - x == T(0));
+    a = x < a ? x : a;
+    b = x > b ? x : b;
+  }
+  mn = static_cast<double>(a);
+  mx = static_cast<double>(b);
+  return !bad;
+}
+
+// the folded statistics of the bins [start[k], start[k] + count[k]) of ascending x
+template <typename T, bool SUM, bool EXT, int MOM>
+void sorted_folded(const T* y, int64_t C, int64_t ch, const int64_t* start, const int64_t* count,
+                   int64_t nb, const std::vector<Out>& outs, bool omit, int64_t ddof) {
+  const T* yc = y + ch;
+  for (int64_t k = 0; k < nb; ++k) {
+    const int64_t s = start[k], e = s + count[k];
+    Partial p;
+    if (EXT && !SUM && MOM == 0 && C == 1 && plain_extremes(yc, s, e, p.mn, p.mx)) {
+      p.n_all = p.nf = e - s;
+    } else {
+      p = range_partial<T, SUM, EXT, MOM>(yc, C, s, e);
+    }
+    for (const Out& o : outs) {
+      if (is_order(o.stat)) continue;
+      if (o.stat == kCount) {
+        o.put_count(k, C, ch, omit ? p.n_all - p.nan : p.n_all);
+      } else if (o.stat == kFirst || o.stat == kLast) {
+        // with omit the first/last non-NaN point, else the first/last point
+        T v = nan_v<T>();
+        if (o.stat == kFirst) {
+          for (int64_t i = s; i < e; ++i) {
+            if (!omit || !std::isnan(yc[i * C])) {
+              v = yc[i * C];
+              break;
+            }
+          }
+        } else {
+          for (int64_t i = e; i-- > s;) {
+            if (!omit || !std::isnan(yc[i * C])) {
+              v = yc[i * C];
+              break;
+            }
+          }
+        }
+        o.put<T>(k, C, ch, v);
+      } else {
+        o.put<T>(k, C, ch, finish<T>(o.stat, p, omit, ddof));
+      }
+    }
+  }
+}
+
+template <typename T>
+void sorted_folded_any(const T* y, int64_t C, int64_t ch, const int64_t* start,
+                       const int64_t* count, int64_t nb, const std::vector<Out>& outs, bool omit,
+                       int64_t ddof) {
+  bool mom2 = false, mom4 = false, sum = false, ext = false;
+  for (const Out& o : outs) {
+    switch (o.stat) {
+      case kVar: case kStd: case kSem: mom2 = true; break;
+      case kSkew: case kKurt: mom4 = true; break;
+      case kSum: case kMean: sum = true; break;
+      case kMin: case kMax: ext = true; break;
+      default: break;
+    }
+  }
+  auto go = [&](auto mom) {
+    constexpr int M = decltype(mom)::value;
+    if (sum && ext) {
+      sorted_folded<T, true, true, M>(y, C, ch, start, count, nb, outs, omit, ddof);
+    } else if (sum) {
+      sorted_folded<T, true, false, M>(y, C, ch, start, count, nb, outs, omit, ddof);
+    } else if (ext) {
+      sorted_folded<T, false, true, M>(y, C, ch, start, count, nb, outs, omit, ddof);
+    } else {
+      sorted_folded<T, false, false, M>(y, C, ch, start, count, nb, outs, omit, ddof);
+    }
+  };
+  if (mom4) {
+    go(std::integral_constant<int, 4>{});
+  } else if (mom2) {
+    go(std::integral_constant<int, 2>{});
+  } else {
+    go(std::integral_constant<int, 0>{});
+  }
+}
+
+
+}  // namespace bins
+}  // namespace jaxsubset
