@@ -102,13 +102,14 @@ def test_min_max_of_long_chunks_with_inf_and_nan_match_numpy_under_jit():
     y[[10, 2_050]] = np.inf, -np.inf  # chunk 0: +inf; chunk 1: -inf
     y[[4_100, 4_200]] = np.inf, -np.inf  # chunk 2: both
     y[[6_100, 6_300]] = np.nan, np.inf  # chunk 3: NaN and +inf
+    y = np.asarray(jnp.asarray(y))  # the values as the JAX mode holds them (float32 or 64)
     s = jaxsubset.chunks(x, y, 10)
     for which in ("min", "max"):
         want = getattr(np, which)(y.reshape(10, -1), axis=1)
         got = np.asarray(jax.jit(lambda s, w=which: getattr(s, w)())(s))
         np.testing.assert_array_equal(got, want, err_msg=which)
     # the gradient of the max reaches the point at it, and no NaN leaks into other chunks
-    finite = np.where(np.isfinite(y), y, 0.0)
+    finite = np.where(np.isfinite(y), y, 0)
     finite[[6_100]] = np.nan
     g = jax.grad(lambda v: jnp.nansum(jaxsubset.chunks(x, v, 10).max()))(jnp.asarray(finite))
     g = np.asarray(g).reshape(10, -1)
