@@ -94,6 +94,33 @@ def test_propagate_keeps_nan_in_large_min_max_reductions():
         np.testing.assert_array_equal(np.isnan(np.asarray(got)), want)
 
 
+def test_min_max_of_long_chunks_with_inf_and_nan_match_numpy_under_jit():
+    # the extreme is one NaN-keeping reduction of its own: +-inf held without a NaN give the
+    # infinite extreme (both signs: no NaN, unlike the sum), a NaN gives NaN, each chunk alone
+    x = np.arange(20_000.0)
+    y = np.random.default_rng(3).normal(size=x.size)
+    y[[10, 2_050]] = np.inf, -np.inf  # chunk 0: +inf; chunk 1: -inf
+    y[[4_100, 4_200]] = np.inf, -np.inf  # chunk 2: both
+    y[[6_100, 6_300]] = np.nan, np.inf  # chunk 3: NaN and +inf
+    y = np.asarray(jnp.asarray(y))  # the values as the JAX mode holds them (float32 or 64)
+    s = jaxsubset.chunks(x, y, 10)
+    for which in ("min", "max"):
+        want = getattr(np, which)(y.reshape(10, -1), axis=1)
+        got = np.asarray(jax.jit(lambda s, w=which: getattr(s, w)())(s))
+        np.testing.assert_array_equal(got, want, err_msg=which)
+    # the gradient of the max reaches the point at it, and no NaN leaks into other chunks
+    finite = np.where(np.isfinite(y), y, 0)
+    finite[[6_100]] = np.nan
+    g = jax.grad(lambda v: jnp.nansum(jaxsubset.chunks(x, v, 10).max()))(jnp.asarray(finite))
+    g = np.asarray(g).reshape(10, -1)
+    top = finite.reshape(10, -1).argmax(axis=1)
+    for k in range(10):
+        want = np.zeros(2_000)
+        if k != 3:  # chunk 3 holds the NaN: its max is NaN, its gradient 0
+            want[top[k]] = 1.0
+        np.testing.assert_array_equal(g[k], want, err_msg=str(k))
+
+
 def test_raise_eager_and_under_jit():
     x, y = data_with_nan()
     s = jaxsubset.chunks(x, y, 6)

@@ -23,6 +23,12 @@ block table's levels are one ``lax.scan`` (one compiled body, whatever N), the f
 static reshapes. Only elementwise folds, reshapes and gathers: no dot, no scatter, no serial
 loop over the data, the same program on every backend.
 
+The variance family (with the sums read alongside) takes a leaner variant,
+:func:`block_ranges`: blocks of :data:`SPAN` points, the in-block prefix and suffix partials
+by cumulative sums about a point each of them holds, and ranges inside one block reduced point
+by point (gathered alone, then put back by a scatter, when they are few), so no point-level
+table is built.
+
 Moments use Chan's combination of ``(n, c, m, M2)`` partials (Pébay's for ``M3``, ``M4``)
 whose mean is ``c + m`` with the shift ``c`` one of the partial's own points; means are
 compared as ``(c_b - c_a) + (m_b - m_a)``, a difference of two data values first (exact for
@@ -37,6 +43,7 @@ from jax import lax
 
 from .._core import Array, index_dtype
 from ..reduce import (
+    chan,
     extreme_statistic,
     float_dtype,
     mean_statistic,
@@ -210,6 +217,111 @@ def fold_ranges(fold: Fold, leaves, start: Array, stop: Array):
     return where((stop > start)[:, None], res, fold.identity_like(res))
 
 
+# points per block of the block road (:func:`block_ranges`); ranges inside one block are
+# reduced point by point, at most this many points each
+SPAN = 32
+
+
+def inside_block(yb: Array, fb: Array, cb: Array, start: Array, stop: Array) -> Array:
+    """``(R, 2, C)``: the sum of ``cb`` and the ``M2`` of the finite points of ranges lying
+    inside one block, two passes over the block's points.
+
+    ``yb``/``fb``/``cb``: ``(M, SPAN, C)`` finite values (0 elsewhere), finite flags and the
+    values summed; ``start``/``stop``: ``(R,)``, each range inside block ``start // SPAN``.
+    The shift is the range's first finite point.
+    """
+    jj = jnp.minimum(start // SPAN, yb.shape[0] - 1)
+    rows, held = yb[jj], fb[jj]
+    k = (jj * SPAN)[:, None] + jnp.arange(SPAN, dtype=start.dtype)[None, :]
+    span = ((k >= start[:, None]) & (k < stop[:, None]))[:, :, None]
+    inm = held & span
+    c = jnp.take_along_axis(rows, jnp.argmax(inm, axis=1)[:, None], axis=1)
+    d = jnp.where(inm, rows - c, 0)
+    mean = jnp.sum(d, axis=1, keepdims=True) / jnp.maximum(jnp.sum(inm, axis=1, keepdims=True), 1)
+    e = jnp.where(inm, d - mean, 0)
+    total = jnp.sum(jnp.where(span, cb[jj], 0), axis=1)
+    return jnp.stack([total, jnp.sum(e * e, axis=1)], axis=1)
+
+
+def block_ranges(
+    v: Array, finite: Array, clean: Array, start: Array, stop: Array
+) -> tuple[Array, Array]:
+    """``(K, C)`` sums of ``clean`` and ``M2`` of the finite points (``v``, 0 elsewhere) of
+    every range ``[start, stop)``, from partials inside it, reading blocks of :data:`SPAN`.
+
+    Per block, its sum and two passes about its first finite point (a reshape); per point,
+    the partials of its block's prefix up to it and suffix from it: cumulative sums, those of
+    the moments about a point every such prefix (the block's first finite point) or suffix
+    (its last) holds, ``M2 = S2 - S1**2 / n`` over at most ``SPAN`` points about one of their
+    own (a constant run gives exactly 0). A range over several blocks is ``suffix (+) whole
+    blocks (+) prefix`` (sums; Chan for the moments), the whole blocks from disjoint sparse
+    tables over the block partials; a range inside one block is reduced point by point
+    (:func:`inside_block`), on those ranges alone when they are few. Nothing is subtracted.
+    """
+    num, ch = v.shape
+    fdt, idt = v.dtype, start.dtype
+    m = -(-num // SPAN)
+    levels = max((max(m, 2) - 1).bit_length(), 1)
+    p_blocks = 1 << levels
+    pad = [(0, m * SPAN - num), (0, 0)]
+    yb, fb, cb = (jnp.pad(a, pad).reshape(m, SPAN, ch) for a in (v, finite, clean))
+    cnt = jnp.sum(fb, axis=1, dtype=idt)
+    c_first = jnp.take_along_axis(yb, jnp.argmax(fb, axis=1)[:, None], axis=1)
+    c_last = jnp.take_along_axis(yb, SPAN - 1 - jnp.argmax(fb[:, ::-1], axis=1)[:, None], axis=1)
+    d = jnp.where(fb, yb - c_first, 0)
+    m_b = jnp.sum(d, axis=1) / jnp.maximum(cnt, 1).astype(fdt)
+    e = jnp.where(fb, d - m_b[:, None], 0)
+    own = (cnt, c_first[:, 0], m_b, jnp.sum(e * e, axis=1))
+    totals = tuple(jnp.pad(a, [(0, p_blocks - m), (0, 0)]) for a in own)  # empty blocks
+    table = tuple(a.reshape((-1, ch)) for a in _levels(Moments(), totals, levels)[0])
+    sums = jnp.pad(jnp.sum(cb, axis=1), [(0, p_blocks - m), (0, 0)])
+    sum_table = _levels(Sum(), sums, levels)[0].reshape((-1, ch))
+
+    def partials(n_run: Array, s1: Array, s2: Array) -> tuple[Array, ...]:
+        mean = s1 / jnp.maximum(n_run, 1).astype(fdt)
+        flat = (n_run, mean, jnp.maximum(s2 - s1 * mean, 0))
+        return tuple(a.reshape((-1, ch)) for a in flat)
+
+    g = jnp.where(fb, yb - c_last, 0)
+    pre = partials(jnp.cumsum(fb, axis=1, dtype=idt), jnp.cumsum(d, 1), jnp.cumsum(d * d, 1))
+    suf = partials(
+        lax.cumsum(fb.astype(idt), 1, reverse=True),
+        lax.cumsum(g, 1, reverse=True),
+        lax.cumsum(g * g, 1, reverse=True),
+    )
+    pre_sum = jnp.cumsum(cb, 1).reshape((-1, ch))
+    suf_sum = lax.cumsum(cb, 1, reverse=True).reshape((-1, ch))
+    last = jnp.maximum(stop - 1, start)
+    j0, j1 = start // SPAN, last // SPAN
+
+    def at(a: Array, i: Array) -> Array:
+        return jnp.take(a, i, axis=0, mode="clip")
+
+    head = (at(suf[0], start), at(c_last[:, 0], j0), at(suf[1], start), at(suf[2], start))
+    tail = (at(pre[0], last), at(c_first[:, 0], j1), at(pre[1], last), at(pre[2], last))
+    run = query(Moments(), table, totals, j0 + 1, j1 - 1, p_blocks)
+    run_sum = query(Sum(), sum_table, sums, j0 + 1, j1 - 1, p_blocks)
+    cross = jnp.stack(
+        [at(suf_sum, start) + run_sum + at(pre_sum, last), chan(chan(head, run), tail)[3]], axis=1
+    )
+    k = start.shape[0]
+    is_in = (j0 == j1) & (stop > start)
+    cap = max(256, k // (8 * SPAN))
+
+    def dense() -> Array:
+        return inside_block(yb, fb, cb, start, stop)
+
+    def few() -> Array:  # only the ranges inside one block, gathered, then put back
+        idx = jnp.nonzero(is_in, size=cap, fill_value=k)[0]
+        part = inside_block(yb, fb, cb, at(start, idx), at(stop, idx))
+        return jnp.zeros((k, 2, ch), fdt).at[idx].set(part, mode="drop")
+
+    inside = dense() if k <= cap else lax.cond(jnp.sum(is_in) <= cap, few, dense)
+    res = jnp.where(is_in[:, None, None], inside, cross)
+    res = jnp.where((stop > start)[:, None, None], res, 0)
+    return res[:, 0], res[:, 1]
+
+
 def first_last(
     clean: Array, notnan: Array, start: Array, stop: Array, stats: tuple[str, ...], omit: bool
 ) -> dict[str, Array]:
@@ -298,12 +410,7 @@ def tree_ranges(
     clean = jnp.where(notnan, yf, 0)
     if "count" in stats:
         out["count"] = n
-    if {"sum", "mean"} & set(stats):
-        total = fold_ranges(Sum(), clean, start, stop)
-        if "sum" in stats:
-            out["sum"] = jnp.where(poisoned, nan, total)
-        if "mean" in stats:
-            out["mean"] = mean_statistic(n, total, poisoned)
+    total = None
     if {"var", "std", "sem"} & set(stats):
         # moments of the finite points; a range holding +-inf has NaN variance (inf - inf)
         finite = jnp.isfinite(yf) if is_float else notnan
@@ -313,11 +420,16 @@ def tree_ranges(
             n_inf = p[stop] - p[start]
         else:
             n_inf = jnp.zeros((k, c), idt)
-        v = jnp.where(finite, yf, 0)
-        zero = jnp.zeros_like(v)
-        leaves = (finite.astype(idt), v, zero, zero)  # one point: its own shift, no deviation
-        _, _, _, q = fold_ranges(Moments(), leaves, start, stop)
+        # the sums come with them: one block road (the tree's point levels not compiled)
+        total, q = block_ranges(jnp.where(finite, yf, 0), finite, clean, start, stop)
         out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_inf > 0)))
+    if {"sum", "mean"} & set(stats):
+        if total is None:
+            total = fold_ranges(Sum(), clean, start, stop)
+        if "sum" in stats:
+            out["sum"] = jnp.where(poisoned, nan, total)
+        if "mean" in stats:
+            out["mean"] = mean_statistic(n, total, poisoned)
     if {"skew", "kurt"} & set(stats):
         from ..reduce import shape_statistic
 
