@@ -29,9 +29,12 @@ from ._buckets import cut_ranges, cut_subsets, k_bucket, padded_xy
 
 def pad_batch(batch: Any, n: int, rows: bool = False) -> tuple[tuple[int, ...], Any]:
     """``(shape, padded)``: the leaves of ``batch`` (concrete, None leaves kept) broadcast to
-    their common shape, flattened and padded with their first element to ``bucket(K)`` (to
+    their common shape, flattened and padded with their last element to ``bucket(K)`` (to
     N's buckets when ``K == n``, a subset per point: one program for the lengths of a bucket
-    of N). A scalar batch is left as it is unless ``rows`` (then it is one padded row)."""
+    of N). The last element keeps a sorted batch sorted (windows stay windows with
+    non-decreasing ends, so a road chosen by their order, such as the native kernel's window
+    walk, is the one the unpadded call takes: the same bits eagerly and under ``jit``). A
+    scalar batch is left as it is unless ``rows`` (then it is one padded row)."""
     leaves = jax.tree_util.tree_leaves(batch)
     shape = np.broadcast_shapes(*(np.shape(a) for a in leaves))
     if not shape and not rows:
@@ -43,7 +46,7 @@ def pad_batch(batch: Any, n: int, rows: bool = False) -> tuple[tuple[int, ...], 
         h = np.broadcast_to(np.asarray(a), shape).reshape(-1)
         if k == 0:
             return jax.device_put(np.zeros((size,), h.dtype))
-        return _bucket.pad(h, size, fill=h[0])
+        return _bucket.pad(h, size, fill=h[-1])
 
     return tuple(shape), jax.tree_util.tree_map(flat, batch)
 
