@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from .._core import Array, Bool, Int, Shaped, centre, check_nan_policy, eager
+from ..reduce import mean_statistic
 
 
 # Eager calls of a reduction run as ONE jitted program per reduction, static arguments and
@@ -205,8 +206,7 @@ class SubsetBase:
         y = self._float_y()
         clean, poisoned = self._clean(m)
         total = jnp.sum(jnp.where(clean, y, 0), axis=self._axis)
-        mean = total / jnp.where(n > 0, n, 1).astype(y.dtype)
-        return jnp.where(poisoned | (n <= 0), jnp.nan, mean)
+        return mean_statistic(n, total, poisoned)
 
     def _about_own_value(self, y: Array, finite: Array) -> Array:
         """``y - shift`` where ``finite`` (else 0), ``shift`` a value of each subset's own.

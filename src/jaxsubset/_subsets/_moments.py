@@ -3,6 +3,7 @@
 import jax.numpy as jnp
 
 from .._core import Array, Shaped, squared_deviations, static_int
+from ..reduce import shape_statistic, spread_statistics, std_statistic
 from ._base import SubsetBase, one_program
 
 
@@ -78,9 +79,7 @@ class Moments(SubsetBase):
             ss = squared_deviations(
                 y, sub._point_mask(), jnp.expand_dims(mean, ax), jnp.expand_dims(ok, ax), ax
             )
-            denom = n - ddof
-            var = ss / jnp.where(denom > 0, denom, 1).astype(y.dtype)
-            return jnp.where(ok & (denom > 0), var, jnp.nan)
+            return spread_statistics(("var",), n, ss, ddof, ~ok)["var"]
         m, n = self._values_mask(nan_policy, "Subsets.var")
         y = self._float_y()
         clean, poisoned = self._clean(m)
@@ -98,9 +97,7 @@ class Moments(SubsetBase):
             mz = jnp.expand_dims(jnp.sum(z, axis=ax) / safe_n, ax)
             dev = jnp.where(finite, z - mz, 0)
             ss = jnp.sum(dev * dev, axis=ax)
-        denom = n - ddof
-        var = ss / jnp.where(denom > 0, denom, 1).astype(y.dtype)
-        return jnp.where(poisoned | (denom <= 0), jnp.nan, var)
+        return spread_statistics(("var",), n, ss, ddof, poisoned)["var"]
 
     @one_program
     def std(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
@@ -113,11 +110,9 @@ class Moments(SubsetBase):
         Returns:
             ``(*batch, *channels)`` float.
         """
-        var = self.var(ddof=ddof, nan_policy=nan_policy)
         # sqrt'(0) is infinite: a constant subset's std is 0 with a zero gradient, so no NaN
-        # reaches the gradients of other subsets through a zero cotangent
-        pos = var > 0
-        return jnp.where(pos, jnp.sqrt(jnp.where(pos, var, 1)), var)
+        # reaches the gradients of other subsets through a zero cotangent (std_statistic)
+        return std_statistic(self.var(ddof=ddof, nan_policy=nan_policy))
 
     @one_program
     def sem(self, ddof: int = 0, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
@@ -138,8 +133,6 @@ class Moments(SubsetBase):
         return std / jnp.sqrt(jnp.where(n > 0, n, 1).astype(std.dtype))
 
     def _shape(self, which: str, nan_policy: str) -> Array:
-        from ..reduce import shape_statistic
-
         m, n = self._values_mask(nan_policy, f"Subsets.{which}")
         y = self._float_y()
         if self.capacity == 0:

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._core import Array, Int, Shaped, reduce_extreme
-from ..reduce import lerp, rank
+from ..reduce import extreme_statistic, lerp, rank
 from ._base import SubsetBase, one_program
 
 
@@ -71,14 +71,14 @@ class OrderStatistics(SubsetBase):
         fill = jnp.inf if which == "min" else -jnp.inf
         y, mask, ax = sub._float_y(), sub._point_mask(), sub._axis
         ext = reduce_extreme(jnp.where(mask, y, fill), ax, which)
-        return jnp.where(sub._held() <= 0, jnp.nan, ext)
+        return extreme_statistic(sub._held(), ext)
 
     def _nan_extreme(self, which: str, m: Array, n: Array) -> Array:
         clean, poisoned = self._clean(m)
         fill = jnp.inf if which == "min" else -jnp.inf
         masked = jnp.where(clean, self._float_y(), fill)
         ext = reduce_extreme(masked, self._axis, which)
-        return jnp.where(poisoned | (n <= 0), jnp.nan, ext)
+        return extreme_statistic(n, ext, poisoned)
 
     @one_program
     def min(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:
