@@ -261,6 +261,7 @@ def bucketed_reduce(
         "finish", "finish_args",
     ),
     rows=True,
+    ranges=True,
 )  # fmt: skip
 def eager_reduce(
     x: None,

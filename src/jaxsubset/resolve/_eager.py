@@ -27,14 +27,18 @@ from .._subsets import Subsets
 from ._buckets import cut_ranges, cut_subsets, k_bucket, padded_xy
 
 
-def pad_batch(batch: Any, n: int, rows: bool = False) -> tuple[tuple[int, ...], Any]:
+def pad_batch(
+    batch: Any, n: int, rows: bool = False, ranges: bool = False
+) -> tuple[tuple[int, ...], Any]:
     """``(shape, padded)``: the leaves of ``batch`` (concrete, None leaves kept) broadcast to
-    their common shape, flattened and padded with their last element to ``bucket(K)`` (to
+    their common shape, flattened and padded with their first element to ``bucket(K)`` (to
     N's buckets when ``K == n``, a subset per point: one program for the lengths of a bucket
-    of N). The last element keeps a sorted batch sorted (windows stay windows with
-    non-decreasing ends, so a road chosen by their order, such as the native kernel's window
-    walk, is the one the unpadded call takes: the same bits eagerly and under ``jit``). A
-    scalar batch is left as it is unless ``rows`` (then it is one padded row)."""
+    of N). A scalar batch is left as it is unless ``rows`` (then it is one padded row).
+    ``ranges``: ``batch`` is ``(start, count)``, padded with empty ranges at the last range's
+    end instead: the ranges' order and total length stay those of the real ones, so a road
+    the native kernel picks from them (the window queue for overlapping non-decreasing
+    ranges, one range at a time otherwise) is the unpadded call's: the same bits eagerly,
+    under ``jit`` and under ``vmap``."""
     leaves = jax.tree_util.tree_leaves(batch)
     shape = np.broadcast_shapes(*(np.shape(a) for a in leaves))
     if not shape and not rows:
@@ -42,12 +46,16 @@ def pad_batch(batch: Any, n: int, rows: bool = False) -> tuple[tuple[int, ...], 
     k = int(np.prod(shape))
     size = k_bucket(k, n)
 
-    def flat(a: Any) -> Any:
+    def flat(a: Any, fill: Any = None) -> Any:
         h = np.broadcast_to(np.asarray(a), shape).reshape(-1)
         if k == 0:
             return jax.device_put(np.zeros((size,), h.dtype))
-        return _bucket.pad(h, size, fill=h[-1])
+        return _bucket.pad(h, size, fill=h[0] if fill is None else fill)
 
+    if ranges and k > 0:
+        start, count = (np.broadcast_to(np.asarray(a), shape).reshape(-1) for a in batch)
+        end = start[-1] + count[-1]
+        return tuple(shape), (flat(start, end), flat(count, 0))
     return tuple(shape), jax.tree_util.tree_map(flat, batch)
 
 
@@ -69,16 +77,17 @@ def cut(out: Any, k: int | None, shape: tuple[int, ...], capacity: int | None) -
 
 
 def bucketed(
-    *, static_argnames: tuple[str, ...] = (), rows: bool = False
+    *, static_argnames: tuple[str, ...] = (), rows: bool = False, ranges: bool = False
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a traced ``f(x, y, batch, n, *shared, **static)`` into its eager, bucketed form.
 
     ``f`` returns ``(start, count)`` (flat), :class:`Subsets` (flat batch), a flat array of
     per-subset values or a dict of ``(K, ...)`` per-subset results; ``y`` may be None, and ``x``
     too (``f`` then gets None, and N is ``y``'s rows). ``rows``: a scalar batch is padded as one
-    row too (for an ``f`` that reduces a flat batch). The decorated function takes ``(x, y,
-    batch, *shared, **static)`` with concrete ``x``/``y``/``batch`` and returns the cut results;
-    ``.traced`` is ``f`` itself, ``.program`` its jitted form (one per bucket of shapes). Two
+    row too (for an ``f`` that reduces a flat batch). ``ranges``: the batch is ``(start,
+    count)``, padded with empty ranges (see :func:`pad_batch`). The decorated function takes
+    ``(x, y, batch, *shared, **static)`` with concrete ``x``/``y``/``batch`` and returns the cut
+    results; ``.traced`` is ``f`` itself, ``.program`` its jitted form (one per bucket). Two
     keywords of the call shape the cut and are not passed to ``f``: ``keep``, the number of
     leading subsets of a 1-D batch that are real (a batch laid out for the bucket, e.g. the
     windows of ``bucket(N)`` points), and ``cut_capacity``, the slots kept of Subsets gathered
@@ -100,7 +109,7 @@ def bucketed(
             xp, yp, n = padded_xy(x, y)
             # a scalar batch is padded as one row where asked or where its slots are cut
             one_row = rows or cut_capacity is not None
-            shape, padded = pad_batch(batch, (y if x is None else x).shape[0], one_row)
+            shape, padded = pad_batch(batch, (y if x is None else x).shape[0], one_row, ranges)
             k = None if not shape and not one_row else int(np.prod(shape))
             if keep is not None:
                 k, shape = keep, (keep,)
