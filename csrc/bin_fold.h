@@ -9,13 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "bin_edges.h"
 #include "kernels.h"
@@ -287,59 +284,39 @@ void folded_labels(const T* y, int64_t C, int64_t ch, int64_t N, int64_t nb, con
 
 
 // max and/or min alone of a bin of ascending x (channel stride 1): the extremes in y's own
-// dtype (exact in any order, so range_partial's values), in SSE2 lanes where it is, no
-// widening and no sum; false where a point is not finite (x - x is NaN for NaN and +-inf),
-// then range_partial counts those
+// dtype (exact in any order, so range_partial's values), two 16-byte vectors of y's dtype at a
+// time (GCC/Clang vector extensions: minps/maxps or minpd/maxpd on SSE2, one loop for float32
+// and float64), no widening and no sum; false where a point is not finite (x - x is NaN for
+// NaN and +-inf), then range_partial counts those
 template <typename T>
 bool plain_extremes(const T* y, int64_t s, int64_t e, double& mn, double& mx) {
+  constexpr int L = 16 / sizeof(T);  // lanes of one vector
+  typedef T V __attribute__((vector_size(16)));
+  typedef decltype(V{} < V{}) M;  // a lane mask (all ones where true)
   T a = std::numeric_limits<T>::infinity(), b = -a;
   bool bad = false;
   int64_t i = s;
-#if defined(__SSE2__)
-  if constexpr (sizeof(T) == 4) {
-    __m128 lo0 = _mm_set1_ps(a), lo1 = lo0, hi0 = _mm_set1_ps(b), hi1 = hi0;
-    __m128 u = _mm_setzero_ps();
-    for (; i + 8 <= e; i += 8) {
-      const __m128 x0 = _mm_loadu_ps(y + i), x1 = _mm_loadu_ps(y + i + 4);
-      u = _mm_or_ps(u, _mm_cmpunord_ps(_mm_sub_ps(x0, x0), _mm_sub_ps(x1, x1)));
-      lo0 = _mm_min_ps(lo0, x0);
-      lo1 = _mm_min_ps(lo1, x1);
-      hi0 = _mm_max_ps(hi0, x0);
-      hi1 = _mm_max_ps(hi1, x1);
+  if (e - s >= 2 * L) {
+    V lo0 = a - V{}, lo1 = lo0, hi0 = b - V{}, hi1 = hi0;
+    M u{};
+    for (; i + 2 * L <= e; i += 2 * L) {
+      V x0, x1;
+      std::memcpy(&x0, y + i, sizeof(V));
+      std::memcpy(&x1, y + i + L, sizeof(V));
+      const V d0 = x0 - x0, d1 = x1 - x1;
+      u |= (d0 != d0) | (d1 != d1);
+      lo0 = lo0 < x0 ? lo0 : x0;  // minps/maxps's operand order (a tied zero's sign)
+      lo1 = lo1 < x1 ? lo1 : x1;
+      hi0 = hi0 > x0 ? hi0 : x0;
+      hi1 = hi1 > x1 ? hi1 : x1;
     }
-    alignas(16) float l[8], h[8];
-    _mm_store_ps(l, lo0);
-    _mm_store_ps(l + 4, lo1);
-    _mm_store_ps(h, hi0);
-    _mm_store_ps(h + 4, hi1);
-    for (int k = 0; k < 8; ++k) {
-      a = l[k] < a ? l[k] : a;
-      b = h[k] > b ? h[k] : b;
+    const V lo[2] = {lo0, lo1}, hi[2] = {hi0, hi1};
+    for (int k = 0; k < 2 * L; ++k) {  // the lanes in memory order
+      a = lo[k / L][k % L] < a ? lo[k / L][k % L] : a;
+      b = hi[k / L][k % L] > b ? hi[k / L][k % L] : b;
+      bad |= u[k % L] != 0;
     }
-    bad = _mm_movemask_ps(u) != 0;
-  } else {
-    __m128d lo0 = _mm_set1_pd(a), lo1 = lo0, hi0 = _mm_set1_pd(b), hi1 = hi0;
-    __m128d u = _mm_setzero_pd();
-    for (; i + 4 <= e; i += 4) {
-      const __m128d x0 = _mm_loadu_pd(y + i), x1 = _mm_loadu_pd(y + i + 2);
-      u = _mm_or_pd(u, _mm_cmpunord_pd(_mm_sub_pd(x0, x0), _mm_sub_pd(x1, x1)));
-      lo0 = _mm_min_pd(lo0, x0);
-      lo1 = _mm_min_pd(lo1, x1);
-      hi0 = _mm_max_pd(hi0, x0);
-      hi1 = _mm_max_pd(hi1, x1);
-    }
-    alignas(16) double l[4], h[4];
-    _mm_store_pd(l, lo0);
-    _mm_store_pd(l + 2, lo1);
-    _mm_store_pd(h, hi0);
-    _mm_store_pd(h + 2, hi1);
-    for (int k = 0; k < 4; ++k) {
-      a = l[k] < a ? l[k] : a;
-      b = h[k] > b ? h[k] : b;
-    }
-    bad = _mm_movemask_pd(u) != 0;
   }
-#endif
   for (; i < e; ++i) {
     const T x = y[i];
     bad |= !(x - x == T(0));
