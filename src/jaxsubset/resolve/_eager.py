@@ -46,16 +46,16 @@ def pad_batch(
     k = int(np.prod(shape))
     size = k_bucket(k, n)
 
-    def flat(a: Any, fill: Any = None) -> Any:
+    def flat(a: Any) -> Any:
         h = np.broadcast_to(np.asarray(a), shape).reshape(-1)
         if k == 0:
             return jax.device_put(np.zeros((size,), h.dtype))
-        return _bucket.pad(h, size, fill=h[0] if fill is None else fill)
+        return _bucket.pad(h, size, fill=h[0])
 
     if ranges and k > 0:
         start, count = (np.broadcast_to(np.asarray(a), shape).reshape(-1) for a in batch)
         end = start[-1] + count[-1]
-        return tuple(shape), (flat(start, end), flat(count, 0))
+        return tuple(shape), (_bucket.pad(start, size, fill=end), _bucket.pad(count, size, fill=0))
     return tuple(shape), jax.tree_util.tree_map(flat, batch)
 
 
