@@ -410,7 +410,6 @@ def tree_ranges(
     clean = jnp.where(notnan, yf, 0)
     if "count" in stats:
         out["count"] = n
-    total = None
     if {"var", "std", "sem"} & set(stats):
         # moments of the finite points; a range holding +-inf has NaN variance (inf - inf)
         finite = jnp.isfinite(yf) if is_float else notnan
@@ -420,12 +419,13 @@ def tree_ranges(
             n_inf = p[stop] - p[start]
         else:
             n_inf = jnp.zeros((k, c), idt)
-        # the sums come with them: one block road (the tree's point levels not compiled)
-        total, q = block_ranges(jnp.where(finite, yf, 0), finite, clean, start, stop)
+        # (the block road's sums are not used: the sum and mean come from the Sum fold below
+        # whatever else is asked, so a mean is the same bits alone and beside a std; XLA drops
+        # the unused sums)
+        _, q = block_ranges(jnp.where(finite, yf, 0), finite, clean, start, stop)
         out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_inf > 0)))
     if {"sum", "mean"} & set(stats):
-        if total is None:
-            total = fold_ranges(Sum(), clean, start, stop)
+        total = fold_ranges(Sum(), clean, start, stop)
         if "sum" in stats:
             out["sum"] = jnp.where(poisoned, nan, total)
         if "mean" in stats:
