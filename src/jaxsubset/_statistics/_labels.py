@@ -3,7 +3,7 @@
 Roads (``_registry.LABEL_ROADS``, chosen only by ``reduce.road("labels", ...)``):
 
 - ``"scatter"`` (the pure-JAX CPU road): scatters into the bins with the folds of
-  :mod:`._folds` (``Sum`` by scatter-add, ``Extreme`` by scatter-min/max), then the finishes
+  ``reduce``'s table (``Sum`` by scatter-add, ``Extreme`` by scatter-min/max), then the finishes
   every road shares (``reduce``: mean, extremes, spread). ``M2`` in TWO passes about a
   per-bin shift that is one of the bin's own values (the mean of the shifted values first,
   then the scatter of squared deviations from it), so a constant or one-point bin has
@@ -31,10 +31,13 @@ from .._core import Array, index_dtype, now_or_traced
 from ..reduce import (
     LABEL_ROADS,
     ORDER,
+    Extreme,
+    Sum,
     base_name,
     check_method,
     extreme_statistic,
     float_dtype,
+    fold_of,
     is_count,
     key_dtype,
     mean_statistic,
@@ -45,7 +48,6 @@ from ..reduce import (
     sorted_quantile,
     spread_statistics,
 )
-from ._folds import Extreme, Sum
 from ._reference import reference_ranges
 
 
@@ -81,7 +83,7 @@ def group_by_label(y: Array, lab: Array, nbins: int) -> tuple[Array, Array, Arra
 def per_bin(fold: Sum | Extreme, lab: Array, upd: Array, nbins: int) -> Array:
     """``(nbins, C)``: the rows of ``upd`` ``(N, C)`` combined into their bins by ``fold``.
 
-    The fold's combination as a scatter from its identity (:mod:`._folds`: the tree and the
+    The fold's combination as a scatter from its identity (``reduce``'s folds: the tree and the
     sliding road combine with the same folds). One 1-D scatter per column (XLA's CPU scatter
     of multi-column rows takes a much slower path than one scatter per column; the results are
     the same). Labels ``nbins`` (no bin) are dropped.
@@ -133,7 +135,7 @@ def scatter_road(
             out["mean"] = mean_statistic(n, total)
     for s in ("min", "max"):
         if s in stats:
-            fold = Extreme(s)
+            fold = fold_of(s)
             ext = per_bin(fold, lab, jnp.where(nan, fold.ident, yw), nbins)  # NaN: counted
             out[s] = extreme_statistic(n, ext, held_nan)
     if {"var", "std", "sem"} & set(stats):
