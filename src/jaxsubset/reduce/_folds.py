@@ -11,6 +11,8 @@ its own points, so a combination of partials is a statistic of exactly their poi
 is subtracted).
 """
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 
@@ -55,7 +57,15 @@ def pebay(a: Partials4, b: Partials4) -> Partials4:
 
 
 class Fold:
-    """One associative statistic: how its partials combine, and its identity."""
+    """One associative statistic: how its partials combine, and its identity.
+
+    The elementwise folds (:class:`Sum`, :class:`Extreme`) also name their combination as an
+    ``.at[]`` update (``scatter``) and their identity as a scalar (``ident``), which the label
+    road scatters with; the folds of tuples of partials (moments, pairs) have neither.
+    """
+
+    scatter: str
+    ident: Any
 
     def combine(self, a, b):  # pragma: no cover - interface
         raise NotImplementedError
