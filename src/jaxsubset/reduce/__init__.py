@@ -3,7 +3,8 @@
 Three seams, top to bottom:
 
 - :class:`Request` (:mod:`._request`): what a public function asks for, as one frozen object
-  (statistics, layout kind, ``method``, ``ddof``, ``omit``, ``capacity``, ``min_periods``).
+  (statistics, layout kind, ``method``, ``ddof``, ``omit``, ``capacity``, ``min_periods``, and
+  the chooser's ``bound``/``padded``), which the dispatchers take beside the arrays.
 - :func:`choose` (:mod:`._choose`): THE road choice. Given a request and the static facts of
   the call it returns a :class:`Choice`: the layout (index ranges, fixed-count windows, bin
   labels) and the road of every statistic. ``method=`` overrides ``"auto"``; every public
