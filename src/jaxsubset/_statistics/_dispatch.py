@@ -235,8 +235,8 @@ def reduce_sliding(
     if rest or (min_periods is not None and not inside):
         start, count = sliding_ranges(y.shape[0], length, window)
     if rest:
-        request = Request(func, "ranges", rest, method, ddof, omit, capacity)
-        out.update(reduce_ranges(y, start, count, request))
+        over = Request(func, "ranges", rest, method, ddof, omit, capacity)
+        out.update(reduce_ranges(y, start, count, over))
     if min_periods is not None and not inside:
         out = finish(out, count, stats, min_periods, float_dtype(y.dtype))
     if half:
