@@ -21,6 +21,7 @@ from jaxsubset import binned_statistic
 from jaxsubset._bin_edges import binned_edges
 from jaxsubset._bin_numbers import binnumber
 from jaxsubset._statistics._labels import reduce_labels
+from jaxsubset.reduce import Request
 from references import FLOAT, X64
 
 
@@ -188,6 +189,11 @@ def test_other_dtypes_follow_the_reference(dtype, order):
             np.testing.assert_allclose(nat, ref, rtol=t, atol=t, err_msg=s)
 
 
+def _request(stats, **kw) -> Request:
+    """What ``reduce_labels`` is asked (its old keywords' defaults)."""
+    return Request("reduce_labels", "bins", tuple(stats), **kw)
+
+
 def _calls(f, *args) -> int:
     return jax.jit(f).lower(*args).as_text().count(TARGET)
 
@@ -253,13 +259,13 @@ def test_auto_takes_it_on_the_cpu_and_a_gpu_lowering_names_no_kernel():
     label = jnp.asarray(np.searchsorted(edges, x, side="right") - 1)
 
     def g(v):
-        return reduce_labels(v, label, NB, ("std", "median"), method="native")
+        return reduce_labels(v, label, NB, _request(("std", "median"), method="native"))
 
     def h(v):
         return jaxsubset._native.native_bins(
             v, label, NB, ("mean",), omit=False, ddof=0, x=jnp.asarray(x),
             edges=jnp.asarray(edges), dec=jnp.asarray(9, jnp.int32),
-            fallback=lambda w, lab: reduce_labels(w, lab, NB, ("mean",)),
+            fallback=lambda w, lab: reduce_labels(w, lab, NB, _request(("mean",))),
         )  # fmt: skip
 
     v = jnp.asarray(y.T)
@@ -277,8 +283,8 @@ def test_labels_given_to_the_kernel():
     label = RNG.integers(-2, 9, 300)  # -2, -1, 7, 8 in no bin of 7
     stats = ("count", "mean", "std", "min", "last", "median", "quantile(0.75)")
     for omit in (False, True):
-        nat = reduce_labels(y, label, 7, stats, omit=omit, method="native")
-        ref = reduce_labels(y, label, 7, stats, omit=omit, method="reference")
+        nat = reduce_labels(y, label, 7, _request(stats, omit=omit, method="native"))
+        ref = reduce_labels(y, label, 7, _request(stats, omit=omit, method="reference"))
         for s in stats:
             if s in ("mean", "std"):
                 np.testing.assert_allclose(
@@ -286,7 +292,8 @@ def test_labels_given_to_the_kernel():
                 )
             else:
                 np.testing.assert_array_equal(np.asarray(nat[s]), np.asarray(ref[s]), s)
-        assert _calls(lambda v: reduce_labels(v, label, 7, stats, method="native"), y) == 1
+    native = _request(stats, method="native")
+    assert _calls(lambda v: reduce_labels(v, label, 7, native), y) == 1
 
 
 def _near_edges(edges: np.ndarray) -> np.ndarray:

@@ -31,6 +31,31 @@ def test_statistics_is_the_registry_list():
     assert STATS == tuple(s for s in jaxsubset.STATISTICS if s != "quantile")
 
 
+def test_the_table_has_one_entry_per_statistic():
+    """``reduce``'s table: one entry per statistic, in the list's order, naming the fold and
+    the finish every road takes; the tree road's statistics are those with a fold (and
+    first/last, read at an index); the order statistics are never folded."""
+    from jaxsubset import reduce
+
+    assert tuple(_registry.TABLE) == _registry.ALL_STATISTICS
+    for name, e in _registry.TABLE.items():
+        assert e.name == name and reduce.entry(name) is e
+        assert e.pair == (name in _registry.PAIR_STATISTICS)
+        assert e.integer == (name == "count") == reduce.is_count(name)
+        assert np.isnan(e.empty) or name in ("count", "sum")
+        if name in _registry.RANGE_ROADS["tree"] and name not in ("first", "last"):
+            assert isinstance(e.fold, reduce.Fold), name
+        else:
+            assert e.fold is None, name
+    assert reduce.entry("quantile(0.25)") is _registry.TABLE["quantile"]
+    assert reduce.fold_of("std") is reduce.fold_of("var") and reduce.entry("std").finish is (
+        reduce.spread_statistics
+    )
+    assert isinstance(reduce.fold_of("kurt"), reduce.Moments4)
+    with pytest.raises(ValueError, match="not folded"):
+        reduce.fold_of("median")
+
+
 def test_stream_computes_the_new_statistics():
     """``stream`` reduces with the registry's conventions: sem (with ddof), first/last,
     skew/kurt equal ``range_statistic`` on the same chunks; the quantile is refused clearly."""

@@ -18,7 +18,7 @@ from checks import compile_and_check, vmap_and_check
 from jaxsubset import Ranges, range_statistic, rolling_statistic
 from jaxsubset._statistics import _wavelet
 from jaxsubset._statistics._dispatch import reduce_ranges
-from jaxsubset.reduce import road as choose
+from jaxsubset.reduce import Request, road as choose
 from references import run_fully_optimised
 
 
@@ -65,9 +65,9 @@ def _both_roads(y, starts, counts):
     out = []
     for cap, start, count in zip(CAPS, starts, counts, strict=True):
         for omit in POLICIES:
-            kw = dict(omit=omit, capacity=cap)
-            a = reduce_ranges(y, start, count, NAMES, method="wavelet", **kw)
-            b = reduce_ranges(y, start, count, NAMES, method="reference", **kw)
+            req = Request("range_statistic", "ranges", NAMES, omit=omit, capacity=cap)
+            a = reduce_ranges(y, start, count, req.replace(method="wavelet"))
+            b = reduce_ranges(y, start, count, req.replace(method="reference"))
             out.append((a, b))
     return out
 

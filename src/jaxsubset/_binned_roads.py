@@ -61,11 +61,9 @@ def reduce(
             fdt = float_dtype(v.dtype)
             return {s: a if is_count(s) else a.astype(fdt) for s, a in out.items()}
     label = d - 1  # 0..nbins-1 inside; -1 and nbins (the outlier bins) in no bin
+    request = Request(func, "bins", stats, method, 0, omit, capacity)
     if bins_layout(x_sorted, stats, method)[0] == "labels":
-        return reduce_labels(
-            v, label, nbins, stats, omit=omit, method=method, capacity=capacity, func=func,
-            resolve=resolve,
-        )  # fmt: skip
+        return reduce_labels(v, label, nbins, request, resolve=resolve)
     if x_sorted:
         ys, (start, count) = v, bounds(d, nbins)
     else:  # method="tree" on unsorted x: one sort by bin makes the bins ranges
@@ -75,7 +73,7 @@ def reduce(
     order = any(base_name(s) in ORDER for s in stats)
     if method in CAPACITY_ROADS or (method in ("auto", "native") and order):
         cap = capacity if capacity is not None else max(v.shape[0], 1)
-    return reduce_ranges(ys, start, count, stats, omit=omit, method=method, capacity=cap, func=func)
+    return reduce_ranges(ys, start, count, request.replace(capacity=cap))
 
 
 def scipy_statistic(

@@ -359,9 +359,7 @@ def over_ranges(y: Array, r: Ranges, request: Request, record: bool = True) -> d
     for ``min_periods``: ``{statistic: (*batch, *channels)}``; ``record``: the chooser's
     answer is recorded (for :func:`jaxsubset.explain`)."""
     func, stats, method = request.func, request.statistics, request.method
-    ddof, omit, capacity, min_periods = (
-        request.ddof, request.omit, request.capacity, request.min_periods or 0,
-    )  # fmt: skip
+    capacity, min_periods = request.capacity, request.min_periods or 0
     want = tuple(dict.fromkeys((*stats, "count")))
     fdt = float_dtype(y.dtype)
     start, count = jnp.broadcast_arrays(r.start, r.count)
@@ -378,10 +376,8 @@ def over_ranges(y: Array, r: Ranges, request: Request, record: bool = True) -> d
         ).padded
     else:  # (the pure-JAX branch of a native call: the same answer, not recorded)
         padded = padded_fits(count.size, y.shape[0], bound, cap)
-    out = reduce_ranges(
-        y2, start, count, want, ddof=ddof, omit=omit, method=method, capacity=cap,
-        bound=bound, padded=padded, func=func,
-    )  # fmt: skip
+    asked = request.replace(statistics=want, capacity=cap, bound=bound, padded=padded)
+    out = reduce_ranges(y2, start, count, asked)
     ch = tuple(y.shape[1:])
     return {
         s: v.reshape(result_shape(s, batch, ch))
@@ -512,11 +508,9 @@ def _rolling_window(
     want = tuple(dict.fromkeys((*stats, "count")))
     if all(road("sliding", s, method, func) == "native" for s in want):
         want = stats  # the native kernel counts for min_periods itself (no "count" result)
-    kw = dict(
-        window=window, stats=stats, want=want, ddof=ddof, omit=nan_policy == "omit",
-        method=method, capacity=cap, func=func, min_periods=min_periods,
-        fdt=np.dtype(float_dtype(y.dtype)),
-    )  # fmt: skip
+    # what the program reduces: ``want``, finished for ``min_periods`` (one static argument)
+    asked = Request(func, "sliding", want, method, ddof, nan_policy == "omit", cap, min_periods)
+    kw = dict(window=window, request=asked, stats=stats, fdt=np.dtype(float_dtype(y.dtype)))
     if _bucket.bucketed(y):
         host = _bucket.on_host(y)
         y2 = np.asarray(y).reshape(n, c) if host else y.reshape(n, c)
@@ -549,32 +543,19 @@ def needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> boo
     return any(road_needs_capacity(road("sliding", s, method, func), s) for s in stats)
 
 
-@functools.partial(
-    jax.jit,
-    static_argnames=(
-        "window", "stats", "want", "ddof", "omit", "method", "capacity", "func",
-        "min_periods", "fdt", "finite",
-    ),
-)  # fmt: skip
+@functools.partial(jax.jit, static_argnames=("window", "request", "stats", "fdt", "finite"))
 def window_program(
     y: Array,
     length: Array | None,
     *,
     window: int,
+    request: Request,
     stats: tuple[str, ...],
-    want: tuple[str, ...],
-    ddof: int,
-    omit: bool,
-    method: str,
-    capacity: int | None,
-    func: str,
-    min_periods: int,
     fdt: Any,
     finite: bool = False,
 ) -> dict[str, Array]:
+    """``request``'s statistics of the trailing windows of ``window`` points, as ``stats``
+    in ``fdt``."""
     # finished (min_periods) by the road: the block road in the program computing them
-    out = reduce_sliding(
-        y, length, window, want, ddof=ddof, omit=omit, method=method, capacity=capacity,
-        func=func, min_periods=min_periods, finite=finite,
-    )  # fmt: skip
+    out = reduce_sliding(y, length, window, request, finite=finite)
     return {s: out[s].astype(fdt) for s in stats}

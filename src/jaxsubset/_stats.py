@@ -171,24 +171,13 @@ def range_statistic(
     batch = tuple(count.shape)
     y2 = y.reshape(y.shape[0], int(np.prod(y.shape[1:])))
     bound = range_bound(ranges.max_count, y.shape[0])
+    request = Request(func, "ranges", stats, method, ddof, nan_policy == "omit", cap)
+    padded = choose(request, k=count.size, n=y.shape[0], bound=bound, capacity=cap).padded
     out = reduce_ranges(
         y2,
         start.reshape(-1),
         count.reshape(-1),
-        stats,
-        ddof=ddof,
-        omit=nan_policy == "omit",
-        method=method,
-        capacity=cap,
-        bound=bound,
-        padded=choose(
-            Request(func, "ranges", stats, method, ddof, nan_policy == "omit", cap),
-            k=count.size,
-            n=y.shape[0],
-            bound=bound,
-            capacity=cap,
-        ).padded,
-        func=func,
+        request.replace(bound=bound, padded=padded),
         pieces=pieces_of(ranges) if ranges.count.shape == ranges.start.shape else None,
     )
     res = {s: out[s].reshape(result_shape(s, batch, ch)) for s in stats}
@@ -247,48 +236,35 @@ def bucketed_reduce(
     bound = range_bound(ranges.max_count, n)  # the unbucketed call's bound and road
     request = Request(func, kind, stats, method, ddof, omit, cap)
     padded = choose(request, k=count.size, n=n, bound=bound, capacity=cap).padded
+    # what the program reduces: ``want``, over index ranges (one static argument)
+    ranges_request = Request(
+        func, "ranges", want or stats, method, ddof, omit, cap, bound=bound, padded=padded
+    )
     res = eager_reduce(
-        None, y, (start, count), want=want or stats, stats=stats, ddof=ddof, omit=omit,
-        method=method, capacity=cap, bound=bound, padded=padded, func=func, finish=finish,
+        None, y, (start, count), request=ranges_request, stats=stats, finish=finish,
         finish_args=finish_args,
     )  # fmt: skip
     return res[stats[0]] if single else res
 
 
-@bucketed(
-    static_argnames=(
-        "want", "stats", "ddof", "omit", "method", "capacity", "bound", "padded", "func",
-        "finish", "finish_args",
-    ),
-    rows=True,
-    ranges=True,
-)  # fmt: skip
+@bucketed(static_argnames=("request", "stats", "finish", "finish_args"), rows=True, ranges=True)
 def eager_reduce(
     x: None,
     y: Array,
     ranges: tuple[Array, Array],
     n: Array,
     *,
-    want: tuple[str, ...],
+    request: Request,
     stats: tuple[str, ...],
-    ddof: int,
-    omit: bool,
-    method: str,
-    capacity: int | None,
-    bound: int | None,
-    padded: tuple[bool, bool],
-    func: str,
     finish: Callable | None = None,
     finish_args: tuple = (),
 ) -> dict[str, Array]:
     """:func:`reduce_ranges` of ``y`` ``(rows, *ch)`` past its ``n`` real rows over flat
-    ``ranges`` (see :func:`bucketed_reduce`): ``{statistic: (K, *result)}``."""
+    ``ranges`` (see :func:`bucketed_reduce`): ``{statistic: (K, *result)}``, ``request``'s
+    statistics reduced, then ``finish``ed into ``stats``."""
     start, count = clip_ranges(ranges[0], ranges[1], n)
     ch = tuple(y.shape[1:])
-    out = reduce_ranges(
-        y.reshape(y.shape[0], int(np.prod(ch))), start, count, want, ddof=ddof, omit=omit,
-        method=method, capacity=capacity, bound=bound, padded=padded, func=func,
-    )  # fmt: skip
+    out = reduce_ranges(y.reshape(y.shape[0], int(np.prod(ch))), start, count, request)
     out = out if finish is None else finish(out, count, *finish_args)
     return {s: out[s].reshape(result_shape(s, count.shape, ch)) for s in stats}
 

@@ -11,6 +11,7 @@ from ..reduce import (
     ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
+    Request,
     base_name,
     float_dtype,
     is_count,
@@ -68,15 +69,8 @@ def reduce_ranges(
     y: Array,
     start: Array,
     count: Array,
-    stats: tuple[str, ...],
+    request: Request,
     *,
-    ddof: int = 0,
-    omit: bool = False,
-    method: str = "auto",
-    capacity: int | None = None,
-    bound: int | None = None,
-    padded: tuple[bool, bool] = (False, False),
-    func: str = "range_statistic",
     pieces: tuple[int, int, int, int] | None = None,
 ) -> dict[str, Array]:
     """Statistics of ``y`` over index ranges, each on the road ``reduce.road`` picks.
@@ -85,18 +79,13 @@ def reduce_ranges(
         y: ``(N, C)`` values.
         start: ``(K,)`` first index of each range (clipped to the data here).
         count: ``(K,)`` points per range.
-        stats: statistic names (validated by the caller).
-        ddof: delta degrees of freedom of var/std.
-        omit: leave NaN readings out (per channel).
-        method: ``"auto"`` or a range road's name.
-        capacity: static padded length for the padded road (median, ``method="reference"``);
-            must be given (or found by :func:`median_capacity`) when that road runs.
-        bound: static bound on every range's length (never smaller than any ``count``), the
-            padded length of the folded statistics where ``padded`` sends them there.
-        padded: :func:`padded_fits` of the real shapes: whether ``"auto"`` takes the padded
-            road for the folded statistics (with ``bound``) and the order statistics (with
-            ``capacity``).
-        func: the public function, for error messages.
+        request: what is asked (:class:`jaxsubset.reduce.Request`; its ``kind`` and
+            ``min_periods`` are the caller's): ``statistics`` (validated by the caller),
+            ``ddof``, ``omit``, ``method`` (``"auto"`` or a range road's name), ``capacity``
+            (the static padded length of the padded road: the median, ``method="reference"``;
+            must be given, or found by :func:`median_capacity`, when that road runs),
+            ``bound`` and ``padded`` (the chooser's answer for the folded statistics), and
+            ``func`` (the public function, for error messages).
         pieces: the static layout ``(n1, s1, n2, s2)`` of consecutive ranges (``n1`` of
             ``s1`` points from index 0, then ``n2`` of ``s2``: ``ranges.chunks``), or None;
             the padded road then reduces reshaped blocks instead of gathering.
@@ -104,6 +93,8 @@ def reduce_ranges(
     Returns:
         dict of ``(K, C)`` arrays by statistic name.
     """
+    stats, method, func = request.statistics, request.method, request.func
+    ddof, omit, capacity = request.ddof, request.omit, request.capacity
     start, count = clip_ranges(start, count, y.shape[0])
     # float16/bfloat16 compute in float32 (their sums would lose digits at every step); the
     # results come back in the input's dtype
@@ -113,11 +104,11 @@ def reduce_ranges(
         y = y.astype(jnp.float32)
     roads: dict[tuple[str, int | None], list[str]] = {}
     for s in dict.fromkeys(stats):
-        road = choose_road("ranges", s, method, func, padded)
+        road = choose_road("ranges", s, method, func, request.padded)
         # a forced padded road and the order statistics pad to ``capacity`` (a longer range
         # is NaN); the folded statistics sent there by "auto" to ``bound`` (never truncated)
         folded = method == "auto" and base_name(s) not in ORDER
-        own = bound if road == "reference" and folded else capacity
+        own = request.bound if road == "reference" and folded else capacity
         roads.setdefault((road, own), []).append(s)
     out: dict[str, Array] = {}
     for (road, cap), names in roads.items():
@@ -126,10 +117,7 @@ def reduce_ranges(
             def pure(v: Array, s: Array, c: Array, names: tuple[str, ...] = tuple(names)):
                 # the pure-JAX road "auto" takes where native is not: the non-CPU branch
                 # and the derivative of the native one
-                return reduce_ranges(
-                    v, s, c, names, ddof=ddof, omit=omit, capacity=capacity, bound=bound,
-                    padded=padded, func=func,
-                )  # fmt: skip
+                return reduce_ranges(v, s, c, request.replace(statistics=names, method="auto"))
 
             out.update(
                 native_ranges(
@@ -177,14 +165,8 @@ def reduce_sliding(
     y: Array,
     length: Array | None,
     window: int,
-    stats: tuple[str, ...],
+    request: Request,
     *,
-    ddof: int = 0,
-    omit: bool = False,
-    method: str = "auto",
-    capacity: int | None = None,
-    func: str = "rolling_statistic",
-    min_periods: int | None = None,
     finite: bool = False,
 ) -> dict[str, Array]:
     """Statistics of ``y`` over every trailing window of ``window`` points, by road.
@@ -192,14 +174,19 @@ def reduce_sliding(
     The statistics ``reduce.road`` sends to the block road (``"sliding"``) are computed there
     in O(N); the others (or all, with ``method="tree"``/``"reference"``) over the equivalent
     index ranges by :func:`reduce_ranges`. Rows from ``length`` on are absent (``None``:
-    every row is present). ``finite``: every present value is known to be finite (the block
-    road then compiles only its finite program).
+    every row is present). ``request``: what is asked (:class:`jaxsubset.reduce.Request`:
+    ``statistics``, ``ddof``, ``omit``, ``method``, ``capacity``, ``func``, ``min_periods``).
+    ``finite``: every present value is known to be finite (the block road then compiles only
+    its finite program).
 
     Returns:
         dict of ``(N, C)`` arrays by statistic name, with ``"count"``; with an int
         ``min_periods``, ``stats`` only, finished by :func:`finish` (the block road finishes
         them in the program that computes them).
     """
+    stats, method, func = request.statistics, request.method, request.func
+    ddof, omit, capacity = request.ddof, request.omit, request.capacity
+    min_periods = request.min_periods
     half = jnp.issubdtype(y.dtype, jnp.floating) and jnp.finfo(y.dtype).bits < 32
     in_dtype = y.dtype
     if half:  # float16/bfloat16 compute in float32, as reduce_ranges
@@ -217,10 +204,8 @@ def reduce_sliding(
 
         def pure(v: Array, m: Array) -> dict[str, Array]:
             # the pure-JAX road "auto" takes where native is not (non-CPU, derivative)
-            return reduce_sliding(
-                v, None if length is None else m, window, names, ddof=ddof, omit=omit,
-                capacity=capacity, func=func, min_periods=mp, finite=finite,
-            )  # fmt: skip
+            asked = request.replace(statistics=names, method="auto", min_periods=mp)
+            return reduce_sliding(v, None if length is None else m, window, asked, finite=finite)
 
         # finished inside: the statistics asked for only (the kernel counts for itself)
         names = tuple(dict.fromkeys(stats)) if mp is not None else native
@@ -250,19 +235,8 @@ def reduce_sliding(
     if rest or (min_periods is not None and not inside):
         start, count = sliding_ranges(y.shape[0], length, window)
     if rest:
-        out.update(
-            reduce_ranges(
-                y,
-                start,
-                count,
-                rest,
-                ddof=ddof,
-                omit=omit,
-                method=method,
-                capacity=capacity,
-                func=func,
-            )
-        )
+        over = Request(func, "ranges", rest, method, ddof, omit, capacity)
+        out.update(reduce_ranges(y, start, count, over))
     if min_periods is not None and not inside:
         out = finish(out, count, stats, min_periods, float_dtype(y.dtype))
     if half:

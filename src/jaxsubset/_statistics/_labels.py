@@ -3,7 +3,7 @@
 Roads (``_registry.LABEL_ROADS``, chosen only by ``reduce.road("labels", ...)``):
 
 - ``"scatter"`` (the pure-JAX CPU road): scatters into the bins with the folds of
-  :mod:`._folds` (``Sum`` by scatter-add, ``Extreme`` by scatter-min/max), then the finishes
+  ``reduce``'s table (``Sum`` by scatter-add, ``Extreme`` by scatter-min/max), then the finishes
   every road shares (``reduce``: mean, extremes, spread). ``M2`` in TWO passes about a
   per-bin shift that is one of the bin's own values (the mean of the shifted values first,
   then the scatter of squared deviations from it), so a constant or one-point bin has
@@ -31,10 +31,15 @@ from .._core import Array, index_dtype, now_or_traced
 from ..reduce import (
     LABEL_ROADS,
     ORDER,
+    Extreme,
+    Fold,
+    Request,
+    Sum,
     base_name,
     check_method,
     extreme_statistic,
     float_dtype,
+    fold_of,
     is_count,
     key_dtype,
     mean_statistic,
@@ -45,7 +50,6 @@ from ..reduce import (
     sorted_quantile,
     spread_statistics,
 )
-from ._folds import Extreme, Sum
 from ._reference import reference_ranges
 
 
@@ -78,10 +82,11 @@ def group_by_label(y: Array, lab: Array, nbins: int) -> tuple[Array, Array, Arra
     return y[order], slab, bounds[:-1], bounds[1:] - bounds[:-1]
 
 
-def per_bin(fold: Sum | Extreme, lab: Array, upd: Array, nbins: int) -> Array:
-    """``(nbins, C)``: the rows of ``upd`` ``(N, C)`` combined into their bins by ``fold``.
+def per_bin(fold: Fold, lab: Array, upd: Array, nbins: int) -> Array:
+    """``(nbins, C)``: the rows of ``upd`` ``(N, C)`` combined into their bins by ``fold`` (an
+    elementwise one: ``Sum``, ``Extreme``).
 
-    The fold's combination as a scatter from its identity (:mod:`._folds`: the tree and the
+    The fold's combination as a scatter from its identity (``reduce``'s folds: the tree and the
     sliding road combine with the same folds). One 1-D scatter per column (XLA's CPU scatter
     of multi-column rows takes a much slower path than one scatter per column; the results are
     the same). Labels ``nbins`` (no bin) are dropped.
@@ -133,7 +138,7 @@ def scatter_road(
             out["mean"] = mean_statistic(n, total)
     for s in ("min", "max"):
         if s in stats:
-            fold = Extreme(s)
+            fold = fold_of(s)
             ext = per_bin(fold, lab, jnp.where(nan, fold.ident, yw), nbins)  # NaN: counted
             out[s] = extreme_statistic(n, ext, held_nan)
     if {"var", "std", "sem"} & set(stats):
@@ -185,34 +190,18 @@ def scatter_m2(
     return per_bin(Sum(), lab, d * d, nbins), ~jnp.isfinite(s1)
 
 
-def _ranges(
-    ys: Array,
-    start: Array,
-    count: Array,
-    stats: tuple[str, ...],
-    ddof: int,
-    omit: bool,
-    range_method: str,
-    capacity: int | None,
-) -> dict[str, Array]:
+def _ranges(ys: Array, start: Array, count: Array, request: Request) -> dict[str, Array]:
     from ._dispatch import reduce_ranges
 
-    return reduce_ranges(
-        ys, start, count, stats, ddof=ddof, omit=omit, method=range_method, capacity=capacity
-    )
+    return reduce_ranges(ys, start, count, request)
 
 
 def sort_road(
-    y: Array,
-    lab: Array,
-    nbins: int,
-    stats: tuple[str, ...],
-    ddof: int,
-    omit: bool,
-    reference: bool,
-    capacity: int | None,
+    y: Array, lab: Array, nbins: int, request: Request, reference: bool
 ) -> dict[str, Array]:
-    """The sort and reference roads: one stable sort by label, then ranges."""
+    """The sort and reference roads: one stable sort by label, then ranges (the request's
+    statistics, ``ddof``, ``omit`` and, for the reference road, ``capacity``)."""
+    stats, ddof, omit, capacity = request.statistics, request.ddof, request.omit, request.capacity
     ys, slab, start, count = group_by_label(y, lab, nbins)
     out: dict[str, Array] = {}
     if reference:
@@ -226,7 +215,12 @@ def sort_road(
         )
     rest = tuple(s for s in stats if base_name(s) not in ORDER)
     if rest:
-        out.update(_ranges(ys, start, count, rest, ddof, omit, "auto", None))
+        # every bin a range: the range dispatcher's "auto" roads (no order statistic here,
+        # so no capacity, and no padded road for the folded ones)
+        ranges = request.replace(
+            statistics=rest, method="auto", capacity=None, bound=None, padded=(False, False)
+        )
+        out.update(_ranges(ys, start, count, ranges))
     for s in stats:
         if base_name(s) not in ORDER:
             continue
@@ -261,11 +255,7 @@ def native_labels(
     y: Array,
     label: Array,
     nbins: int,
-    stats: tuple[str, ...],
-    ddof: int,
-    omit: bool,
-    capacity: int | None,
-    func: str,
+    request: Request,
     resolve: tuple[Array, Array, Array, bool] | None,
 ) -> dict[str, Array]:
     """The native road (``_native.native_bins``): one kernel call for every statistic, the
@@ -273,17 +263,15 @@ def native_labels(
     from .._native import native_bins
 
     def pure(v: Array, lab: Array) -> dict[str, Array]:
-        return reduce_labels(
-            v, lab, nbins, stats, ddof=ddof, omit=omit, capacity=capacity, func=func
-        )
+        return reduce_labels(v, lab, nbins, request.replace(method="auto"))
 
     x = edges = dec = None
     x_sorted = False
     if resolve is not None:
         x, edges, dec, x_sorted = resolve
     return native_bins(
-        y, label, nbins, stats, omit=omit, ddof=ddof, fallback=pure, x=x, edges=edges,
-        dec=dec, x_sorted=x_sorted,
+        y, label, nbins, request.statistics, omit=request.omit, ddof=request.ddof,
+        fallback=pure, x=x, edges=edges, dec=dec, x_sorted=x_sorted,
     )  # fmt: skip
 
 
@@ -291,13 +279,8 @@ def reduce_labels(
     y: Array,
     label: Array,
     nbins: int,
-    stats: tuple[str, ...],
+    request: Request,
     *,
-    ddof: int = 0,
-    omit: bool = False,
-    method: str = "auto",
-    capacity: int | None = None,
-    func: str = "reduce_labels",
     resolve: tuple[Array, Array, Array, bool] | None = None,
 ) -> dict[str, Array]:
     """Statistics of ``y`` per bin label, each on the road ``reduce.road("labels", ...)`` picks.
@@ -307,13 +290,11 @@ def reduce_labels(
         label: ``(N,)`` int, the bin of each point in ``0..nbins-1``; any other value (-1,
             ``nbins``, ...) puts the point in no bin.
         nbins: static number of bins.
-        stats: statistic names (``_registry.STATISTICS``).
-        ddof: delta degrees of freedom of var/std.
-        omit: leave NaN readings out (per channel).
-        method: ``"auto"`` or a label road's name.
-        capacity: static padded length of the reference road; default the largest bin when
-            the labels are concrete, else N (every bin fits).
-        func: the public function, for error messages.
+        request: what is asked (:class:`jaxsubset.reduce.Request`, its ``kind`` the caller's):
+            ``statistics`` (``_registry.STATISTICS``), ``ddof``, ``omit``, ``method``
+            (``"auto"`` or a label road's name), ``capacity`` (the static padded length of the
+            reference road; None: the largest bin when the labels are concrete, else N, so
+            every bin fits) and ``func`` (the public function, for error messages).
         resolve: ``(x, edges, dec, x_sorted)`` the labels came from (``_bin_numbers.binnumber``'s
             float rule, :func:`jaxsubset._native.x_resolvable`): the native road then resolves
             the bins in its kernel instead of reading ``label``.
@@ -322,7 +303,8 @@ def reduce_labels(
         dict of ``(nbins, C)`` arrays by statistic name: floats in the input's float dtype
         (the default float for integer ``y``), ``"count"`` in the index dtype.
     """
-    method = check_method(method, func, LABEL_ROADS)
+    stats, func = request.statistics, request.func
+    method = check_method(request.method, func, LABEL_ROADS)
     y = jnp.asarray(y)
     out_dt = float_dtype(y.dtype)
     if out_dt in (jnp.float16, jnp.bfloat16):  # computed in float32, results cast back
@@ -333,13 +315,13 @@ def reduce_labels(
         roads.setdefault(choose_road("labels", s, method, func), []).append(s)
     out: dict[str, Array] = {}
     for road, names in roads.items():
-        names_t = tuple(names)
+        asked = request.replace(statistics=tuple(names))
         if road == "native":
-            res = native_labels(y, label, nbins, names_t, ddof, omit, capacity, func, resolve)
+            res = native_labels(y, label, nbins, asked, resolve)
         elif road == "scatter":
-            res = scatter_road(y, lab, nbins, names_t, ddof, omit)
+            res = scatter_road(y, lab, nbins, asked.statistics, request.ddof, request.omit)
         else:
-            res = sort_road(y, lab, nbins, names_t, ddof, omit, road == "reference", capacity)
+            res = sort_road(y, lab, nbins, asked, road == "reference")
         out.update(res)
     idt = index_dtype()
     return {s: (out[s].astype(idt) if is_count(s) else out[s].astype(out_dt)) for s in stats}

@@ -1,17 +1,17 @@
-"""The sliding road's folds: each fold of :mod:`._folds` with its sub-block prefix and suffix.
+"""The sliding road's folds: each fold of ``reduce``'s with its sub-block prefix and suffix.
 
-The combinations and identities are :mod:`._folds`' (one definition for every road); what
-is added here is how a sub-block of ``block`` partials is folded from either end (a 0/1
-triangular matmul or a cumulative sum for sums, cumulative extremes, unrolled Chan
-combinations for moments), which :mod:`._sliding` builds every window from.
+The combinations and identities are ``jaxsubset.reduce``'s folds (one definition for every
+road, named by the statistic table); what is added here is how a sub-block of ``block``
+partials is folded from either end (a 0/1 triangular matmul or a cumulative sum for sums,
+cumulative extremes, unrolled Chan combinations for moments), which :mod:`._sliding` builds
+every window from.
 """
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ..reduce import backend
-from ._folds import Extreme, Fold, Moments, Pairs, Sum
+from ..reduce import Extreme, Fold, Moments, Pairs, Sum, backend
 
 
 def tmap(f, *ps):
@@ -19,7 +19,7 @@ def tmap(f, *ps):
 
 
 class SlidingFold(Fold):
-    """A fold (:mod:`._folds`) with its sub-block prefix/suffix folds and sub-block size."""
+    """A fold (``jaxsubset.reduce``'s) with its sub-block prefix/suffix folds and sub-block size."""
 
     block = 4
 

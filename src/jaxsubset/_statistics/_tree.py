@@ -43,15 +43,20 @@ from jax import lax
 
 from .._core import Array, index_dtype
 from ..reduce import (
+    Extreme,
+    Fold,
+    Moments,
+    Sum,
     chan,
     extreme_statistic,
     float_dtype,
+    fold_of,
     mean_statistic,
     pair_leaves,
     pair_statistics,
     spread_statistics,
+    sum_statistic,
 )
-from ._folds import Extreme, Fold, Moments, Moments4, Pairs, Sum
 
 
 BLOCK_LEVELS = 4
@@ -425,9 +430,9 @@ def tree_ranges(
         _, q = block_ranges(jnp.where(finite, yf, 0), finite, clean, start, stop)
         out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_inf > 0)))
     if {"sum", "mean"} & set(stats):
-        total = fold_ranges(Sum(), clean, start, stop)
+        total = fold_ranges(fold_of("sum"), clean, start, stop)
         if "sum" in stats:
-            out["sum"] = jnp.where(poisoned, nan, total)
+            out["sum"] = sum_statistic(total, poisoned)
         if "mean" in stats:
             out["mean"] = mean_statistic(n, total, poisoned)
     if {"skew", "kurt"} & set(stats):
@@ -437,7 +442,7 @@ def tree_ranges(
         v = jnp.where(finite, yf, 0)
         zero = jnp.zeros_like(v)
         leaves4 = (finite.astype(idt), v, zero, zero, zero, zero)
-        _, _, _, q2, q3, q4 = fold_ranges(Moments4(), leaves4, start, stop)
+        _, _, _, q2, q3, q4 = fold_ranges(fold_of("skew"), leaves4, start, stop)
         bad = poisoned
         if is_float:  # a range holding +-inf: NaN, as its variance
             p = jnp.cumsum(jnp.isinf(yf).astype(idt), axis=0)
@@ -449,11 +454,11 @@ def tree_ranges(
     if {"first", "last"} & set(stats):
         out.update(first_last(clean, notnan, start, stop, stats, omit))
     if pair_stats:  # every channel pair's co-moments, folded from partials inside each range
-        folded = fold_ranges(Pairs(), pair_leaves(yf, True, omit), start, stop)
+        folded = fold_ranges(fold_of("cov"), pair_leaves(yf, True, omit), start, stop)
         out.update(pair_statistics(pair_stats, folded, ddof, c))
     for which in ("min", "max"):
         if which in stats:
-            fold = Extreme(which)
+            fold = fold_of(which)
             vals = jnp.where(notnan, yf, fold.ident)
             ext = fold_ranges(fold, vals, start, stop)
             out[which] = extreme_statistic(n, ext, poisoned)

@@ -3,7 +3,7 @@
 import jax.numpy as jnp
 
 from .._core import Array, Shaped, squared_deviations, static_int
-from ..reduce import shape_statistic, spread_statistics, std_statistic
+from ..reduce import shape_statistic, spread_statistics, std_statistic, sum_statistic
 from ._base import SubsetBase, one_program
 
 
@@ -32,7 +32,7 @@ class Moments(SubsetBase):
         clean, poisoned = self._clean(m)
         # integer y sums in the float dtype, as every statistics road: never an int32 wrap
         total = jnp.sum(jnp.where(clean, self._float_y(), 0), axis=self._axis)
-        return jnp.where(poisoned, jnp.nan, total)
+        return sum_statistic(total, poisoned)
 
     @one_program
     def mean(self, *, nan_policy: str = "propagate") -> Shaped[Array, "..."]:

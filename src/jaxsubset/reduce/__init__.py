@@ -3,16 +3,20 @@
 Three seams, top to bottom:
 
 - :class:`Request` (:mod:`._request`): what a public function asks for, as one frozen object
-  (statistics, layout kind, ``method``, ``ddof``, ``omit``, ``capacity``, ``min_periods``).
+  (statistics, layout kind, ``method``, ``ddof``, ``omit``, ``capacity``, ``min_periods``, and
+  the chooser's ``bound``/``padded``), which the dispatchers take beside the arrays.
 - :func:`choose` (:mod:`._choose`): THE road choice. Given a request and the static facts of
   the call it returns a :class:`Choice`: the layout (index ranges, fixed-count windows, bin
   labels) and the road of every statistic. ``method=`` overrides ``"auto"``; every public
   statistic function asks it at its boundary and the dispatchers take each statistic's road
   from :func:`road`, so :func:`explain` (public as ``jaxsubset.explain``) prints what runs.
-- the statistic table (:mod:`._registry`: names, conventions, road tables) and the formulas
-  every road and :class:`jaxsubset.Subsets` share (:mod:`._finish`: mean, extremes and
-  spread from a road's partials; :mod:`._moments`, :mod:`._pairs`, :mod:`._median`: central
-  moments, channel pairs, ranks and interpolation). The roads
+- the statistic table (:mod:`._registry`: names, conventions, road tables, and one
+  :class:`Entry` per statistic, :func:`entry`: its partials, its fold, its finish, its empty
+  value and result shape) and the formulas every road and :class:`jaxsubset.Subsets` share:
+  the folds (:mod:`._folds`: how partials combine, and their identity: ``Sum``, ``Extreme``,
+  Chan's ``Moments``, Pébay's ``Moments4``, ``Pairs``) and the finishes (:mod:`._finish`:
+  sum, mean, extremes and spread from a road's partials; :mod:`._moments`, :mod:`._pairs`,
+  :mod:`._median`: central moments, channel pairs, ranks and interpolation). The roads
   themselves live one layer up, in :mod:`jaxsubset._statistics` (the dispatchers
   ``_dispatch``/``_labels``, the roads ``_reference`` (padded, the ground truth), ``_tree``,
   ``_sliding`` (blocks), ``_wavelet``, ``_labels`` (scatter/sort)), and take their road from
@@ -31,6 +35,16 @@ from ._finish import (
     mean_statistic as mean_statistic,
     spread_statistics as spread_statistics,
     std_statistic as std_statistic,
+    sum_statistic as sum_statistic,
+)
+from ._folds import (
+    Extreme as Extreme,
+    Fold as Fold,
+    Moments as Moments,
+    Moments4 as Moments4,
+    Pairs as Pairs,
+    Sum as Sum,
+    pebay as pebay,
 )
 from ._median import (
     key_dtype as key_dtype,
@@ -60,13 +74,17 @@ from ._registry import (
     RANGE_ROADS as RANGE_ROADS,
     SLIDING_ROADS as SLIDING_ROADS,
     STATISTICS as STATISTICS,
+    TABLE as TABLE,
+    Entry as Entry,
     backend as backend,
     base_name as base_name,
     block_size as block_size,
     check_method as check_method,
     check_pairs as check_pairs,
     check_statistics as check_statistics,
+    entry as entry,
     float_dtype as float_dtype,
+    fold_of as fold_of,
     is_count as is_count,
     needs_capacity as needs_capacity,
     quantile_q as quantile_q,
@@ -81,15 +99,23 @@ __all__ = [
     "CAPACITY_ROADS",
     "Choice",
     "DEFAULT_DDOF",
+    "Entry",
     "Explanation",
+    "Extreme",
+    "Fold",
     "LABEL_ROADS",
+    "Moments",
+    "Moments4",
     "ORDER",
     "PAIR_COUNT",
     "PAIR_STATISTICS",
+    "Pairs",
     "RANGE_ROADS",
     "Request",
     "SLIDING_ROADS",
     "STATISTICS",
+    "Sum",
+    "TABLE",
     "backend",
     "base_name",
     "bins_layout",
@@ -100,10 +126,12 @@ __all__ = [
     "check_statistics",
     "choose",
     "combine",
+    "entry",
     "explain",
     "extreme_statistic",
     "fixed_count",
     "float_dtype",
+    "fold_of",
     "is_count",
     "key_dtype",
     "lerp",
@@ -114,6 +142,7 @@ __all__ = [
     "pair_leaves",
     "pair_statistics",
     "pairs",
+    "pebay",
     "quantile_q",
     "rank",
     "result_shape",
@@ -125,5 +154,6 @@ __all__ = [
     "sorted_quantile",
     "spread_statistics",
     "std_statistic",
+    "sum_statistic",
     "with_quantile",
 ]

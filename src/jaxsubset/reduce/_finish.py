@@ -14,6 +14,11 @@ import jax.numpy as jnp
 from .._core import Array
 
 
+def sum_statistic(total: Array, bad: Array | bool = False) -> Array:
+    """``total`` (0 for an empty subset), NaN where ``bad``."""
+    return jnp.where(bad, jnp.nan, total)
+
+
 def mean_statistic(n: Array, total: Array, bad: Array | bool = False) -> Array:
     """``total / n``, NaN where ``n == 0`` or ``bad``."""
     safe = jnp.where(n > 0, n, 1).astype(total.dtype)

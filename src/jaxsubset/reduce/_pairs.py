@@ -25,10 +25,12 @@ import numpy as np
 
 from .._core import Array, index_dtype
 from ._moments import chan
-from ._registry import PAIR_COUNT
 
 
 Pair = tuple[Array, Array, Array, Array, Array, Array, Array, Array, Array]
+# the points each entry of "cov"/"corr" is made of, (K, C, C) ints: an internal result key the
+# roads add beside them (``rolling_statistic``'s ``min_periods`` reads it)
+PAIR_COUNT = "count(pairs)"
 
 
 def pairs(c: int) -> tuple[np.ndarray, np.ndarray]:

@@ -43,6 +43,8 @@ it and against NumPy/SciPy/pandas):
   a finite result never gets a NaN gradient from elsewhere.
 """
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import jax.numpy as jnp
@@ -51,15 +53,88 @@ import numpy as np
 from .. import _native
 from .._base import PAIR_STATISTICS as PAIR_STATISTICS, STATISTICS as STATISTICS
 from .._core import backend as backend
+from ._finish import extreme_statistic, mean_statistic, spread_statistics, sum_statistic
+from ._folds import Extreme, Fold, Moments, Moments4, Pairs, Sum
+from ._moments import shape_statistic
+from ._pairs import PAIR_COUNT as PAIR_COUNT, pair_statistics
 
 
 # STATISTICS (the names, with their docstring) lives in ``jaxsubset._base._names``, a module without
 # JAX: the command checks ``--stat`` before it imports jax
 ALL_STATISTICS = STATISTICS + PAIR_STATISTICS
-# the points each entry of "cov"/"corr" is made of, (K, C, C) ints: an internal result key the
-# roads add beside them (``rolling_statistic``'s ``min_periods`` reads it)
-PAIR_COUNT = "count(pairs)"
 DEFAULT_DDOF = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One statistic of the table: what every road takes to compute it, so a formula exists once.
+
+    Attributes:
+        name: the registry name (``"quantile"`` for every ``"quantile(<q>)"``).
+        partials: what a road reduces each subset to before the finish: ``n`` (the points
+            counted), ``total`` (their sum), ``extreme``, ``M2``/``M3``/``M4`` (central
+            moments about the subset's mean, with ``n`` and the mean: :func:`.chan`),
+            ``pairs`` (channel-pair co-moments, :mod:`._pairs`), ``index`` (the point read),
+            ``ranks`` (the values of the middle ranks).
+        fold: how two subsets' partials combine and their identity (:mod:`._folds`); None for
+            the statistics that are read or selected, never combined (first/last, the order
+            statistics).
+        finish: the statistic from its reduced partials with the conventions below
+            (:mod:`._finish`, :mod:`._moments`, :mod:`._pairs`); None where the reduced
+            partial is the statistic (the count) or the road selects it (first/last: a read at
+            an index; median/quantile: :mod:`._median`'s ranks and ``lerp``).
+        empty: the value of a subset with no counted point.
+        pair: the result of a subset is the ``(C, C)`` matrix between channels.
+        integer: the result is an integer count (never cast to the float dtype).
+    """
+
+    name: str
+    partials: tuple[str, ...]
+    fold: Fold | None = None
+    finish: Callable[..., Any] | None = None
+    empty: float = float("nan")
+    pair: bool = False
+    integer: bool = False
+
+
+# the folds are stateless: one instance each, shared by every road
+SUM, MIN, MAX = Sum(), Extreme("min"), Extreme("max")
+MOMENTS, MOMENTS4, PAIRS = Moments(), Moments4(), Pairs()
+TABLE: dict[str, Entry] = {
+    e.name: e
+    for e in (
+        Entry("count", ("n",), SUM, None, 0.0, integer=True),
+        Entry("sum", ("n", "total"), SUM, sum_statistic, 0.0),
+        Entry("mean", ("n", "total"), SUM, mean_statistic),
+        Entry("var", ("n", "M2"), MOMENTS, spread_statistics),
+        Entry("std", ("n", "M2"), MOMENTS, spread_statistics),
+        Entry("sem", ("n", "M2"), MOMENTS, spread_statistics),
+        Entry("min", ("n", "extreme"), MIN, extreme_statistic),
+        Entry("max", ("n", "extreme"), MAX, extreme_statistic),
+        Entry("first", ("index",)),
+        Entry("last", ("index",)),
+        Entry("skew", ("n", "M2", "M3", "M4"), MOMENTS4, shape_statistic),
+        Entry("kurt", ("n", "M2", "M3", "M4"), MOMENTS4, shape_statistic),
+        Entry("median", ("ranks",)),
+        Entry("quantile", ("ranks",)),
+        Entry("cov", ("pairs",), PAIRS, pair_statistics, pair=True),
+        Entry("corr", ("pairs",), PAIRS, pair_statistics, pair=True),
+    )
+}
+
+
+def entry(statistic: str) -> Entry:
+    """The table's entry of a statistic (a dispatcher name: ``"quantile(0.9)"`` too)."""
+    return TABLE[base_name(statistic)]
+
+
+def fold_of(statistic: str) -> Fold:
+    """The fold a road combines ``statistic``'s partials with (a folded statistic only)."""
+    fold = entry(statistic).fold
+    if fold is None:
+        raise ValueError(f"statistic {statistic!r} is not folded")
+    return fold
+
 
 # roads over contiguous index ranges (sorted x) and over bin labels (unsorted x)
 RANGE_ROADS = {
@@ -134,13 +209,16 @@ def with_quantile(stats: tuple[str, ...], q: Any, func: str) -> tuple[str, ...]:
 
 
 def result_shape(statistic: str, batch: tuple[int, ...], ch: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape of ``statistic`` over subsets of batch shape ``batch`` of ``(N, *ch)`` data."""
-    return batch + ch + ch if statistic in PAIR_STATISTICS else batch + ch
+    """The shape of ``statistic`` over subsets of batch shape ``batch`` of ``(N, *ch)`` data
+    (the table's ``pair``: a ``(C, C)`` matrix per subset)."""
+    e = TABLE.get(base_name(statistic))
+    return batch + ch + ch if e is not None and e.pair else batch + ch
 
 
 def is_count(key: str) -> bool:
-    """Whether a result key holds integer counts (never cast to the float dtype)."""
-    return key in ("count", PAIR_COUNT)
+    """Whether a result key holds integer counts (never cast to the float dtype): the
+    table's ``integer`` statistics and :data:`PAIR_COUNT`."""
+    return key == PAIR_COUNT or (key in TABLE and TABLE[key].integer)
 
 
 def check_pairs(stats: tuple[str, ...], y_shape: tuple[int, ...], func: str, name: str = "y"):

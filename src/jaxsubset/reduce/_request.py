@@ -18,8 +18,18 @@ class Request:
         method: ``"auto"`` or a road's name (``method=`` of the public functions).
         ddof: delta degrees of freedom of var/std/sem/cov.
         omit: leave NaN readings out (``nan_policy="omit"``).
-        capacity: the static padded length the caller gave (None: derived).
+        capacity: the static padded length the caller gave (None: derived); inside the
+            dispatchers, the padded length of the padded and wavelet roads.
         min_periods: fewer counted points than this give NaN (windows only).
+        bound: a static bound on every range's length (never smaller than any count), the
+            padded length of the folded statistics where ``padded`` sends them to the
+            padded road (``reduce_ranges`` only; None: no bound known).
+        padded: :func:`padded_fits` of the real shapes (the chooser's ``Choice.padded``):
+            whether ``"auto"`` takes the padded road for the folded statistics (with
+            ``bound``) and the order statistics (with ``capacity``).
+
+    The dispatchers (``reduce_ranges``, ``reduce_labels``) take one, beside the arrays; a
+    request is a static argument of a compiled program (it is hashed), so it holds no array.
     """
 
     func: str
@@ -30,6 +40,8 @@ class Request:
     omit: bool = False
     capacity: int | None = None
     min_periods: int | None = None
+    bound: int | None = None
+    padded: tuple[bool, bool] = (False, False)
 
     def replace(self, **changes: Any) -> "Request":
         """A copy with ``changes`` (the request is frozen)."""

@@ -1,19 +1,24 @@
 """The associative folds every road combines partials with: ONE definition per statistic family.
 
-A fold says how two partials combine and what its identity is; the block tree
-(:mod:`._tree`) folds ranges with them, the sliding road (:mod:`._sliding_folds`) adds its
-sub-block prefix/suffix scans on top, and the label road (:mod:`._labels`) scatters points
-into their bins with the same combination (``scatter``: the name of the ``.at[]`` update that
-applies ``combine`` elementwise) from the same identity (``ident``). Every partial holds only
+A fold says how two partials combine and what its identity is; the statistic table
+(:mod:`._registry`: :func:`entry`) names each statistic's fold beside its finish. The roads
+(one layer up, in :mod:`jaxsubset._statistics`) take them from there: the block tree
+(``_tree``) folds ranges with them, the sliding road (``_sliding_folds``) adds its sub-block
+prefix/suffix scans on top, and the label road (``_labels``) scatters points into their bins
+with the same combination (``scatter``: the name of the ``.at[]`` update that applies
+``combine`` elementwise) from the same identity (``ident``). Every partial holds only
 its own points, so a combination of partials is a statistic of exactly their points (nothing
 is subtracted).
 """
+
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from .._core import Array
-from ..reduce import chan, combine as pair_combine
+from ._moments import chan
+from ._pairs import combine as pair_combine
 
 
 # ---------------------------------------------------------------------------- moments
@@ -52,7 +57,15 @@ def pebay(a: Partials4, b: Partials4) -> Partials4:
 
 
 class Fold:
-    """One associative statistic: how its partials combine, and its identity."""
+    """One associative statistic: how its partials combine, and its identity.
+
+    The elementwise folds (:class:`Sum`, :class:`Extreme`) also name their combination as an
+    ``.at[]`` update (``scatter``) and their identity as a scalar (``ident``), which the label
+    road scatters with; the folds of tuples of partials (moments, pairs) have neither.
+    """
+
+    scatter: str
+    ident: Any
 
     def combine(self, a, b):  # pragma: no cover - interface
         raise NotImplementedError
