@@ -67,7 +67,6 @@ from ._core import (
     timedelta_to_ns,
     traced_array,
 )
-from ._native import _ewm as _native_ewm
 from ._stats import as_y, raise_on_nan
 from .reduce import check_statistics, float_dtype, std_statistic
 from .resolve import wide
@@ -309,10 +308,10 @@ def ewm(
     def pure(t: Array, v: Array, la: Array) -> dict[str, Array]:
         return scan_statistics(t, v, la, stats, min_periods, bias, omit)
 
-    t = _native_ewm.time_parts(parts) if native and n else None
+    t = _native.ewm_time_parts(parts) if native and n else None
     if t is not None:
         safe = SAFE[np.dtype(calc).name]
-        out = _native_ewm.native_ewm(
+        out = _native.native_ewm(
             t, y2, lam, stats, min_periods=max(min_periods, 1), bias=bias, omit=omit,
             safe=safe, fallback=pure,
         )  # fmt: skip

@@ -28,6 +28,7 @@ from ._api import (
     usable,
 )
 from ._bins import native_binnumber, native_bins, x_resolvable
+from ._ewm import native_ewm, time_parts as ewm_time_parts
 from ._load import NativeUnavailableWarning, available, status
 
 
@@ -36,8 +37,10 @@ __all__ = [
     "NativeUnavailableWarning",
     "available",
     "bypass",
+    "ewm_time_parts",
     "native_binnumber",
     "native_bins",
+    "native_ewm",
     "native_ranges",
     "native_sliding",
     "native_xwidth",
