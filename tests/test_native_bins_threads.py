@@ -139,8 +139,9 @@ def test_given_labels(monkeypatch):
     stats = ("count", "mean", "std", "min", "max", "first", "last", "median", "quantile(0.75)")
 
     def run(omit):
-        out = reduce_labels(jnp.asarray(y), jnp.asarray(label), 257, stats, omit=omit,
-                            method="native")
+        out = reduce_labels(
+            jnp.asarray(y), jnp.asarray(label), 257, stats, omit=omit, method="native"
+        )
         return {s: np.asarray(v) for s, v in out.items()}
 
     for omit in (False, True):
