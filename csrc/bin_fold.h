@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "bin_edges.h"
+#include "bin_pieces.h"
 #include "kernels.h"
+#include "parallel.h"
 #include "partial.h"
 
 namespace jaxsubset {
@@ -25,6 +27,7 @@ namespace bins {
 // [i0, i0 + n), each a bin 0..nb-1 or nb (in no bin: every per-bin array holds one slot more,
 // read by no result, so the passes need no test), in buf or in place.
 constexpr int64_t kBlock = 256;
+static_assert(kBlock == kPieceBlock, "pieces of points start on a block");
 
 // labels given: any value outside 0..nb-1 in no bin
 template <typename S>
@@ -100,19 +103,21 @@ struct Acc {
   }
 };
 
-// the first pass: counts, sums, extremes, deviations from each bin's first finite point,
-// first/last (with omit: non-NaN) points, every bin's points in point order. A block of
-// finite values takes the loop without the tests of non-finite ones (the same operations in
-// the same order: the same bits). EXT: 1 the minima, 2 the maxima, 3 both.
+// the first pass over the points [lo, hi) (a piece: lo a multiple of kBlock): counts, sums,
+// extremes, deviations from each bin's first finite point (of the piece), first/last (with
+// omit: non-NaN) points, every bin's points in point order. A block of finite values takes
+// the loop without the tests of non-finite ones (the same operations in the same order: the
+// same bits). EXT: 1 the minima, 2 the maxima, 3 both.
 template <typename T, bool SUM, int EXT, bool MOM, bool ENDS, typename Lab>
-void accumulate(const T* yc, int64_t C, int64_t N, const Lab& lab, Acc& a, bool omit) {
+void accumulate(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, Acc& a,
+                bool omit) {
   int64_t* n = a.n.data();
   double* sum = a.sum.data();
   double* mn = a.mn.data();
   double* mx = a.mx.data();
   int32_t buf[kBlock];
-  for (int64_t i0 = 0; i0 < N; i0 += kBlock) {
-    const int64_t len = std::min(kBlock, N - i0);
+  for (int64_t i0 = lo; i0 < hi; i0 += kBlock) {
+    const int64_t len = std::min(kBlock, hi - i0);
     const int32_t* lb = lab.get(i0, len, buf);
     const T* yb = yc + i0 * C;
     if (all_finite(yb, C, len)) {
@@ -173,21 +178,18 @@ void accumulate(const T* yc, int64_t C, int64_t N, const Lab& lab, Acc& a, bool 
   }
 }
 
-// the second pass: central moments about each bin's mean (as ranges.cc: (x - c) - mean(x - c))
+// the second pass over the points [lo, hi): central moments about each bin's mean (as
+// ranges.cc: (x - c) - mean(x - c), c the bin's first finite point, mz the mean of x - c),
+// added to `into`'s m2 (m3, m4)
 template <typename T, bool M4, typename Lab>
-void moments(const T* yc, int64_t C, int64_t N, int64_t nb, const Lab& lab, Acc& a) {
-  std::vector<double> mz(nb + 1, 0.0);
-  for (int64_t b = 0; b < nb; ++b) {
-    const int64_t nf = a.n[b] - a.nan[b] - a.pinf[b] - a.ninf[b];
-    mz[b] = nf > 0 ? a.zs[b] / static_cast<double>(nf) : 0.0;
-  }
-  const double* c = a.c.data();
-  double* m2 = a.m2.data();
-  double* m3 = a.m3.data();
-  double* m4 = a.m4.data();
+void moments(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, const double* c,
+             const double* mz, Acc& into) {
+  double* m2 = into.m2.data();
+  double* m3 = into.m3.data();
+  double* m4 = into.m4.data();
   int32_t buf[kBlock];
-  for (int64_t i0 = 0; i0 < N; i0 += kBlock) {
-    const int64_t len = std::min(kBlock, N - i0);
+  for (int64_t i0 = lo; i0 < hi; i0 += kBlock) {
+    const int64_t len = std::min(kBlock, hi - i0);
     const int32_t* lb = lab.get(i0, len, buf);
     const T* yb = yc + i0 * C;
     const bool fin = all_finite(yb, C, len);
@@ -206,29 +208,46 @@ void moments(const T* yc, int64_t C, int64_t N, int64_t nb, const Lab& lab, Acc&
   }
 }
 
-template <typename T, typename Lab>
-void folded_labels(const T* y, int64_t C, int64_t ch, int64_t N, int64_t nb, const Lab& lab,
-                   const std::vector<Out>& outs, bool omit, int64_t ddof, Acc& a) {
-  bool mom2 = false, mom4 = false, sum = false, ends = false;
-  int ext = 0;  // 1: min, 2: max (only the extremes asked are kept: one store less a point)
-  for (const Out& o : outs) {
-    switch (o.stat) {
-      case kVar: case kStd: case kSem: mom2 = true; break;
-      case kSkew: case kKurt: mom4 = true; break;
-      case kSum: case kMean: sum = true; break;
-      case kMin: ext |= 1; break;
-      case kMax: ext |= 2; break;
-      case kFirst: case kLast: ends = true; break;
-      default: break;
+// Piece q's first-pass partials added to `a` (the pieces before q, merged), in piece order:
+// counts and sums added; the extremes kept as one pass keeps them (x < mn: of equal values
+// the earlier stays), so exactly one pass's; first/last from the earliest/latest piece holding
+// one; the deviations re-centred on the bin's first finite point of all (c), Chan's shift:
+// zs += zs_q + nf_q * (c_q - c). Only the sums' order and that shift round otherwise than one
+// pass over every point would; both depend on the pieces (the data's size), never on threads.
+inline void merge_first(Acc& a, const Acc& q, int64_t nb, bool mom, bool ends) {
+  for (int64_t b = 0; b <= nb; ++b) {
+    a.n[b] += q.n[b];
+    a.nan[b] += q.nan[b];
+    a.pinf[b] += q.pinf[b];
+    a.ninf[b] += q.ninf[b];
+    a.sum[b] += q.sum[b];
+    a.mn[b] = q.mn[b] < a.mn[b] ? q.mn[b] : a.mn[b];
+    a.mx[b] = q.mx[b] > a.mx[b] ? q.mx[b] : a.mx[b];
+    if (mom && q.has[b]) {
+      if (!a.has[b]) {
+        a.c[b] = q.c[b];
+        a.zs[b] = q.zs[b];
+        a.has[b] = 1;
+      } else {
+        const int64_t nf = q.n[b] - q.nan[b] - q.pinf[b] - q.ninf[b];
+        a.zs[b] += q.zs[b] + static_cast<double>(nf) * (q.c[b] - a.c[b]);
+      }
+    }
+    if (ends) {
+      if (a.first[b] < 0) a.first[b] = q.first[b];
+      if (q.last[b] >= 0) a.last[b] = q.last[b];
     }
   }
-  const bool mom = mom2 || mom4;
-  a.reset(nb, mom, ends);
-  const T* yc = y + ch;
-  // the flags as template arguments: one tight loop per combination asked
+}
+
+// the first pass over one piece of points, the flags as template arguments: one tight loop per
+// combination asked (only the extremes asked are kept: one store less a point)
+template <typename T, typename Lab>
+void first_pass(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, Acc& a,
+                bool omit, bool sum, int ext, bool mom, bool ends) {
   auto go = [&](auto s, auto e, auto m, auto f) {
     accumulate<T, decltype(s)::value, decltype(e)::value, decltype(m)::value,
-               decltype(f)::value>(yc, C, N, lab, a, omit);
+               decltype(f)::value>(yc, C, lo, hi, lab, a, omit);
   };
   using Y = std::true_type;
   using No = std::false_type;
@@ -248,10 +267,65 @@ void folded_labels(const T* y, int64_t C, int64_t ch, int64_t N, int64_t nb, con
     }
   };
   if (sum) go1(Y{}); else go1(No{});
-  if (mom4) {
-    moments<T, true>(yc, C, N, nb, lab, a);
-  } else if (mom2) {
-    moments<T, false>(yc, C, N, nb, lab, a);
+}
+
+// The folded statistics of channel ch from labels in any order. The points are cut into
+// pieces (point_pieces: by N and nb alone); each piece fills its own partials (pass one), which
+// are merged in piece order (merge_first), then each piece adds the central moments of its
+// points about the merged means into its own slots (pass two), added in piece order. One piece
+// (small inputs) is exactly the one pass of before; any number of threads gives these bits.
+// (The other cut, each piece owning a range of bins and reading every point, would keep one
+// pass's bits for any size, but every thread would resolve every point's bin and branch on
+// it, which costs more than the scatter it shares: pieces of points are what scale.)
+template <typename T, typename Lab>
+void folded_labels(xla::ffi::ThreadPool* pool, const T* y, int64_t C, int64_t ch, int64_t N,
+                   int64_t nb, const Lab& lab, const std::vector<Out>& outs, bool omit,
+                   int64_t ddof) {
+  bool mom2 = false, mom4 = false, sum = false, ends = false;
+  int ext = 0;  // 1: min, 2: max
+  for (const Out& o : outs) {
+    switch (o.stat) {
+      case kVar: case kStd: case kSem: mom2 = true; break;
+      case kSkew: case kKurt: mom4 = true; break;
+      case kSum: case kMean: sum = true; break;
+      case kMin: ext |= 1; break;
+      case kMax: ext |= 2; break;
+      case kFirst: case kLast: ends = true; break;
+      default: break;
+    }
+  }
+  const bool mom = mom2 || mom4;
+  const T* yc = y + ch;
+  const PointPieces pp = point_pieces(N, nb);
+  std::vector<Acc> parts(static_cast<size_t>(pp.count));
+  for_pieces(pool, pp.count, [&](int64_t p) {
+    parts[p].reset(nb, mom, ends);
+    first_pass<T>(yc, C, pp.begin(p), pp.end(p, N), lab, parts[p], omit, sum, ext, mom, ends);
+  });
+  Acc& a = parts[0];
+  for (int64_t p = 1; p < pp.count; ++p) merge_first(a, parts[p], nb, mom, ends);
+  if (mom) {
+    std::vector<double> mz(nb + 1, 0.0);
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t nf = a.n[b] - a.nan[b] - a.pinf[b] - a.ninf[b];
+      mz[b] = nf > 0 ? a.zs[b] / static_cast<double>(nf) : 0.0;
+    }
+    // (piece 0 adds into a's own m2..m4, still zero: a's c is read, never written here)
+    for_pieces(pool, pp.count, [&](int64_t p) {
+      const int64_t lo = pp.begin(p), hi = pp.end(p, N);
+      if (mom4) {
+        moments<T, true>(yc, C, lo, hi, lab, a.c.data(), mz.data(), parts[p]);
+      } else {
+        moments<T, false>(yc, C, lo, hi, lab, a.c.data(), mz.data(), parts[p]);
+      }
+    });
+    for (int64_t p = 1; p < pp.count; ++p) {
+      for (int64_t b = 0; b < nb; ++b) {
+        a.m2[b] += parts[p].m2[b];
+        a.m3[b] += parts[p].m3[b];
+        a.m4[b] += parts[p].m4[b];
+      }
+    }
   }
   for (int64_t b = 0; b < nb; ++b) {
     Partial p;

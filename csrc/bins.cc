@@ -33,6 +33,15 @@
 //   reference road's.
 // Mode 2 (sorted x) finds each bin's index range by a binary search per edge and runs the
 // range kernel on them (ranges.cc, order.cc): the same bits as the native range road.
+//
+// Threads (XLA's intra-op pool, parallel.h; bin_pieces.h cuts the work by the data alone, so
+// the bits never depend on the number of threads, JAXSUBSET_NATIVE_THREADS=1 included):
+// sorted x: the edges' searches and then the bins in pieces (each bin reduced on its own:
+// the one-thread bits); labels in any order: pieces of points, each with its own partials
+// per bin merged in piece order (bin_fold.h: below 2**18 points one piece, the one-pass
+// bits; above, the sums and the mean's deviations are summed piece by piece), the medians'
+// counting sort in pieces (the same permutation) and the selections in pieces of bins;
+// batches of small items: pieces of items.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -48,7 +57,9 @@
 #include "bin_edges.h"
 #include "bin_fold.h"
 #include "bin_order.h"
+#include "bin_pieces.h"
 #include "kernels.h"
+#include "parallel.h"
 
 
 namespace jaxsubset {
@@ -65,26 +76,33 @@ ffi::Error bad(const std::string& what) {
 }
 
 template <typename T, typename Lab>
-void stats_by_labels(const T* y, int64_t C, int64_t N, int64_t nb, const Lab& lab,
-                     const std::vector<Out>& outs, bool omit, int64_t ddof, bool nan_last) {
+void stats_by_labels(xla::ffi::ThreadPool* pool, const T* y, int64_t C, int64_t N, int64_t nb,
+                     const Lab& lab, const std::vector<Out>& outs, bool omit, int64_t ddof,
+                     bool nan_last) {
   std::vector<Out> folded, order;
   for (const Out& o : outs) (is_order(o.stat) ? order : folded).push_back(o);
   if (!folded.empty()) {
-    Acc a;
     for (int64_t ch = 0; ch < C; ++ch) {
-      bins::folded_labels<T>(y, C, ch, N, nb, lab, folded, omit, ddof, a);
+      bins::folded_labels<T>(pool, y, C, ch, N, nb, lab, folded, omit, ddof);
     }
   }
-  if (!order.empty()) bins::order_by_labels<T>(y, C, N, nb, lab, order, omit, nan_last);
+  if (!order.empty()) bins::order_by_labels<T>(pool, y, C, N, nb, lab, order, omit, nan_last);
 }
 
-// ascending x: every bin's index range by a binary search per edge, then a vectorised pass
-// per bin (the order statistics: a selection per bin, order.cc's)
+// ascending x: every bin's index range by a binary search per edge (the edges in pieces),
+// then a vectorised pass per bin (the order statistics: a selection per bin, order.cc's), the
+// bins in pieces of about equal points: each bin's result is its own, whatever the cut
 template <typename T, typename TX>
-void stats_sorted(const T* y, int64_t C, int64_t N, const TX* x, const Edges<TX>& e, int64_t nb,
-                  const std::vector<Out>& outs, bool omit, int64_t ddof, bool nan_last) {
+void stats_sorted(xla::ffi::ThreadPool* pool, const T* y, int64_t C, int64_t N, const TX* x,
+                  const Edges<TX>& e, int64_t nb, const std::vector<Out>& outs, bool omit,
+                  int64_t ddof, bool nan_last) {
   std::vector<int64_t> b(nb + 1), start(nb), count(nb);
-  for (int64_t k = 0; k <= nb; ++k) b[k] = e.lower(x, N, k);
+  const int64_t sp = bins::search_pieces(N, nb + 1);
+  const int64_t per = (nb + 1 + sp - 1) / sp;
+  for_pieces(pool, sp, [&](int64_t j) {
+    const int64_t k1 = std::min(nb + 1, (j + 1) * per);
+    for (int64_t k = j * per; k < k1; ++k) b[k] = e.lower(x, N, k);
+  });
   b[nb] = e.last_end(x, N, b[nb]);
   for (int64_t k = 0; k < nb; ++k) {
     start[k] = b[k];
@@ -92,16 +110,67 @@ void stats_sorted(const T* y, int64_t C, int64_t N, const TX* x, const Edges<TX>
   }
   bool folded = false, order = false;
   for (const Out& o : outs) (is_order(o.stat) ? order : folded) = true;
-  for (int64_t ch = 0; ch < C; ++ch) {
-    if (folded) {
-      bins::sorted_folded_any<T>(y, C, ch, start.data(), count.data(), nb, outs, omit, ddof);
+  const std::vector<int64_t> cut = bins::bin_pieces(count.data(), nb);
+  for_pieces(pool, static_cast<int64_t>(cut.size()) - 1, [&](int64_t j) {
+    const int64_t k0 = cut[j], n = cut[j + 1] - k0;
+    const std::vector<Out> mine = bins::from_bin(outs, k0, C, sizeof(T));
+    for (int64_t ch = 0; ch < C; ++ch) {
+      if (folded) {
+        bins::sorted_folded_any<T>(y, C, ch, start.data() + k0, count.data() + k0, n, mine,
+                                   omit, ddof);
+      }
+      if (order) {
+        bins::order_bins<T>(y, C, ch, start.data() + k0, count.data() + k0, n, mine, omit,
+                            nan_last);
+      }
     }
-    if (order) bins::order_bins<T>(y, C, ch, start.data(), count.data(), nb, outs, omit, nan_last);
+  });
+}
+
+// one batch item's statistics into `item` (its rows of the results)
+template <typename T, typename S>
+void stats_item(xla::ffi::ThreadPool* pool, const T* yb, const S* sb, const S* eb, int32_t db,
+                int64_t N, int64_t C, int64_t K, int64_t mode, const std::vector<Out>& item,
+                bool omit, int64_t ddof, bool nan_last) {
+  if constexpr (std::is_floating_point_v<S>) {
+    Edges<S> e(eb, K, db);
+    if (mode == 2) {
+      stats_sorted<T, S>(pool, yb, C, N, sb, e, K, item, omit, ddof, nan_last);
+      return;
+    }
+    // a second pass over the labels (moments, order statistics, other channels): the
+    // proven lookup resolves them again (cheaper than a label array's traffic); else
+    // they are resolved once (in pieces of points: each writes its own), kept
+    bool again = C > 1;
+    for (const Out& o : item) {
+      again |= is_order(o.stat) || o.stat == kVar || o.stat == kStd || o.stat == kSem ||
+               o.stat == kSkew || o.stat == kKurt;
+    }
+    if (again && !e.proven()) {
+      std::vector<int32_t> labs(static_cast<size_t>(N));
+      const bins::PointPieces pp = bins::point_pieces(N, K);
+      for_pieces(pool, pp.count, [&](int64_t p) {
+        const int64_t hi = pp.end(p, N);
+        for (int64_t i0 = pp.begin(p); i0 < hi; i0 += kBlock) {
+          e.labels(sb + i0, std::min(kBlock, hi - i0), labs.data() + i0);
+        }
+      });
+      stats_by_labels<T>(pool, yb, C, N, K, StoredLabels{labs.data()}, item, omit, ddof,
+                         nan_last);
+    } else {
+      stats_by_labels<T>(pool, yb, C, N, K, XLabels<S>{sb, &e}, item, omit, ddof, nan_last);
+    }
+  } else {
+    (void)eb;
+    (void)db;
+    (void)mode;
+    stats_by_labels<T>(pool, yb, C, N, K, GivenLabels<S>{sb, K}, item, omit, ddof, nan_last);
   }
 }
 
 template <typename T, typename S>
-ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edges, ffi::AnyBuffer dec,
+ffi::Error run(xla::ffi::ThreadPool* pool, ffi::AnyBuffer y, ffi::AnyBuffer src,
+               ffi::AnyBuffer edges, ffi::AnyBuffer dec,
                ffi::RemainingRets rets, ffi::Span<const int64_t> stats,
                ffi::Span<const double> qs, bool omit, int64_t ddof, int64_t mode) {
   const bool nan_last = (mode & 4) != 0;  // SciPy's propagate median (see order_bins)
@@ -157,74 +226,57 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edges, ffi::
   if (!dmap.has_value()) return dmap.error();
   const T* ybase = static_cast<const T*>(y.untyped_data());
   const S* sbase = static_cast<const S*>(src.untyped_data());
-  std::vector<Out> item(outs);
-  for (int64_t b = 0; b < B; ++b) {
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const size_t width = outs[i].integer ? (outs[i].i64 ? 8 : 4) : sizeof(T);
-      item[i].base = static_cast<char*>(outs[i].base) + b * K * C * width;
-    }
-    const T* yb = ybase + ymap->offset(b);
-    const S* sb = sbase + smap->offset(b);
-    if constexpr (is_x) {
-      const S* eb = static_cast<const S*>(edges.untyped_data()) + emap->offset(b);
-      const int32_t db = static_cast<const int32_t*>(dec.untyped_data())[dmap->offset(b)];
-      Edges<S> e(eb, K, db);
-      if (mode == 2) {
-        stats_sorted<T, S>(yb, C, N, sb, e, K, item, omit, ddof, nan_last);
-      } else {
-        // a second pass over the labels (moments, order statistics, other channels): the
-        // proven lookup resolves them again (cheaper than a label array's traffic); else
-        // they are resolved once, kept
-        bool again = C > 1;
-        for (const Out& o : item) {
-          again |= is_order(o.stat) || o.stat == kVar || o.stat == kStd || o.stat == kSem ||
-                   o.stat == kSkew || o.stat == kKurt;
-        }
-        if (again && !e.proven()) {
-          std::vector<int32_t> labs(static_cast<size_t>(N));
-          for (int64_t i0 = 0; i0 < N; i0 += kBlock) {
-            e.labels(sb + i0, std::min(kBlock, N - i0), labs.data() + i0);
-          }
-          stats_by_labels<T>(yb, C, N, K, StoredLabels{labs.data()}, item, omit, ddof, nan_last);
-        } else {
-          stats_by_labels<T>(yb, C, N, K, XLabels<S>{sb, &e}, item, omit, ddof, nan_last);
-        }
-      }
-    } else {
-      stats_by_labels<T>(yb, C, N, K, GivenLabels<S>{sb, K}, item, omit, ddof, nan_last);
-    }
+  const S* ebase = static_cast<const S*>(edges.untyped_data());
+  const int32_t* dbase = static_cast<const int32_t*>(dec.untyped_data());
+  auto one = [&](int64_t b, xla::ffi::ThreadPool* inner) {
+    const S* eb = is_x ? ebase + emap->offset(b) : nullptr;
+    const int32_t db = is_x ? dbase[dmap->offset(b)] : 0;
+    stats_item<T, S>(inner, ybase + ymap->offset(b), sbase + smap->offset(b), eb, db, N, C, K,
+                     mode, bins::from_bin(outs, b * K, C, sizeof(T)), omit, ddof, nan_last);
+  };
+  if (B > 1 && N < 2 * bins::kPiecePoints) {
+    // items too small to be cut (one piece of points each): pieces of items instead, each
+    // item computed alone as it would be in any order
+    const int64_t per = std::max<int64_t>(1, bins::kPiecePoints / std::max<int64_t>(N, 1));
+    for_pieces(pool, (B + per - 1) / per, [&](int64_t j) {
+      for (int64_t b = j * per; b < std::min(B, (j + 1) * per); ++b) one(b, nullptr);
+    });
+  } else {
+    for (int64_t b = 0; b < B; ++b) one(b, pool);
   }
   return ffi::Error::Success();
 }
 
 template <typename T>
-ffi::Error by_src(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edges, ffi::AnyBuffer dec,
+ffi::Error by_src(xla::ffi::ThreadPool* pool, ffi::AnyBuffer y, ffi::AnyBuffer src,
+                  ffi::AnyBuffer edges, ffi::AnyBuffer dec,
                   ffi::RemainingRets rets, ffi::Span<const int64_t> stats,
                   ffi::Span<const double> qs, bool omit, int64_t ddof, int64_t mode) {
   switch (src.element_type()) {
     case ffi::DataType::S32:
-      return run<T, int32_t>(y, src, edges, dec, rets, stats, qs, omit, ddof, mode);
+      return run<T, int32_t>(pool, y, src, edges, dec, rets, stats, qs, omit, ddof, mode);
     case ffi::DataType::S64:
-      return run<T, int64_t>(y, src, edges, dec, rets, stats, qs, omit, ddof, mode);
+      return run<T, int64_t>(pool, y, src, edges, dec, rets, stats, qs, omit, ddof, mode);
     case ffi::DataType::F32:
-      return run<T, float>(y, src, edges, dec, rets, stats, qs, omit, ddof, mode);
+      return run<T, float>(pool, y, src, edges, dec, rets, stats, qs, omit, ddof, mode);
     case ffi::DataType::F64:
-      return run<T, double>(y, src, edges, dec, rets, stats, qs, omit, ddof, mode);
+      return run<T, double>(pool, y, src, edges, dec, rets, stats, qs, omit, ddof, mode);
     default:
       return bad("src must be int32/int64 labels or float32/float64 x");
   }
 }
 
-ffi::Error BinStatsImpl(ffi::AnyBuffer y, ffi::AnyBuffer src, ffi::AnyBuffer edges,
+ffi::Error BinStatsImpl(xla::ffi::ThreadPool pool, ffi::AnyBuffer y, ffi::AnyBuffer src,
+                        ffi::AnyBuffer edges,
                         ffi::AnyBuffer dec, ffi::RemainingRets rets,
                         ffi::Span<const int64_t> stats, ffi::Span<const double> qs, int64_t omit,
                         int64_t ddof, int64_t mode) {
   if ((mode & 3) > 2 || mode < 0 || mode > 7) return bad("mode must be 0, 1 or 2 (+ 4)");
   switch (y.element_type()) {
     case ffi::DataType::F32:
-      return by_src<float>(y, src, edges, dec, rets, stats, qs, omit != 0, ddof, mode);
+      return by_src<float>(&pool, y, src, edges, dec, rets, stats, qs, omit != 0, ddof, mode);
     case ffi::DataType::F64:
-      return by_src<double>(y, src, edges, dec, rets, stats, qs, omit != 0, ddof, mode);
+      return by_src<double>(&pool, y, src, edges, dec, rets, stats, qs, omit != 0, ddof, mode);
     default:
       return bad("y must be float32 or float64");
   }
@@ -305,6 +357,7 @@ ffi::Error BinnumberImpl(ffi::AnyBuffer x, ffi::AnyBuffer edges, ffi::AnyBuffer 
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetBinStats, jaxsubset::BinStatsImpl,
                               xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::ThreadPool>()  // the intra-op pool
                                   .Arg<xla::ffi::AnyBuffer>()  // y
                                   .Arg<xla::ffi::AnyBuffer>()  // src: labels or x
                                   .Arg<xla::ffi::AnyBuffer>()  // edges
