@@ -137,30 +137,80 @@ def _code(name: str) -> tuple[int, float]:
     return CODES[name], 0.0
 
 
-def _call(
-    y: Array,
-    start: Array,
-    count: Array,
+def stats_call(
+    target: str,
     stats: tuple[str, ...],
+    operands: tuple[Array, ...],
+    shape: tuple[int, int],
+    dtype: Any,
+    count_dtype: Any,
+    *,
     omit: bool,
     ddof: int,
-    capacity: int | None = None,
-):
-    """The FFI call: ``y`` (N, C) float32/64, ``start``/``count`` (K,) clipped ranges."""
-    k, c = start.shape[0], y.shape[1]
-    shapes = [jax.ShapeDtypeStruct((k, c), start.dtype if s == "count" else y.dtype) for s in stats]
+    **ints: int | None,
+) -> dict[str, Array]:
+    """One call of a statistics kernel (``csrc/common.h``'s attributes), batched in the kernel.
+
+    Every result is ``shape`` in ``dtype``, ``"count"`` in ``count_dtype``; ``ints`` are the
+    kernel's further integer attributes, None passed as -1 (no rule)."""
     codes = [_code(s) for s in stats]
-    out = jax.ffi.ffi_call(TARGET, shapes, vmap_method="expand_dims")(
-        y,
-        start,
-        count,
+    shapes = [jax.ShapeDtypeStruct(shape, count_dtype if s == "count" else dtype) for s in stats]
+    out = jax.ffi.ffi_call(target, shapes, vmap_method="expand_dims")(
+        *operands,
         stats=np.array([cd for cd, _ in codes], np.int64),
         qs=np.array([q for _, q in codes], np.float64),
         omit=np.int64(omit),
         ddof=np.int64(ddof),
-        capacity=np.int64(-1 if capacity is None else capacity),
+        **{name: np.int64(-1 if v is None else v) for name, v in ints.items()},
     )
     return dict(zip(stats, out, strict=True))
+
+
+def computing(y: Array) -> tuple[Array, Any, bool]:
+    """``(y, in_dtype, half)``: ``y`` in the dtype the kernels read (integer and bool in the
+    default float dtype, float16/bfloat16 in float32: ``half``) and its own dtype."""
+    in_dtype = y.dtype
+    if not jnp.issubdtype(in_dtype, jnp.inexact):
+        y = y.astype(jnp.result_type(float))
+    half = jnp.finfo(y.dtype).bits < 32
+    if half:
+        y = y.astype(jnp.float32)
+    return y, in_dtype, half
+
+
+def rounded(out: dict[str, Array], in_dtype: Any, half: bool) -> dict[str, Array]:
+    """The float results rounded back to float16/bfloat16 ``y``'s dtype (:func:`computing`'s
+    ``half``); integer results (the counts in the index dtype) as they are."""
+    if not half:
+        return out
+    return {
+        s: a.astype(in_dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a
+        for s, a in out.items()
+    }
+
+
+def differentiable(native: Callable[..., Any], pure: Callable[..., Any], wrt: int | None) -> Any:
+    """``native`` beside ``pure`` (:func:`branch`) as one ``jax.custom_jvp`` function whose
+    tangent is ``pure``'s: along argument ``wrt`` alone (the others are positions, ranges or
+    constants without a derivative), or along every argument (None)."""
+
+    @jax.custom_jvp
+    def f(*args: Any) -> Any:
+        return branch(native, pure, *args)
+
+    @f.defjvp
+    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
+        if wrt is None:
+            _, tan = jax.jvp(pure, primals, tangents)
+        else:
+
+            def along(u: Array) -> Any:
+                return pure(*primals[:wrt], u, *primals[wrt + 1 :])
+
+            _, tan = jax.jvp(along, (primals[wrt],), (tangents[wrt],))
+        return f(*primals), tan
+
+    return f
 
 
 def native_ranges(
@@ -191,12 +241,7 @@ def native_ranges(
     Returns:
         dict of ``(K, C)`` arrays by name, dtypes as the reference road's.
     """
-    in_dtype = y.dtype
-    if not jnp.issubdtype(in_dtype, jnp.inexact):
-        y = y.astype(jnp.result_type(float))
-    half = jnp.finfo(y.dtype).bits < 32
-    if half:
-        y = y.astype(jnp.float32)
+    y, in_dtype, half = computing(y)
 
     def pure(v: Array, s: Array, c: Array) -> dict[str, Array]:
         with bypass():
@@ -204,22 +249,13 @@ def native_ranges(
         return {name: out[name].astype(v.dtype) if name != "count" else out[name] for name in stats}
 
     def native(v: Array, s: Array, c: Array) -> dict[str, Array]:
-        return _call(v, s, c, stats, omit, ddof, capacity)
+        shape = (s.shape[0], v.shape[1])
+        return stats_call(
+            TARGET, stats, (v, s, c), shape, v.dtype, s.dtype, omit=omit, ddof=ddof,
+            capacity=capacity,
+        )  # fmt: skip
 
-    @jax.custom_jvp
-    def f(v: Array, s: Array, c: Array) -> dict[str, Array]:
-        return branch(native, pure, v, s, c)
-
-    @f.defjvp
-    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
-        v, s, c = primals
-        _, tan = jax.jvp(lambda w: pure(w, s, c), (v,), (tangents[0],))
-        return f(v, s, c), tan
-
-    out = f(y, start, count)
-    if half:
-        out = {name: a if name == "count" else a.astype(in_dtype) for name, a in out.items()}
-    return out
+    return rounded(differentiable(native, pure, 0)(y, start, count), in_dtype, half)
 
 
 SLIDING_TARGET = "jaxsubset_sliding_stats"
@@ -263,17 +299,11 @@ def native_sliding(
     """
     from .._core import index_dtype
 
-    in_dtype = y.dtype
-    if not jnp.issubdtype(in_dtype, jnp.inexact):
-        y = y.astype(jnp.result_type(float))
-    half = jnp.finfo(y.dtype).bits < 32
-    if half:
-        y = y.astype(jnp.float32)
+    y, in_dtype, half = computing(y)
     idt = index_dtype()
     n = y.shape[0]
     ln = jnp.asarray(n if length is None else length, idt).reshape(1)
     done = min_periods is not None
-    codes = [_code(s) for s in stats]
 
     def pure(v: Array, m: Array) -> dict[str, Array]:
         with bypass():
@@ -281,38 +311,13 @@ def native_sliding(
         return {s: out[s].astype(idt if s == "count" and not done else v.dtype) for s in stats}
 
     def native(v: Array, m: Array) -> dict[str, Array]:
-        shapes = [
-            jax.ShapeDtypeStruct((n, v.shape[1]), idt if s == "count" and not done else v.dtype)
-            for s in stats
-        ]
-        out = jax.ffi.ffi_call(SLIDING_TARGET, shapes, vmap_method="expand_dims")(
-            v,
-            m,
-            stats=np.array([cd for cd, _ in codes], np.int64),
-            qs=np.array([q for _, q in codes], np.float64),
-            omit=np.int64(omit),
-            ddof=np.int64(ddof),
-            window=np.int64(window),
-            lead=np.int64(lead),
-            min_periods=np.int64(-1 if min_periods is None else min_periods),
-            capacity=np.int64(-1 if capacity is None else capacity),
-        )
-        return dict(zip(stats, out, strict=True))
+        return stats_call(
+            SLIDING_TARGET, stats, (v, m), (n, v.shape[1]), v.dtype, v.dtype if done else idt,
+            omit=omit, ddof=ddof, window=window, lead=lead, min_periods=min_periods,
+            capacity=capacity,
+        )  # fmt: skip
 
-    @jax.custom_jvp
-    def f(v: Array, m: Array) -> dict[str, Array]:
-        return branch(native, pure, v, m)
-
-    @f.defjvp
-    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
-        v, m = primals
-        _, tan = jax.jvp(lambda w: pure(w, m), (v,), (tangents[0],))
-        return f(v, m), tan
-
-    out = f(y, ln)
-    if half:
-        out = {s: a if s == "count" and not done else a.astype(in_dtype) for s, a in out.items()}
-    return out
+    return rounded(differentiable(native, pure, 0)(y, ln), in_dtype, half)
 
 
 XWIDTH_TARGET = "jaxsubset_xwidth_stats"
@@ -361,15 +366,9 @@ def native_xwidth(
     """
     from .._core import index_dtype
 
-    in_dtype = y.dtype
-    if not jnp.issubdtype(in_dtype, jnp.inexact):
-        y = y.astype(jnp.result_type(float))
-    half = jnp.finfo(y.dtype).bits < 32
-    if half:
-        y = y.astype(jnp.float32)
+    y, in_dtype, half = computing(y)
     n = y.shape[0]
     ln = jnp.full((1,), n, index_dtype())
-    codes = [_code(s) for s in stats]
 
     def pure(p: Array, v: Array, op: Array, w: Any) -> dict[str, Array]:
         with bypass():
@@ -377,35 +376,12 @@ def native_xwidth(
         return {s: out[s].astype(v.dtype) for s in stats}
 
     def native(p: Array, v: Array, op: Array, w: Any) -> dict[str, Array]:
-        shapes = [jax.ShapeDtypeStruct((n, v.shape[1]), v.dtype) for _ in stats]
-        out = jax.ffi.ffi_call(XWIDTH_TARGET, shapes, vmap_method="expand_dims")(
-            p,
-            v,
-            op,
-            ln,
-            stats=np.array([cd for cd, _ in codes], np.int64),
-            qs=np.array([q for _, q in codes], np.float64),
-            omit=np.int64(omit),
-            ddof=np.int64(ddof),
-            lo_right=np.int64(lo_right),
-            hi_right=np.int64(hi_right),
-            min_periods=np.int64(min_periods),
-            capacity=np.int64(-1 if capacity is None else capacity),
-        )
-        return dict(zip(stats, out, strict=True))
+        return stats_call(
+            XWIDTH_TARGET, stats, (p, v, op, ln), (n, v.shape[1]), v.dtype, v.dtype,
+            omit=omit, ddof=ddof, lo_right=lo_right, hi_right=hi_right,
+            min_periods=min_periods, capacity=capacity,
+        )  # fmt: skip
 
     # (x and the width: positions and bounds, no derivative, as the resolver's integer ranges)
-    @jax.custom_jvp
-    def f(p: Array, v: Array, op: Array, w: Any) -> dict[str, Array]:
-        return branch(native, pure, p, v, op, w)
-
-    @f.defjvp
-    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
-        p, v, op, w = primals
-        _, tan = jax.jvp(lambda u: pure(p, u, op, w), (v,), (tangents[1],))
-        return f(p, v, op, w), tan
-
-    out = f(x, y, width, jnp.asarray(raw))
-    if half:
-        out = {s: a.astype(in_dtype) for s, a in out.items()}
-    return out
+    out = differentiable(native, pure, 1)(x, y, width, jnp.asarray(raw))
+    return rounded(out, in_dtype, half)

@@ -10,15 +10,13 @@ float dtype, float16/bfloat16 in float32.
 """
 
 from collections.abc import Callable
-from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .._core import Array
 from . import _api
-from ._api import _code, branch
+from ._api import branch, computing, differentiable, rounded, stats_call
 
 
 BINS_TARGET = "jaxsubset_bin_stats"
@@ -81,14 +79,8 @@ def native_bins(
     """
     from .._core import index_dtype
 
-    in_dtype = y.dtype
-    if not jnp.issubdtype(in_dtype, jnp.inexact):
-        y = y.astype(jnp.result_type(float))
-    half = jnp.finfo(y.dtype).bits < 32
-    if half:
-        y = y.astype(jnp.float32)
+    y, in_dtype, half = computing(y)
     idt = index_dtype()
-    codes = [_code(s) for s in stats]
     if x is None:
         mode = LABELS
         src = label
@@ -108,40 +100,15 @@ def native_bins(
 
     def native(v: Array, s: Array, e: Array, d: Array, lab: Array) -> dict[str, Array]:
         del lab  # the pure-JAX road's
-        shapes = [
-            jax.ShapeDtypeStruct((nbins, v.shape[1]), idt if s == "count" else v.dtype)
-            for s in stats
-        ]
-        out = jax.ffi.ffi_call(BINS_TARGET, shapes, vmap_method="expand_dims")(
-            v,
-            s,
-            e,
-            d,
-            stats=np.array([cd for cd, _ in codes], np.int64),
-            qs=np.array([q for _, q in codes], np.float64),
-            omit=np.int64(omit),
-            ddof=np.int64(ddof),
-            mode=np.int64(mode),
-        )
-        return dict(zip(stats, out, strict=True))
+        return stats_call(
+            BINS_TARGET, stats, (v, s, e, d), (nbins, v.shape[1]), v.dtype, idt,
+            omit=omit, ddof=ddof, mode=mode,
+        )  # fmt: skip
 
     def other(v: Array, s: Array, e: Array, d: Array, lab: Array) -> dict[str, Array]:
         return pure(v, lab)
 
-    @jax.custom_jvp
-    def f(v: Array, s: Array, e: Array, d: Array, lab: Array) -> dict[str, Array]:
-        return branch(native, other, v, s, e, d, lab)
-
-    @f.defjvp
-    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
-        v, s, e, d, lab = primals
-        _, tan = jax.jvp(lambda w: pure(w, lab), (v,), (tangents[0],))
-        return f(v, s, e, d, lab), tan
-
-    out = f(y, src, edges, dec, label)
-    if half:
-        out = {s: a if s == "count" else a.astype(in_dtype) for s, a in out.items()}
-    return out
+    return rounded(differentiable(native, other, 0)(y, src, edges, dec, label), in_dtype, half)
 
 
 def native_binnumber(x: Array, edges: Array, dec: Array, fallback: Callable[[], Array]) -> Array:

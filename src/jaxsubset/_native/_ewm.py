@@ -12,7 +12,6 @@ with the pure-JAX road's tangent.
 """
 
 from collections.abc import Callable
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +19,7 @@ import numpy as np
 
 from .._core import Array
 from . import _api
-from ._api import branch
+from ._api import differentiable
 
 
 TARGET = "jaxsubset_ewm_stats"
@@ -92,13 +91,4 @@ def native_ewm(
             out = fallback(tt, v, la)
         return {s: out[s] for s in stats}
 
-    @jax.custom_jvp
-    def f(tt: Array, v: Array, la: Array) -> dict[str, Array]:
-        return branch(native, pure, tt, v, la)
-
-    @f.defjvp
-    def f_jvp(primals: tuple[Array, ...], tangents: tuple[Any, ...]):
-        _, tan = jax.jvp(pure, primals, tangents)
-        return f(*primals), tan
-
-    return f(t, y, lam)
+    return differentiable(native, pure, None)(t, y, lam)

@@ -116,13 +116,9 @@ def resolve_rolling(
             for w, name in ((width, "width"), (before, "before"), (after, "after"))
         )
     if eager(length, x, width, at, before, after) and x.shape[0] > 0:
-        args = rolling_args(x, width, at, center, before, after, func, tk)
-        if args is not None:
-            arrays, scalars, at_c, keep = args
-            return eager_windows(
-                x, None, (arrays, at_c), scalars, closed=closed, center=bool(center), func=func,
-                keep=keep,
-            )  # fmt: skip
+        r = eager_rolling(x, None, width, at, closed, center, before, after, func, tk)
+        if r is not None:
+            return r
     n_real = real_length(length, x.shape[0], func)
     lo_side, hi_side = sides(closed)
     before, after, mode = window_widths(width, before, after, center, closed, x, func, tk)
@@ -340,7 +336,11 @@ def rolling(
     tk = time_kind(x)
     x, y = as_xy(x, y, "rolling")
     if eager(length, x, y, width, at, before, after) and x.shape[0] > 0:
-        s = bucketed_rolling(x, y, width, at, closed, center, before, after, capacity, tk)
+        closed = check_closed(closed, "rolling")
+        check_sorted_x(x, "rolling")
+        s = eager_rolling(
+            x, y, width, at, closed, center, before, after, "rolling", tk, capacity=capacity
+        )
         if s is not None:
             return s
     r = resolve_rolling(
@@ -428,30 +428,30 @@ def traced_exactly(v: np.ndarray, xdt: np.dtype) -> bool:
     return lo <= int(v.min()) and int(v.max()) <= hi
 
 
-def bucketed_rolling(
+def eager_rolling(
     x: Array,
-    y: Array,
+    y: Array | None,
     width: Any,
     at: Any,
     closed: str,
     center: Any,
     before: Any,
     after: Any,
-    capacity: int,
+    func: str,
     tk: str | None,
-) -> Subsets | None:
-    """An eager :func:`rolling` in one program per bucket, or None where it is not bucketed
-    (see :func:`rolling_args`)."""
-    func = "rolling"
-    closed = check_closed(closed, func)
-    check_sorted_x(x, func)
+    **gather: int,
+) -> Any:
+    """An eager :func:`rolling` (``y`` and a ``capacity`` in ``gather``) or its ranges
+    (:func:`resolve_rolling`: no ``y``, no ``capacity`` keyword at all, so the bucket's
+    program is the one :func:`bucketed_ranges` calls) in one program per bucket, or None
+    where it is not bucketed (see :func:`rolling_args`). ``closed`` and ``x`` checked."""
     args = rolling_args(x, width, at, center, before, after, func, tk)
     if args is None:
         return None
     arrays, scalars, at, keep = args
     return eager_windows(
         x, y, (arrays, at), scalars, closed=closed, center=bool(center), func=func,
-        capacity=capacity, keep=keep,
+        keep=keep, **gather,
     )  # fmt: skip
 
 
