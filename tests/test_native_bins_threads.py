@@ -18,6 +18,7 @@ import pytest
 import jaxsubset
 from jaxsubset import binned_statistic
 from jaxsubset._statistics._labels import reduce_labels
+from jaxsubset.reduce import Request
 from references import FLOAT, X64
 
 
@@ -139,15 +140,16 @@ def test_given_labels(monkeypatch):
     stats = ("count", "mean", "std", "min", "max", "first", "last", "median", "quantile(0.75)")
 
     def run(omit):
-        out = reduce_labels(
-            jnp.asarray(y), jnp.asarray(label), 257, stats, omit=omit, method="native"
-        )
+        request = Request("reduce_labels", "bins", stats, omit=omit, method="native")
+        out = reduce_labels(jnp.asarray(y), jnp.asarray(label), 257, request)
         return {s: np.asarray(v) for s, v in out.items()}
 
     for omit in (False, True):
         pooled, serial = _both(monkeypatch, lambda omit=omit: run(omit))
         _same(pooled, serial)
-        ref = reduce_labels(y, label, 257, stats, omit=omit, method="reference")
+        ref = reduce_labels(
+            y, label, 257, Request("reduce_labels", "bins", stats, omit=omit, method="reference")
+        )
         for s in ("count", "min", "max", "first", "last", "median", "quantile(0.75)"):
             np.testing.assert_array_equal(pooled[s], np.asarray(ref[s]), err_msg=s)
 
