@@ -81,6 +81,14 @@ template <typename T>
 void order_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
                   bool omit);
 
+// Fixed-count windows' order statistics on order.cc's sorted blocks, rows [k0, k1) alone:
+// where sliding_order_splits(r) (r sliding; then order_ranges takes the same road, known
+// without Ranges::scan), each row gets the bits of order_ranges over every row.
+bool sliding_order_splits(const Ranges& r);
+template <typename T>
+void sliding_order_rows(const T* y, int64_t C, int64_t ch, const Ranges& r,
+                        const std::vector<Out>& outs, bool omit, int64_t k0, int64_t k1);
+
 // Fixed-count windows (sliding.cc): the statistics is_block_stat() names (count, sum, mean,
 // var, std, sem, min, max) of channel `ch`, row k's window [k + lead - w + 1, k + lead] cut to
 // [0, len); mp >= 0: finished for min_periods (count in T). The rows of the windows ending at

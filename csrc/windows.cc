@@ -24,25 +24,44 @@ ffi::Error invalid(const std::string& what) {
   return ffi::Error::InvalidArgument("jaxsubset_range_stats: " + what);
 }
 
-// jaxsubset_sliding_stats(y, length) -> one result per statistic, (*B, N, C): fixed-count
-// windows with no range arrays: row k's window is [k + lead - window + 1, k + lead] cut to the
-// first length[b] rows. min_periods >= 0: every result (count too) in y's float dtype, NaN
-// where the window has fewer than min_periods points counted as "count" counts them (rows,
-// NaN included, for "count" itself: pandas), written once.
 // One piece of a sliding call: series j0 .. j1 - 1 (series j: batch item j / C, channel
 // j % C) whole, or one part of series j0: the block statistics' windows ending in [e0, e1)
-// (the tail with the last part), or the other statistics.
+// (the tail with the last part), the order statistics of rows [e0, e1) (sorted blocks), or
+// the other statistics (and the order ones where they are not cut).
 struct SlidingTask {
-  enum Kind { kWhole, kBlockRows, kOthers };
+  enum Kind { kWhole, kBlockRows, kOrderRows, kOthers };
   Kind kind;
   int64_t j0, j1, e0, e1;
 };
 
-// The pieces, from the lengths, the statistics and the window alone: series of more than
-// one piece's rows (sliding_piece) are cut at multiples of it, shorter ones grouped until a
-// group holds that many rows (small calls: one piece, run on the calling thread).
+// The statistic families a call asks for: the block loop's (min_periods finished inside),
+// the order statistics, the other folded ones.
+struct SlidingHas {
+  bool blocks = false, order = false, folded = false;
+};
+
+Ranges sliding_ranges(int64_t N, int64_t window, int64_t lead, int64_t len) {
+  Ranges r{nullptr, nullptr, false, N, N};
+  r.sliding = true;
+  r.win = window;
+  r.lead = lead;
+  r.len = len;
+  return r;
+}
+
+// whether a series' order statistics are cut into row pieces: longer than a piece, on
+// sorted blocks (order.cc)
+bool sliding_order_cut(int64_t window, int64_t lead, int64_t len) {
+  return len > sliding_piece(window) && sliding_order_splits(sliding_ranges(len, window, lead, len));
+}
+
+// The pieces, from the lengths, the statistics and the window alone (never the thread
+// count): a series longer than a piece (sliding_piece) is cut at its multiples (its order
+// statistics too where they take sorted blocks: at the rows whose windows start there),
+// shorter ones are grouped until a group holds a piece's rows (small calls: one piece, run
+// on the calling thread).
 std::vector<SlidingTask> sliding_tasks(const std::vector<int64_t>& lens, int64_t C, int64_t N,
-                                       int64_t window, bool blocks, bool others) {
+                                       int64_t window, int64_t lead, const SlidingHas& has) {
   std::vector<SlidingTask> tasks;
   const int64_t P = sliding_piece(window);
   const int64_t J = static_cast<int64_t>(lens.size()) * C;
@@ -54,17 +73,27 @@ std::vector<SlidingTask> sliding_tasks(const std::vector<int64_t>& lens, int64_t
   };
   for (int64_t j = 0; j < J; ++j) {
     const int64_t len = lens[static_cast<size_t>(j / C)];
-    if (blocks && len > P) {
-      close(j);
-      for (int64_t e = 0; e < len; e += P) {
-        tasks.push_back({SlidingTask::kBlockRows, j, j + 1, e, len - e > P ? e + P : len});
-      }
-      if (others) tasks.push_back({SlidingTask::kOthers, j, j + 1, 0, 0});
+    const bool blocks = has.blocks && len > P;
+    const bool order = has.order && sliding_order_cut(window, lead, len);
+    if (!blocks && !order) {
+      if (open < 0) open = j;
+      rows += N;
+      if (rows >= P) close(j + 1);
       continue;
     }
-    if (open < 0) open = j;
-    rows += N;
-    if (rows >= P) close(j + 1);
+    close(j);
+    for (int64_t e = 0; blocks && e < len; e += P) {
+      tasks.push_back({SlidingTask::kBlockRows, j, j + 1, e, len - e > P ? e + P : len});
+    }
+    // rows whose windows start at a multiple of P (row k's starts at k + lead - window + 1)
+    for (int64_t e = P, k0 = 0; order && k0 < N; e += P) {
+      const int64_t k1 = e >= len ? N : std::clamp(e + window - 1 - lead, k0, N);
+      if (k1 > k0) tasks.push_back({SlidingTask::kOrderRows, j, j + 1, k0, k1});
+      k0 = k1;
+    }
+    if (has.folded || (has.order && !order)) {
+      tasks.push_back({SlidingTask::kOthers, j, j + 1, 0, 0});
+    }
   }
   close(J);
   return tasks;
@@ -73,102 +102,122 @@ std::vector<SlidingTask> sliding_tasks(const std::vector<int64_t>& lens, int64_t
 // A sliding call's operands, read by every piece (no piece writes here).
 template <typename T>
 struct SlidingCall {
-  const T* y;                // y's data
+  const T* y;                 // y's data
   BatchMap ymap;
   std::vector<int64_t> lens;  // the present rows of each batch item
   std::vector<Out> outs;      // the results of batch item 0
   int64_t N, C, window, lead, min_periods, capacity, ddof;
   bool omit;
 
-  // the results of batch item b, by family: the block loop's (min_periods finished inside),
-  // the others' (`rest`: folded, then order)
+  // the results of batch item b, by family
   struct Item {
-    std::vector<Out> blocks, folded, order, rest;
+    std::vector<Out> blocks, folded, order;
   };
   void item(int64_t b, Item& it) const {
     it.blocks.clear();
     it.folded.clear();
     it.order.clear();
-    it.rest.clear();
     for (Out o : outs) {
       const size_t width = o.integer ? (o.i64 ? 8 : 4) : sizeof(T);
       o.base = static_cast<char*>(o.base) + b * N * C * width;
-      if (is_block_stat(o.stat)) {
-        it.blocks.push_back(o);
-        continue;
-      }
-      it.rest.push_back(o);
-      (is_order(o.stat) ? it.order : it.folded).push_back(o);
+      (is_block_stat(o.stat) ? it.blocks : is_order(o.stat) ? it.order : it.folded).push_back(o);
     }
   }
-  Ranges ranges(int64_t b) const {
-    Ranges r{nullptr, nullptr, false, N, N};
-    r.sliding = true;
-    r.win = window;
-    r.lead = lead;
-    r.len = lens[static_cast<size_t>(b)];
-    return r;
-  }
+  int64_t len(int64_t b) const { return lens[static_cast<size_t>(b)]; }
   const T* series(int64_t b) const { return y + ymap.offset(b); }
 
   void run(const SlidingTask& t) const {
     Item it;
-    if (t.kind == SlidingTask::kBlockRows) {
-      const int64_t b = t.j0 / C, len = lens[static_cast<size_t>(b)];
-      item(b, it);
-      sliding_folded<T>(series(b), C, t.j0 % C, N, len, window, lead, it.blocks, omit, ddof,
-                        min_periods, t.e0, t.e1, t.e1 == len);
-      return;
-    }
-    int64_t cur = -1;
-    Ranges r = ranges(0);
-    for (int64_t j = t.j0; j < t.j1; ++j) {
-      const int64_t b = j / C, ch = j % C;
-      if (b != cur) {
-        cur = b;
+    const int64_t b = t.j0 / C, ch = t.j0 % C;
+    switch (t.kind) {
+      case SlidingTask::kBlockRows:
         item(b, it);
-        r = ranges(b);
-        // (a pass over every row: only for the statistics that read the ranges' summary;
-        // the block loop and the min_periods pass never do)
-        if (!it.folded.empty() || !it.order.empty()) r.scan();
+        sliding_folded<T>(series(b), C, ch, N, len(b), window, lead, it.blocks, omit, ddof,
+                          min_periods, t.e0, t.e1, t.e1 == len(b));
+        return;
+      case SlidingTask::kOrderRows: {
+        item(b, it);
+        const Ranges r = sliding_ranges(N, window, lead, len(b));
+        sliding_order_rows<T>(series(b), C, ch, r, it.order, omit, t.e0, t.e1);
+        if (capacity >= 0 && window > capacity) {  // (capacity_rule: the longest has window points)
+          for (int64_t k = t.e0; k < t.e1; ++k) {
+            if (r.ct(k) <= capacity) continue;
+            for (const Out& o : it.order) o.put<T>(k, C, ch, nan_v<T>());
+          }
+        }
+        min_periods_rows(series(b), ch, r, it.order, t.e0, t.e1);
+        return;
       }
-      if (t.kind == SlidingTask::kWhole && !it.blocks.empty()) {
-        sliding_folded<T>(series(b), C, ch, N, r.len, window, lead, it.blocks, omit, ddof,
-                          min_periods, 0, r.len, true);
-      }
-      others(series(b), ch, r, it);
+      case SlidingTask::kOthers:
+        item(b, it);
+        if (sliding_order_cut(window, lead, len(b))) it.order.clear();  // (their own pieces)
+        others(b, ch, it);
+        return;
+      case SlidingTask::kWhole:
+        for (int64_t j = t.j0, cur = -1; j < t.j1; ++j) {
+          const int64_t bj = j / C, cj = j % C;
+          if (bj != cur) item(bj, it);
+          cur = bj;
+          if (!it.blocks.empty()) {
+            sliding_folded<T>(series(bj), C, cj, N, len(bj), window, lead, it.blocks, omit,
+                              ddof, min_periods, 0, len(bj), true);
+          }
+          others(bj, cj, it);
+        }
+        return;
     }
   }
 
-  // the statistics outside the block loop of channel ch, then min_periods
-  void others(const T* yb, int64_t ch, const Ranges& r, const Item& it) const {
+  // the folded statistics outside the block loop and the order ones of series (b, ch), every
+  // row, then min_periods
+  void others(int64_t b, int64_t ch, const Item& it) const {
+    if (it.folded.empty() && it.order.empty()) return;
+    Ranges r = sliding_ranges(N, window, lead, len(b));
+    r.scan();  // (a pass over every row: only for the statistics that read its summary)
+    const T* yb = series(b);
     if (!it.folded.empty()) folded_ranges<T>(yb, C, ch, r, it.folded, omit, ddof);
     if (!it.order.empty()) {
       order_ranges<T>(yb, C, ch, r, it.order, omit);
       capacity_rule<T>(r, C, ch, it.order, capacity);
     }
-    if (min_periods < 0 || it.rest.empty()) return;
-    // the counted points of each window (NaN left out with omit), kept by two pointers
-    // (exact), then NaN where it is below min_periods
+    min_periods_rows(yb, ch, r, it.folded, 0, N);
+    min_periods_rows(yb, ch, r, it.order, 0, N);
+  }
+
+  // NaN in `outs` at the rows of [k0, k1) where `below(k)`: a prefix and a suffix of them
+  // (below is true on a prefix and a suffix of the rows)
+  template <typename F>
+  void finish_rows(const std::vector<Out>& outs, int64_t k0, int64_t k1, const F& below,
+                   int64_t ch) const {
     const T nan = nan_v<T>();
+    auto put_nan = [&](int64_t k) {
+      for (const Out& o : outs) o.put<T>(k, C, ch, nan);
+    };
+    int64_t k = k0;
+    for (; k < k1 && below(k); ++k) put_nan(k);
+    for (int64_t j = k1 - 1; j >= k && below(j); --j) put_nan(j);
+  }
+
+  // min_periods over rows [k0, k1): NaN where a window counts fewer points (NaN left out
+  // with omit), kept by two pointers from the window of row k0 (exact counts: any k0 gives
+  // the rows the counts of a pass from row 0)
+  void min_periods_rows(const T* yb, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
+                        int64_t k0, int64_t k1) const {
+    if (min_periods < 0 || outs.empty() || k0 >= k1) return;
     if (!omit) {
       // every row counted: a window's rows (k + lead + 1 cut to len, minus its start) are
       // concave in k, so the windows under min_periods are a prefix and a suffix
-      auto put_nan = [&](int64_t k) {
-        for (const Out& o : it.rest) o.put<T>(k, C, ch, nan);
-      };
-      int64_t k = 0;
-      for (; k < N && r.ct(k) < min_periods; ++k) put_nan(k);
-      for (int64_t j = N - 1; j >= k && r.ct(j) < min_periods; --j) put_nan(j);
+      finish_rows(outs, k0, k1, [&](int64_t k) { return r.ct(k) < min_periods; }, ch);
       return;
     }
-    int64_t lo = 0, hi = 0, nans = 0;
-    for (int64_t k = 0; k < N; ++k) {
+    const T nan = nan_v<T>();
+    int64_t lo = r.st(k0), hi = lo, nans = 0;
+    for (int64_t k = k0; k < k1; ++k) {
       const int64_t s = r.st(k), e = s + r.ct(k);
       for (; hi < e; ++hi) nans += std::isnan(static_cast<double>(yb[hi * C + ch]));
       for (; lo < s; ++lo) nans -= std::isnan(static_cast<double>(yb[lo * C + ch]));
       if (e - s - nans < min_periods) {
-        for (const Out& o : it.rest) o.put<T>(k, C, ch, nan);
+        for (const Out& o : outs) o.put<T>(k, C, ch, nan);
       }
     }
   }
@@ -196,7 +245,7 @@ ffi::Error run_sliding(ffi::ThreadPool* pool, ffi::AnyBuffer y, ffi::AnyBuffer l
   const bool finish_mp = min_periods >= 0;
   std::vector<Out> outs(stats.size());
   std::vector<int64_t> bdims(nb, 1);
-  bool blocks = false, others = false;
+  SlidingHas has;
   for (size_t i = 0; i < stats.size(); ++i) {
     auto res = rets.get<ffi::AnyBuffer>(i);
     if (!res.has_value()) return res.error();
@@ -208,7 +257,7 @@ ffi::Error run_sliding(ffi::ThreadPool* pool, ffi::AnyBuffer y, ffi::AnyBuffer l
     outs[i].q = i < qs.size() ? qs[i] : 0.0;
     outs[i].integer = stats[i] == kCount && !finish_mp;
     outs[i].i64 = (*res)->element_type() == ffi::DataType::S64;
-    (is_block_stat(stats[i]) ? blocks : others) = true;
+    (is_block_stat(stats[i]) ? has.blocks : is_order(stats[i]) ? has.order : has.folded) = true;
   }
   int64_t B = 1;
   for (int64_t d : bdims) B *= d;
@@ -222,7 +271,7 @@ ffi::Error run_sliding(ffi::ThreadPool* pool, ffi::AnyBuffer y, ffi::AnyBuffer l
     int64_t len = l64 ? *reinterpret_cast<const int64_t*>(lp) : *reinterpret_cast<const int32_t*>(lp);
     lens[static_cast<size_t>(b)] = len < 0 ? 0 : (len > N ? N : len);
   }
-  const std::vector<SlidingTask> tasks = sliding_tasks(lens, C, N, window, blocks, others);
+  const std::vector<SlidingTask> tasks = sliding_tasks(lens, C, N, window, lead, has);
   const SlidingCall<T> call{static_cast<const T*>(y.untyped_data()), *ymap, std::move(lens),
                             std::move(outs), N, C, window, lead, min_periods, capacity, ddof, omit};
   for_pieces(pool, static_cast<int64_t>(tasks.size()),

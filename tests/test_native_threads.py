@@ -36,10 +36,12 @@ def _series(n: int, w: int, channels: int, dtype) -> np.ndarray:
     """Random data with non-finite points and zeros next to the pieces' boundaries."""
     y = RNG.normal(3.0, 2.0, (n, channels)).astype(dtype)
     p = _piece(w)
-    for b in range(p, n, p):
-        y[b - 1, 0] = np.nan  # the last point of a piece
-        y[b + 1, -1] = np.inf  # just after the next starts
-        y[b - w // 2 - 1, 0] = -np.inf  # a window straddling the boundary holds it
+    for i, b in enumerate(range(p, n, p)):  # (the first boundary: every point finite)
+        if i % 3 == 1:
+            y[b - 1, 0] = np.nan  # the last point of a piece
+            y[b + 1, -1] = np.inf  # just after the next starts
+        elif i % 3 == 2:
+            y[b - w // 2 - 1, 0] = -np.inf  # a window straddling the boundary holds it
     y[n // 3 : n // 3 + 2 * w, -1] = 0.0  # windows of zeros
     if p + 4 * w + 3 < n:
         y[p + 4 * w + 3, 0] = np.nan  # a group after the boundary falls back to single blocks
@@ -70,6 +72,20 @@ def _assert_same_bits(many, one):
         np.testing.assert_array_equal(many[s], one[s], err_msg=s)
 
 
+def _assert_pieces_are_the_uncut_loop(f, y, w, lead=0):
+    """The rows around every piece boundary (and at the end) equal those of a slice shorter
+    than a piece (run whole, from its row 0) that starts at a multiple of w: the same blocks,
+    so the same bits, past the slice's first block."""
+    n, p = len(y), _piece(w)
+    whole = jax.tree.map(np.asarray, f(y))
+    for s0 in [b - 4 * w for b in range(p, n, p)] + [(n - 6 * w) // w * w]:
+        part = jax.tree.map(np.asarray, f(y[s0 : s0 + 8 * w]))
+        lo, hi = w, min(8 * w, n - s0) - lead  # (rows of full windows inside the slice)
+        for s in whole:
+            np.testing.assert_array_equal(whole[s][s0 + lo : s0 + hi], part[s][lo:hi],
+                                          err_msg=f"{s} near row {s0 + 4 * w}")  # fmt: skip
+
+
 @pytest.mark.parametrize("dtype", _dtypes())
 @pytest.mark.parametrize(("w", "pieces"), [(100, 3.4), (3, 2.5), (4096, 2.2)])
 def test_block_statistics_same_bits_for_any_thread_count(w, pieces, dtype):
@@ -78,6 +94,7 @@ def test_block_statistics_same_bits_for_any_thread_count(w, pieces, dtype):
     f = jax.jit(lambda v: window_statistic(v, w, BLOCK_STATS, method="native", ddof=1))
     many, one = _both(f, y)  # the same compiled function: the variable is read per call
     _assert_same_bits(many, one)
+    _assert_pieces_are_the_uncut_loop(f, y, w)
     # and they are the windows: a few against the tree road
     ref = window_statistic(y[: 3 * _piece(w) // 2], w, ("mean", "max"), method="tree", ddof=1)
     eps = np.finfo(dtype).eps
@@ -120,3 +137,22 @@ def test_fresh_functions_per_setting_agree():
 
     many, one = _both(lambda v: fresh()(v), y)
     _assert_same_bits(many, one)
+
+
+@pytest.mark.parametrize("dtype", _dtypes())
+@pytest.mark.parametrize(("w", "kw"), [(64, dict(capacity=63)), (1000, dict(center=True)),
+                                       (300, dict(nan_policy="propagate", min_periods=250))])  # fmt: skip
+def test_order_statistics_cut_into_row_pieces(w, kw, dtype):
+    # sorted blocks cut at the rows whose windows start at a piece's first point
+    n = int(2.6 * _piece(w))
+    y = _series(n, w, 1, dtype)
+    y[_piece(w) - 5 : _piece(w) + 5, 0] = 0.0
+    y[_piece(w) + 2, 0] = -0.0  # ties of -0.0 and 0.0 across the boundary
+    f = jax.jit(lambda v: window_statistic(v, w, ("median", "quantile", "mean"), q=0.9,
+                                           method="native", **kw))  # fmt: skip
+    many, one = _both(f, y)
+    _assert_same_bits(many, one)
+    _assert_pieces_are_the_uncut_loop(f, y, w, lead=(w - 1) // 2 if kw.get("center") else 0)
+    m = 2 * w + _piece(w)  # (the reference over the first m rows: full windows up to m - w)
+    ref = window_statistic(y[:m], w, "median", method="wavelet", **kw)
+    np.testing.assert_array_equal(many["median"][: m - w], np.asarray(ref)[: m - w])
