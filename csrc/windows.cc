@@ -305,7 +305,7 @@ ffi::Error SlidingStatsImpl(ffi::ThreadPool pool, ffi::AnyBuffer y, ffi::AnyBuff
 // width in the promoted float dtype (k = 1); integer x: (wrap, t, big) in x's dtype (k = 3);
 // length (*B, 1): the present rows (later rows: empty windows).
 template <typename T>
-ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
+ffi::Error run_xwidth(ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
                       ffi::AnyBuffer length, ffi::RemainingRets rets,
                       ffi::Span<const int64_t> stats, ffi::Span<const double> qs, bool omit,
                       int64_t ddof, bool lo_right, bool hi_right, int64_t min_periods,
@@ -388,13 +388,24 @@ ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
     // blocks beat the queue; the choice is made from x alone, so a value of y outside a
     // window still never changes it
     const int64_t fixed = len != N ? 0 : xwidth_fixed(a);
-    for (int64_t ch = 0; ch < C && !queued.empty(); ++ch) {
-      if (fixed > 0) {
-        sliding_folded<T>(yb, C, ch, N, len, fixed, 0, queued, omit, ddof, min_periods, 0,
-                          len, true);
-      } else {
-        xwidth_folded<T>(a, yb, C, ch, queued, omit, ddof, min_periods);
-      }
+    // pieces (from the data alone): each channel of a long series apart, and the block loop's
+    // row pieces (sliding_piece) of each; a short series is one piece. The queue runs whole
+    // channels (its segments start from the first row)
+    const bool wide = N >= sliding_piece(1);
+    const int64_t P = fixed > 0 ? sliding_piece(fixed) : N;
+    const int64_t per = fixed > 0 && len > P ? (len + P - 1) / P : 1;
+    if (!queued.empty()) {
+      for_pieces(pool, wide ? C * per : 1, [&](int64_t p) {
+        for (int64_t ch = wide ? p / per : 0; ch < (wide ? p / per + 1 : C); ++ch) {
+          if (fixed == 0) {
+            xwidth_folded<T>(a, yb, C, ch, queued, omit, ddof, min_periods);
+            continue;
+          }
+          const int64_t e0 = wide ? p % per * P : 0, e1 = wide ? std::min(len, e0 + P) : len;
+          sliding_folded<T>(yb, C, ch, N, len, fixed, 0, queued, omit, ddof, min_periods, e0,
+                            e1, e1 == len);
+        }
+      });
     }
     if (folded.empty() && order.empty()) continue;
     // the others over the windows' ranges (ranges.cc, order.cc), then min_periods: the
@@ -416,7 +427,8 @@ ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
     r.scan();
     if (!r.valid) return invalid("x-width windows outside the data (x unsorted?)");
     const T nan = nan_v<T>();
-    for (int64_t ch = 0; ch < C; ++ch) {
+    // (each channel a piece where the series is long: r is read, never written)
+    auto channel = [&](int64_t ch) {
       if (!folded.empty()) folded_ranges<T>(yb, C, ch, r, folded, omit, ddof);
       if (!order.empty()) {
         order_ranges<T>(yb, C, ch, r, order, omit);
@@ -439,22 +451,25 @@ ffi::Error run_xwidth(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
           for (const Out& o : order) o.put<T>(k, C, ch, nan);
         }
       }
-    }
+    };
+    for_pieces(pool, wide ? C : 1, [&](int64_t p) {
+      for (int64_t ch = wide ? p : 0; ch < (wide ? p + 1 : C); ++ch) channel(ch);
+    });
   }
   return ffi::Error::Success();
 }
 
-ffi::Error XwidthStatsImpl(ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
+ffi::Error XwidthStatsImpl(ffi::ThreadPool pool, ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
                            ffi::AnyBuffer length, ffi::RemainingRets rets,
                            ffi::Span<const int64_t> stats, ffi::Span<const double> qs,
                            int64_t omit, int64_t ddof, int64_t lo_right, int64_t hi_right,
                            int64_t min_periods, int64_t capacity) {
   switch (y.element_type()) {
     case ffi::DataType::F32:
-      return run_xwidth<float>(x, y, width, length, rets, stats, qs, omit != 0, ddof,
+      return run_xwidth<float>(&pool, x, y, width, length, rets, stats, qs, omit != 0, ddof,
                                lo_right != 0, hi_right != 0, min_periods, capacity);
     case ffi::DataType::F64:
-      return run_xwidth<double>(x, y, width, length, rets, stats, qs, omit != 0, ddof,
+      return run_xwidth<double>(&pool, x, y, width, length, rets, stats, qs, omit != 0, ddof,
                                 lo_right != 0, hi_right != 0, min_periods, capacity);
     default:
       return invalid("y must be float32 or float64");
@@ -481,6 +496,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetSlidingStats, jaxsubset::SlidingStatsImpl
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetXwidthStats, jaxsubset::XwidthStatsImpl,
                               xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::ThreadPool>()
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Arg<xla::ffi::AnyBuffer>()  // y
                                   .Arg<xla::ffi::AnyBuffer>()  // width

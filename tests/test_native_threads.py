@@ -156,3 +156,27 @@ def test_order_statistics_cut_into_row_pieces(w, kw, dtype):
     m = 2 * w + _piece(w)  # (the reference over the first m rows: full windows up to m - w)
     ref = window_statistic(y[:m], w, "median", method="wavelet", **kw)
     np.testing.assert_array_equal(many["median"][: m - w], np.asarray(ref)[: m - w])
+
+
+# --- x-width windows (jaxsubset_xwidth_stats): channels apart, the block loop's pieces -------
+
+
+@pytest.mark.parametrize("dtype", _dtypes())
+@pytest.mark.parametrize("even", [True, False])
+def test_xwidth_windows_same_bits_for_any_thread_count(even, dtype):
+    w = 100
+    n = int(2.4 * _piece(w)) + 11
+    x = np.arange(n, dtype=dtype) if even else np.cumsum(RNG.exponential(1.0, n)).astype(dtype)
+    y = _series(n, w, 2, dtype)
+    stats = ("mean", "std", "max", "count", "median", "skew")
+    f = jax.jit(lambda v, x=x: jaxsubset.rolling_statistic(x, v, float(w), stats,
+                                                           method="native", min_periods=5,
+                                                           capacity=4 * w))  # fmt: skip
+    _assert_same_bits(*_both(f, y))
+    if even:  # (evenly spaced x: the fixed-count block loop, cut as window_statistic's)
+
+        def g(v):
+            return jaxsubset.rolling_statistic(np.arange(len(v), dtype=dtype), v, float(w),
+                                               ("mean", "std"), method="native")  # fmt: skip
+
+        _assert_pieces_are_the_uncut_loop(g, y, w)
