@@ -180,6 +180,8 @@ def xeven(cfg: dict, rows: list[dict]) -> None:
                 f = jax.jit(lambda x, y, s=stat, w=w, c=cap: jaxsubset.rolling_statistic(
                     x, y, float(w), s, capacity=c))  # fmt: skip
                 fns = {"jaxsubset": lambda f=f: f(x, yj)}
+                if cfg.get("one_thread"):
+                    fns["jax_1thread"] = _one_thread(lambda f=f: f(x, yj))
                 if bn:
                     fns["bottleneck"] = lambda w=w, s=stat: getattr(bn, f"move_{s}")(
                         y, w, min_count=1)  # fmt: skip
