@@ -6,6 +6,7 @@
 // writes only its own rows of its own results, and a piece that starts inside a series
 // rebuilds what the serial loop carried into it, so every result has the same bits for any
 // number of threads (JAXSUBSET_NATIVE_THREADS=1: all on the calling thread).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -52,7 +53,8 @@ Ranges sliding_ranges(int64_t N, int64_t window, int64_t lead, int64_t len) {
 // whether a series' order statistics are cut into row pieces: longer than a piece, on
 // sorted blocks (order.cc)
 bool sliding_order_cut(int64_t window, int64_t lead, int64_t len) {
-  return len > sliding_piece(window) && sliding_order_splits(sliding_ranges(len, window, lead, len));
+  return len > sliding_piece(window) &&
+         sliding_order_splits(sliding_ranges(len, window, lead, len));
 }
 
 // The pieces, from the lengths, the statistics and the window alone (never the thread
