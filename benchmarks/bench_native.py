@@ -341,8 +341,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3)")
     parser.add_argument("--no-blocks", action="store_true",
                         help="leave out the pure-JAX block road's column (jax_blocks)")  # fmt: skip
-    parser.add_argument("--one-thread", action="store_true",
-                        help="a jax_1thread column: the native call with JAXSUBSET_NATIVE_THREADS=1")
+    parser.add_argument(
+        "--one-thread",
+        action="store_true",
+        help="a jax_1thread column: the native call with JAXSUBSET_NATIVE_THREADS=1",
+    )
     parser.add_argument("--json", help="write the rows (and the header) to this file")
     args = parser.parse_args(argv)
     cfg = dict(QUICK if args.quick else FULL)

@@ -139,9 +139,15 @@ def test_fresh_functions_per_setting_agree():
     _assert_same_bits(many, one)
 
 
+ORDER_CASES = [
+    (64, dict(capacity=63)),
+    (1000, dict(center=True)),
+    (300, dict(nan_policy="propagate", min_periods=250)),
+]
+
+
 @pytest.mark.parametrize("dtype", _dtypes())
-@pytest.mark.parametrize(("w", "kw"), [(64, dict(capacity=63)), (1000, dict(center=True)),
-                                       (300, dict(nan_policy="propagate", min_periods=250))])  # fmt: skip
+@pytest.mark.parametrize(("w", "kw"), ORDER_CASES)
 def test_order_statistics_cut_into_row_pieces(w, kw, dtype):
     # sorted blocks cut at the rows whose windows start at a piece's first point
     n = int(2.6 * _piece(w))
