@@ -90,6 +90,23 @@ def _row(rows: list[dict], workload: str, dtype: str, stat: str, tt: dict[str, f
     )
 
 
+def _one_thread(f: Any) -> Any:
+    """f with JAXSUBSET_NATIVE_THREADS=1 (read per call by the kernel: set while it runs)."""
+
+    def run() -> Any:
+        old = os.environ.get("JAXSUBSET_NATIVE_THREADS")
+        os.environ["JAXSUBSET_NATIVE_THREADS"] = "1"
+        try:
+            return block(f())
+        finally:
+            if old is None:
+                del os.environ["JAXSUBSET_NATIVE_THREADS"]
+            else:
+                os.environ["JAXSUBSET_NATIVE_THREADS"] = old
+
+    return run
+
+
 def fixed(cfg: dict, rows: list[dict]) -> None:
     bn, nb, pl = _peer("bottleneck"), _peer("numbagg"), _peer("polars")
     rng = np.random.default_rng(0)
@@ -102,6 +119,8 @@ def fixed(cfg: dict, rows: list[dict]) -> None:
                 f = jax.jit(lambda y, s=stat, w=w: jaxsubset.rolling_statistic(
                     None, y, window=w, statistic=s))  # fmt: skip
                 fns = {"jaxsubset": lambda f=f: f(yj)}
+                if cfg.get("one_thread"):  # the same call on the calling thread alone
+                    fns["jax_1thread"] = _one_thread(lambda f=f: f(yj))
                 if stat != "median" and cfg.get("blocks", True):  # the pure-JAX block road
                     g = jax.jit(lambda y, s=stat, w=w: jaxsubset.rolling_statistic(
                         None, y, window=w, statistic=s, method="blocks"))  # fmt: skip
@@ -161,6 +180,8 @@ def xeven(cfg: dict, rows: list[dict]) -> None:
                 f = jax.jit(lambda x, y, s=stat, w=w, c=cap: jaxsubset.rolling_statistic(
                     x, y, float(w), s, capacity=c))  # fmt: skip
                 fns = {"jaxsubset": lambda f=f: f(x, yj)}
+                if cfg.get("one_thread"):
+                    fns["jax_1thread"] = _one_thread(lambda f=f: f(x, yj))
                 if bn:
                     fns["bottleneck"] = lambda w=w, s=stat: getattr(bn, f"move_{s}")(
                         y, w, min_count=1)  # fmt: skip
@@ -331,6 +352,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3)")
     parser.add_argument("--no-blocks", action="store_true",
                         help="leave out the pure-JAX block road's column (jax_blocks)")  # fmt: skip
+    parser.add_argument(
+        "--one-thread",
+        action="store_true",
+        help="a jax_1thread column: the native call with JAXSUBSET_NATIVE_THREADS=1",
+    )
     parser.add_argument("--json", help="write the rows (and the header) to this file")
     args = parser.parse_args(argv)
     cfg = dict(QUICK if args.quick else FULL)
@@ -345,6 +371,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if args.rounds:
         cfg["rounds"] = args.rounds
     cfg["blocks"] = not args.no_blocks
+    cfg["one_thread"] = args.one_thread
     info = print_header(f"native road (issue 27), N={cfg['n']}")
     print(f"   native: {_native.status()}")
     rows: list[dict] = []

@@ -81,14 +81,28 @@ template <typename T>
 void order_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std::vector<Out>& outs,
                   bool omit);
 
+// Fixed-count windows' order statistics on order.cc's sorted blocks, rows [k0, k1) alone:
+// where sliding_order_splits(r) (r sliding; then order_ranges takes the same road, known
+// without Ranges::scan), each row gets the bits of order_ranges over every row.
+bool sliding_order_splits(const Ranges& r);
+template <typename T>
+void sliding_order_rows(const T* y, int64_t C, int64_t ch, const Ranges& r,
+                        const std::vector<Out>& outs, bool omit, int64_t k0, int64_t k1);
+
 // Fixed-count windows (sliding.cc): the statistics is_block_stat() names (count, sum, mean,
 // var, std, sem, min, max) of channel `ch`, row k's window [k + lead - w + 1, k + lead] cut to
-// [0, len), rows 0 .. N - 1; mp >= 0: finished for min_periods (count in T).
+// [0, len); mp >= 0: finished for min_periods (count in T). The rows of the windows ending at
+// e in [e0, e1) (e0 a multiple of w; e1 one too, or len), and with `tail` the rows whose
+// windows reach past the data (k + lead >= len): [0, len) and tail make rows 0 .. N - 1.
+// Any e0 gives every window the bits of the call from 0 (a piece rebuilds the block before it).
 bool is_block_stat(int64_t stat);
 template <typename T>
 void sliding_folded(const T* y, int64_t C, int64_t ch, int64_t N, int64_t len, int64_t w,
                     int64_t lead, const std::vector<Out>& outs, bool omit, int64_t ddof,
-                    int64_t mp);
+                    int64_t mp, int64_t e0, int64_t e1, bool tail);
+// the window ends of one piece of sliding_folded (a multiple of w, from w alone: never the
+// thread count, so the pieces and their bits are the same for any number of threads)
+int64_t sliding_piece(int64_t w);
 
 // x-width trailing windows, one per row of sorted x (xwidth.cc), the pure-JAX resolver's
 // rule: x of `xtype`, rows from `len` on empty. Float x: `w` is the width in the promoted
@@ -117,5 +131,19 @@ bool is_queue_stat(int64_t stat);
 template <typename T>
 void xwidth_folded(const XWidth& a, const T* y, int64_t C, int64_t ch,
                    const std::vector<Out>& outs, bool omit, int64_t ddof, int64_t mp);
+
+// the pure-JAX roads' capacity rule for the order statistics (the same results on every
+// road and platform): a range of more than `capacity` points gives NaN (capacity < 0: none)
+template <typename T>
+inline void capacity_rule(const Ranges& r, int64_t C, int64_t ch, const std::vector<Out>& outs,
+                   int64_t capacity) {
+  if (capacity < 0 || r.longest() <= capacity) return;
+  for (const Out& o : outs) {
+    if (!is_order(o.stat)) continue;
+    for (int64_t k = 0; k < r.K; ++k) {
+      if (r.ct(k) > capacity) o.put<T>(k, C, ch, nan_v<T>());
+    }
+  }
+}
 
 }  // namespace jaxsubset

@@ -254,14 +254,18 @@ constexpr int64_t kBlocksMin = 64, kBlocksMax = 262144;
 // window holds at most w points and is short only where cut at 0 or at `len`, so it is the
 // tail of one block and the head of the next; a block is sorted once, then every point
 // leaves and enters its list in O(1).
+// Rows [k0, k1) alone: the first window builds its blocks from its own start, so a piece from
+// a row whose window starts at a multiple of w has the blocks of the loop from row 0 (and any
+// row would give the same bits: the values read are exact order statistics of a total order).
 template <typename T>
-void block_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o, bool omit) {
+void block_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& o, bool omit,
+                int64_t k0, int64_t k1) {
   const T* yc = y + ch;
   const int64_t len = r.len, L = std::max<int64_t>(r.win, 1);
   BlockPair<T> w;
   // A holds the present points [a_lo, a_end) of its block, B [b_base, b_hi) of [b_base, b_end)
   int64_t a_lo = 0, a_end = 0, a_base = 0, b_base = -1, b_hi = 0, b_end = 0, nan = 0;
-  for (int64_t k = 0; k < r.K; ++k) {
+  for (int64_t k = k0; k < k1; ++k) {
     const int64_t s = r.st(k), e = s + r.ct(k);
     if (e == s) {  // past `len`
       o.put<T>(k, C, ch, nan_v<T>());
@@ -335,7 +339,7 @@ void order_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std:
   for (const Out& o : outs) {
     if (!is_order(o.stat)) continue;
     if (heaps && blocks) {
-      block_road<T>(y, C, ch, r, o, omit);
+      block_road<T>(y, C, ch, r, o, omit, 0, r.K);
     } else if (heaps) {
       heap_road<T>(y, C, ch, r, o, omit);
     } else {
@@ -344,6 +348,25 @@ void order_ranges(const T* y, int64_t C, int64_t ch, const Ranges& r, const std:
   }
 }
 
+bool sliding_order_splits(const Ranges& r) {
+  // windows of w >= 64 points over len >= 8 w rows: at least 7/8 len full windows, so more
+  // than 4 points per point of the span (overlapping()), both ends non-decreasing: the
+  // blocks order_ranges takes, known without a scan
+  return r.sliding && r.win >= kBlocksMin && r.win <= kBlocksMax && r.len / 8 >= r.win;
+}
+
+template <typename T>
+void sliding_order_rows(const T* y, int64_t C, int64_t ch, const Ranges& r,
+                        const std::vector<Out>& outs, bool omit, int64_t k0, int64_t k1) {
+  for (const Out& o : outs) {
+    if (is_order(o.stat)) block_road<T>(y, C, ch, r, o, omit, k0, k1);
+  }
+}
+
+template void sliding_order_rows<float>(const float*, int64_t, int64_t, const Ranges&,
+                                        const std::vector<Out>&, bool, int64_t, int64_t);
+template void sliding_order_rows<double>(const double*, int64_t, int64_t, const Ranges&,
+                                         const std::vector<Out>&, bool, int64_t, int64_t);
 template void order_ranges<float>(const float*, int64_t, int64_t, const Ranges&,
                                   const std::vector<Out>&, bool);
 template void order_ranges<double>(const double*, int64_t, int64_t, const Ranges&,

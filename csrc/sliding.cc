@@ -68,10 +68,13 @@ constexpr int64_t kGroupWidth = 1 << 16;
 template <typename T>
 class SlidingBlocks {
  public:
+  // the windows ending at e in [e0, e1) (e0 a multiple of w, e1 one or len), and with `tail`
+  // those reaching past the data
   SlidingBlocks(const T* y, int64_t C, int64_t ch, int64_t N, int64_t len, int64_t w,
-                int64_t lead, const std::vector<Out>& outs, bool omit, int64_t ddof, int64_t mp)
-      : y_(y + ch), C_(C), ch_(ch), N_(N), len_(len), w_(w), lead_(lead), outs_(outs),
-        omit_(omit), ddof_(ddof), mp_(mp) {
+                int64_t lead, const std::vector<Out>& outs, bool omit, int64_t ddof, int64_t mp,
+                int64_t e0, int64_t e1, bool tail)
+      : y_(y + ch), C_(C), ch_(ch), N_(N), len_(len), w_(w), lead_(lead), e0_(e0), e1_(e1),
+        tail_(tail), outs_(outs), omit_(omit), ddof_(ddof), mp_(mp) {
     for (const Out& o : outs) {
       sum_ |= o.stat == kSum || o.stat == kMean;
       ext_ |= o.stat == kMin || o.stat == kMax;
@@ -387,7 +390,7 @@ class SlidingBlocks {
   // one block [s, s + L): the front suf_[0], the block's partials pre_[0] and suf_[1]
   template <bool SUM, bool EXT, bool MOM>
   void block(int64_t s, int64_t L, bool prev_finite, bool fin) {
-    const bool suffix = s + w_ < len_;  // a next block reads this one's suffix
+    const bool suffix = s + w_ < e1_;  // a next block of this piece reads this one's suffix
     if (s > 0 && fin && prev_finite) {
       build<SUM, EXT, MOM>(s, L, suffix, false, &pre_[0], &suf_[1]);
       combine_finite<SUM, EXT, MOM>(s, L, suf_[0], pre_[0]);
@@ -401,33 +404,63 @@ class SlidingBlocks {
     std::swap(suf_[0], suf_[1]);
   }
 
+  // a piece's front (s > 0, a multiple of w): the suffix partials of the block [s - w, s)
+  // in suf_[0], as the loop from 0 leaves them: a finite block by build()'s uncounted chain
+  // (its suffix alone), else counted. Whether the block is finite.
+  template <bool SUM, bool EXT, bool MOM>
+  bool front(int64_t s) {
+    const int64_t f = s - w_;
+    if (!finite_block(f, w_)) {
+      build<SUM, EXT, MOM>(f, w_, true, true, &suf_[1], &suf_[0]);  // (suf_[1]: scratch)
+      return false;
+    }
+    Side& sd = suf_[0];
+    sd.ensure(static_cast<size_t>(w_ + 1), SUM, EXT, MOM, false);
+    Acc b;
+    const double* inv = inv_.data();
+    const T* p = at(f);
+    const int64_t C = C_;
+    b.store<SUM, EXT, MOM>(sd, w_, false);
+    for (int64_t i = w_ - 1; i >= 0; --i) {
+      b.add<SUM, EXT, MOM>(static_cast<double>(p[i * C]), inv);
+      b.store<SUM, EXT, MOM>(sd, i, false);
+    }
+    sd.c = b.c;
+    sd.counted = false;
+    return true;
+  }
+
   template <bool SUM, bool EXT, bool MOM>
   void go() {
-    // the windows ending at e in [0, len) with e >= lead (row e - lead), block by block,
-    // kGroup blocks at a time where they and the block before are finite
-    bool prev_finite = false;
+    // the windows ending at e in [e0, e1) with e >= lead (row e - lead), block by block,
+    // kGroup blocks at a time where they and the block before are finite. Every window is
+    // the suffix of the block before (+) the prefix of its own, so a piece from e0 > 0 first
+    // rebuilds the suffixes of the block before it: its windows get the bits of the loop
+    // from 0 (each road computes the same partials with the same operations)
+    bool prev_finite = e0_ > 0 && front<SUM, EXT, MOM>(e0_);
     int64_t single = 0;  // blocks to take one at a time (after a group found a non-finite point)
-    for (int64_t s = 0; s < len_;) {
+    for (int64_t s = e0_; s < e1_;) {
       if (w_ <= kGroupWidth && s > 0 && s >= lead_ && prev_finite && single == 0 &&
-          s + kGroup * w_ <= len_) {
+          s + kGroup * w_ <= e1_) {
         if (group<SUM, EXT, MOM>(s)) {
           s += kGroup * w_;
           continue;
         }
         single = kGroup;
       }
-      const int64_t L = std::min(w_, len_ - s);
+      const int64_t L = std::min(w_, e1_ - s);
       const bool fin = finite_block(s, L);
       block<SUM, EXT, MOM>(s, L, prev_finite, fin);
       prev_finite = fin;
       single = single > 0 ? single - 1 : 0;
       s += L;
     }
-    tail<SUM, EXT, MOM>();
+    if (tail_) tail<SUM, EXT, MOM>();
   }
 
   const T* y_;
-  int64_t C_, ch_, N_, len_, w_, lead_;
+  int64_t C_, ch_, N_, len_, w_, lead_, e0_, e1_;
+  bool tail_;
   const std::vector<Out>& outs_;
   bool omit_;
   int64_t ddof_, mp_;
@@ -448,17 +481,30 @@ class SlidingBlocks {
 
 }  // namespace
 
+int64_t sliding_piece(int64_t w) {
+  // whole blocks, at least kPieceBlocks of them (a piece rebuilds the suffixes of the block
+  // before it: a small part of its work) and kPieceRows rows (shorter data: one piece)
+  constexpr int64_t kPieceRows = int64_t{1} << 16, kPieceBlocks = 32;
+  if (w < 1) return kPieceRows;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (w > kMax / kPieceBlocks) return kMax;
+  return std::max(kPieceBlocks, (kPieceRows + w - 1) / w) * w;
+}
+
 template <typename T>
 void sliding_folded(const T* y, int64_t C, int64_t ch, int64_t N, int64_t len, int64_t w,
                     int64_t lead, const std::vector<Out>& outs, bool omit, int64_t ddof,
-                    int64_t mp) {
-  SlidingBlocks<T> blocks(y, C, ch, N, len, w, lead, outs, omit, ddof, mp);
+                    int64_t mp, int64_t e0, int64_t e1, bool tail) {
+  SlidingBlocks<T> blocks(y, C, ch, N, len, w, lead, outs, omit, ddof, mp, e0, e1, tail);
   blocks.run();
 }
 
-template void sliding_folded<float>(const float*, int64_t, int64_t, int64_t, int64_t, int64_t,
-                                    int64_t, const std::vector<Out>&, bool, int64_t, int64_t);
-template void sliding_folded<double>(const double*, int64_t, int64_t, int64_t, int64_t, int64_t,
-                                     int64_t, const std::vector<Out>&, bool, int64_t, int64_t);
+#define JAXSUBSET_SLIDING(T)                                                                   \
+  template void sliding_folded<T>(const T*, int64_t, int64_t, int64_t, int64_t, int64_t,     \
+                                  int64_t, const std::vector<Out>&, bool, int64_t, int64_t,  \
+                                  int64_t, int64_t, bool);
+JAXSUBSET_SLIDING(float)
+JAXSUBSET_SLIDING(double)
+#undef JAXSUBSET_SLIDING
 
 }  // namespace jaxsubset
