@@ -208,8 +208,8 @@ def bins(cfg: dict, rows: list[dict]) -> None:
                 f = jax.jit(lambda x, y, s=stat, srt=order == "sorted": jaxsubset.binned_statistic(
                     x, y, s, edges, x_sorted=srt).statistic)  # fmt: skip
                 fns = {"jaxsubset": lambda f=f: f(xj, yj)}
-                # the kernel on the calling thread alone (session 19's "before"; not a peer)
-                fns["jax_1thread"] = lambda f=f: _one_thread(lambda: f(xj, yj))
+                if cfg.get("one_thread"):  # the kernel on the calling thread alone (not a peer)
+                    fns["jax_1thread"] = _one_thread(lambda f=f: f(xj, yj))
                 fns["numpy"] = lambda s=stat, c=cuts: _numpy_bins(y, ids, c, nbins, s)
                 if nb and stat != "median":
                     fn = getattr(nb, f"group_nan{stat}")
@@ -219,15 +219,6 @@ def bins(cfg: dict, rows: list[dict]) -> None:
                     fns["polars"] = lambda agg=agg: df.group_by("g").agg(agg)
                 tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
                 _row(rows, f"{nbins} bins {order}", dtype, stat, tt)
-
-
-def _one_thread(call):
-    """call() with JAXSUBSET_NATIVE_THREADS=1 (read by the kernel when it runs: blocked here)."""
-    os.environ["JAXSUBSET_NATIVE_THREADS"] = "1"
-    try:
-        return block(call())
-    finally:
-        del os.environ["JAXSUBSET_NATIVE_THREADS"]
 
 
 def _numpy_bins(y, ids, cuts, nbins, stat):
