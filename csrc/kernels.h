@@ -121,9 +121,13 @@ struct XWidth {
 // start/count of every row
 template <typename I>
 void xwidth_bounds(const XWidth& a, I* start, I* count);
-// w where every window is the trailing one of w rows ([i - w + 1, i] cut at 0: evenly
-// spaced x), read from the windows themselves (never from y), else 0
-int64_t xwidth_fixed(const XWidth& a);
+// Evenly spaced x: w where every window is the trailing one of w rows ([i - w + 1, i] cut
+// at 0), read from the windows themselves (never from y). xwidth_fixed_start gives the
+// candidate w (0: none) after walking the first rows, and `from`, the first row it left
+// unchecked; w holds where xwidth_fixed_rows(a, w, i0, i1) is true for pieces covering
+// [from, len) (each piece independent: any split, the same answer).
+int64_t xwidth_fixed_start(const XWidth& a, int64_t& from);
+bool xwidth_fixed_rows(const XWidth& a, int64_t width, int64_t i0, int64_t i1);
 // the statistics the queue computes (count, sum, mean, var, std, sem, min, max)
 bool is_queue_stat(int64_t stat);
 // those statistics of channel `ch` of every row's window, finished for min_periods (every

@@ -306,6 +306,29 @@ ffi::Error SlidingStatsImpl(ffi::ThreadPool pool, ffi::AnyBuffer y, ffi::AnyBuff
 // counted points). x (*B, N) float32/float64/int32/int64; width (*B, k): float x: the
 // width in the promoted float dtype (k = 1); integer x: (wrap, t, big) in x's dtype (k = 3);
 // length (*B, 1): the present rows (later rows: empty windows).
+// The fixed-count width of evenly spaced x (xwidth_fixed_start), 0 where the windows are not
+// all trailing windows of one count. The check of the later rows is cut into pieces of
+// kFixedPiece rows (from the length alone) over the pool: a boolean per piece, and-ed, so the
+// answer is the same for any number of threads; it reads all of x, which one thread alone
+// spent as long on as the windows' statistics.
+constexpr int64_t kFixedPiece = int64_t{1} << 18;
+int64_t fixed_width(ffi::ThreadPool* pool, const XWidth& a) {
+  int64_t from = 0;
+  const int64_t w = xwidth_fixed_start(a, from);
+  if (w <= 0 || from >= a.len) return w;
+  const int64_t pieces = (a.len - from + kFixedPiece - 1) / kFixedPiece;
+  std::vector<char> ok(static_cast<size_t>(pieces), 0);
+  char* slots = ok.data();
+  for_pieces(pool, pieces, [&a, w, from, slots, len = a.len](int64_t p) {
+    const int64_t i0 = from + p * kFixedPiece;
+    slots[p] = xwidth_fixed_rows(a, w, i0, std::min(len, i0 + kFixedPiece)) ? 1 : 0;
+  });
+  for (const char c : ok) {
+    if (c == 0) return 0;
+  }
+  return w;
+}
+
 template <typename T>
 ffi::Error run_xwidth(ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
                       ffi::AnyBuffer length, ffi::RemainingRets rets,
@@ -389,7 +412,7 @@ ffi::Error run_xwidth(ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer y,
     // windows of a fixed number of rows (evenly spaced x): sliding.cc's block loop, whose
     // blocks beat the queue; the choice is made from x alone, so a value of y outside a
     // window still never changes it
-    const int64_t fixed = len != N ? 0 : xwidth_fixed(a);
+    const int64_t fixed = len != N ? 0 : fixed_width(pool, a);
     // pieces (from the data alone): each channel of a long series apart, and the block loop's
     // row pieces (sliding_piece) of each; a short series is one piece. The queue runs whole
     // channels (its segments start from the first row)

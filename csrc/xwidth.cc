@@ -402,7 +402,8 @@ void xwidth_bounds(const XWidth& a, I* start, I* count) {
   });
 }
 
-int64_t xwidth_fixed(const XWidth& a) {
+int64_t xwidth_fixed_start(const XWidth& a, int64_t& from) {
+  from = a.len;
   if (!a.hi_right || a.len <= 0) return 0;  // (hi_right: row i's window ends at i)
   int64_t w = 0;
   visit(a, [&](auto& walk) {
@@ -419,21 +420,27 @@ int64_t xwidth_fixed(const XWidth& a) {
       return;
     }
     if (s != 1) return;
-    const int64_t width = e - s;
-    // every later row i: its start is i + 1 - width (>= 1) exactly where row i - width is
-    // below its bound and row i + 1 - width is not (x sorted: the rows below a bound are a
-    // prefix); tested without the walk, a block of rows at a time
-    for (++i; i < a.len;) {
-      const int64_t stop = std::min(a.len, i + 4096);
-      bool ok = true;
-      for (; i < stop; ++i) {
-        ok &= walk.bound.below(i, i - width) & !walk.bound.below(i, i + 1 - width);
-      }
-      if (!ok) return;
-    }
-    w = width;
+    w = e - s;
+    from = i + 1;
   });
   return w;
+}
+
+bool xwidth_fixed_rows(const XWidth& a, int64_t width, int64_t i0, int64_t i1) {
+  bool ok = true;
+  visit(a, [&](auto& walk) {
+    // row i starts at i + 1 - width (>= 1) exactly where row i - width is below its bound
+    // and row i + 1 - width is not (x sorted: the rows below a bound are a prefix); tested
+    // without the walk, a block of rows at a time
+    const auto& bound = walk.bound;
+    for (int64_t i = i0; i < i1 && ok;) {
+      const int64_t stop = std::min(i1, i + 4096);
+      bool all = true;
+      for (; i < stop; ++i) all &= bound.below(i, i - width) & !bound.below(i, i + 1 - width);
+      ok = all;
+    }
+  });
+  return ok;
 }
 
 template <typename T>

@@ -451,3 +451,23 @@ def test_xwidth_kernel_axis_fixed_only_after_a_gap(head, width):
     want = pd.Series(y[:, 0], index=pd.to_datetime(x.astype(float), unit="s"))
     np.testing.assert_allclose(np.asarray(nat["sum"], float)[:, 0],
                                want.rolling(f"{width}s").sum().to_numpy())  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["first", "late"])
+def test_xwidth_kernel_evenly_spaced_but_one_gap_in_any_piece_of_the_check(where):
+    # the evenly-spaced check reads x in pieces of 2^18 rows over the thread pool: a gap of
+    # one more step in any piece (here the first or the third) makes the windows after it hold
+    # fewer rows, so the call must leave the fixed-count loop (counts from NumPy's searchsorted)
+    piece = 1 << 18
+    n = 2 * piece + 1000
+    x = np.arange(n, dtype=FLOAT)
+    k = 100 if where == "first" else 2 * piece + 500
+    x[k:] += FLOAT(1.0)
+    y = np.cos(np.arange(n, dtype=FLOAT))[:, None]
+    stats = ("count", "sum", "max")
+    nat = _xw(x, y, 4.0, stats, "native")
+    lo = np.searchsorted(x, x - FLOAT(4.0), side="right")
+    np.testing.assert_array_equal(np.asarray(nat["count"])[:, 0], np.arange(1, n + 1) - lo)
+    assert int(np.asarray(nat["count"])[k + 1, 0]) == 3  # (the window past the gap)
+    ref = _xw(x, y, 4.0, stats, "reference", capacity=8)
+    _assert_road_equal(nat, ref, stats)
