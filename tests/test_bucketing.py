@@ -17,7 +17,8 @@ import jaxsubset
 from compilations import compilations
 from jaxsubset._core import _bucket
 from jaxsubset._core._bucket import MIN_K, MIN_N, bucket
-from references import FLOAT
+from jaxsubset._native import usable as native_usable
+from references import FLOAT, X64
 
 
 RANGE_STATS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
@@ -287,6 +288,11 @@ def test_few_long_ranges_take_the_padded_road(monkeypatch):
 
 def test_rolling_statistic_compiles_once_per_bucket():
     call = lambda x, y: jaxsubset.rolling_statistic(x, y, 4.0, "mean")  # noqa: E731
+    if X64 and native_usable():
+        # trailing windows on the native road: one bucketed program resolves and reduces
+        # them in the x-width kernel (32-bit mode keeps the host's exact widths: the two below)
+        _lengths_then_new_bucket(call, "_xwidth_program")
+        call = lambda x, y: jaxsubset.rolling_statistic(x, y, 4.0, "mean", method="tree")  # noqa: E731
     _lengths_then_new_bucket(call, "eager_reduce")
     _lengths_then_new_bucket(call, "eager_windows")
 

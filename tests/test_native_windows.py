@@ -471,3 +471,43 @@ def test_xwidth_kernel_evenly_spaced_but_one_gap_in_any_piece_of_the_check(where
     assert int(np.asarray(nat["count"])[k + 1, 0]) == 3  # (the window past the gap)
     ref = _xw(x, y, 4.0, stats, "reference", capacity=8)
     _assert_road_equal(nat, ref, stats)
+
+
+@pytest.mark.skipif(not X64, reason="32-bit mode: eager widths keep the host's exact road")
+@pytest.mark.parametrize("closed", CLOSED)
+def test_xwidth_eager_calls_take_the_kernel_in_one_program_per_bucket(closed):
+    # an eager call pads x (with its last value) and y to a bucket and runs the x-width
+    # kernel with the length traced: the same bits as the jitted call of the unpadded rows
+    # and as the reference road, two lengths of one bucket compiling one program
+    from compilations import compilations
+
+    stats = ("count", "sum", "mean", "std", "max", "first", "median")
+    kw = dict(closed=closed, min_periods=2, ddof=1, capacity=512)
+    jax.clear_caches()
+    with compilations() as seen:
+        eager = {n: jaxsubset.rolling_statistic(XW_X[:n], XW_Y[:n], 7.5, stats, **kw)
+                 for n in (N, N - 43)}  # fmt: skip
+    assert seen.of("_xwidth_program") == 1
+    for n, got in eager.items():
+        jitted = _xw(XW_X[:n], XW_Y[:n], 7.5, stats, "auto", **kw)
+        ref = _xw(XW_X[:n], XW_Y[:n], 7.5, stats, "reference", **kw)
+        for s in stats:
+            assert got[s].shape == (n, 2), s
+            np.testing.assert_array_equal(np.asarray(got[s]), np.asarray(jitted[s]), err_msg=s)
+        _assert_road_equal(got, ref, stats)
+
+
+@pytest.mark.skipif(not X64, reason="needs JAX's 64-bit mode (int64 nanoseconds)")
+def test_xwidth_eager_call_on_a_time_axis_equals_pandas():
+    pd = pytest.importorskip("pandas")
+    t = np.datetime64("2026-01-01") + np.cumsum(RNG.integers(0, 3000, 777)).astype("m8[ms]")
+    y = RNG.normal(size=777)
+    y[::17] = np.nan
+    got = jaxsubset.rolling_statistic(t, y, "5s", ("count", "mean", "std", "max"), ddof=1,
+                                      min_periods=2)  # fmt: skip
+    roll = pd.Series(y, index=t).rolling("5s", min_periods=2)
+    for s in ("count", "mean", "std", "max"):
+        np.testing.assert_allclose(np.asarray(got[s]), getattr(roll, s)().to_numpy(),
+                                   rtol=1e-10, atol=1e-10, err_msg=s)  # fmt: skip
+    with pytest.raises(ValueError, match="width"):
+        jaxsubset.rolling_statistic(t, y, np.timedelta64(-5, "s"), "mean")

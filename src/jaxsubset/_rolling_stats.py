@@ -16,6 +16,7 @@ from ._core import (
     bucketing as _bucket,
     check_closed,
     check_nan_policy,
+    check_sorted_x,
     eager,
     index_dtype,
     now_or_traced,
@@ -385,21 +386,29 @@ def over_ranges(y: Array, r: Ranges, request: Request, record: bool = True) -> d
     }
 
 
+def _x64() -> bool:
+    """Whether JAX's 64-bit mode is on (read at every call: tests switch it)."""
+    return bool(jax.config.read("jax_enable_x64"))
+
+
 # x dtypes the x-width kernel resolves windows on (others: the pure-JAX resolver)
 NATIVE_X = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
 
 
 def native_trailing(x: Array, y: Array, widths: dict[str, Any], request: Request) -> bool:
     """Whether trailing x-width windows (``width`` alone, one per row) go to the x-width
-    kernel, which resolves them itself: traced calls (eager ones keep their bucketed
-    programs) whose every statistic takes the native road, on x of :data:`NATIVE_X` with a
-    scalar width; the order statistics need their ``capacity`` (the pure-JAX branch does)."""
+    kernel, which resolves them itself: calls whose every statistic takes the native road,
+    on x of :data:`NATIVE_X` with a scalar width (eager ones: at least one point, in a
+    bucketed program); the order statistics need their ``capacity`` (the pure-JAX branch
+    does)."""
     func, stats, method = request.func, request.statistics, request.method
     w = widths["width"]
     if w is None or widths["before"] is not None or widths["after"] is not None:
         return False
-    if eager(x, y) or np.dtype(x.dtype) not in NATIVE_X or np.ndim(w) != 0:
+    if np.dtype(x.dtype) not in NATIVE_X or np.ndim(w) != 0:
         return False
+    if eager(x, y) and not (x.shape[0] and _bucket.bucketed(x, y) and _x64()):
+        return False  # (32-bit mode: the host's exact widths would be narrowed to a program)
     if not all(base_name(s) in NATIVE_STATISTICS for s in stats):
         return False
     if any(base_name(s) in ORDER for s in stats) and request.capacity is None:
@@ -411,7 +420,39 @@ def native_windows(
     x: Array, y: Array, width: Any, closed: str, request: Request
 ) -> dict[str, Array]:
     """Trailing x-width windows by the x-width kernel (:func:`native_trailing` said so):
-    ``{statistic: (N, *channels)}``, ``min_periods`` finished, as :func:`over_ranges`."""
+    ``{statistic: (N, *channels)}``, ``min_periods`` finished, as :func:`over_ranges`.
+
+    An eager call checks the width on the host, pads ``x`` (with its last value: sorted, and
+    no present row's window changes) and ``y`` to a bucket size and runs one program per
+    bucket, the width and the length traced; the padding rows are cut."""
+    func = request.func
+    n, ch = y.shape[0], tuple(y.shape[1:])
+    y2 = y.reshape(n, int(np.prod(ch)))
+    check_sorted_x(x, func)  # concrete x (eager, closed over): the resolver's message, now
+    if not eager(x, y):
+        out = _xwidth_rows(x, y2, width, None, closed, request)
+        return {s: v.reshape(result_shape(s, (n,), ch)) for s, v in out.items()}
+    raw = window_width(width, "width", x, func, None)  # checked now, passed traced
+    size = _bucket.bucket(n)
+    xp = _bucket.pad(x, size, fill=np.asarray(x[-1:])[0])
+    yp = _bucket.pad(y2, size)
+    out = _xwidth_program(xp, yp, raw, jnp.asarray(n, index_dtype()), closed, request)
+    return {s: _bucket.unpad(v, n, result_shape(s, (n,), ch)) for s, v in out.items()}
+
+
+@functools.partial(jax.jit, static_argnames=("closed", "request"))
+def _xwidth_program(
+    x: Array, y: Array, width: Array, length: Array, closed: str, request: Request
+) -> dict[str, Array]:
+    """An eager call's bucketed program: :func:`_xwidth_rows` of the padded rows."""
+    return _xwidth_rows(x, y, width, length, closed, request)
+
+
+def _xwidth_rows(
+    x: Array, y2: Array, width: Any, length: Array | None, closed: str, request: Request
+) -> dict[str, Array]:
+    """``{statistic: (N, C)}`` of trailing x-width windows of ``(N, C)`` ``y2`` by the kernel
+    (rows from ``length`` on: padding, unspecified)."""
     func, stats = request.func, request.statistics
     lo_side, hi_side = sides(closed)
     xdt = np.dtype(x.dtype)
@@ -422,8 +463,6 @@ def native_windows(
     )
     op = width_operand(raw, xdt, lo_side)
     cap = static_int(request.capacity, "capacity", func) if request.capacity is not None else None
-    n, ch = y.shape[0], tuple(y.shape[1:])
-    y2 = y.reshape(n, int(np.prod(ch)))
 
     def pure(xx: Array, v: Array, w: Any) -> dict[str, Array]:
         r = resolve_rolling(xx, w, closed=closed, func=func, checked=True)
@@ -432,10 +471,10 @@ def native_windows(
     res = native_xwidth(
         x, y2, op, raw, stats, omit=request.omit, ddof=request.ddof,
         lo_right=lo_side == "right", hi_right=hi_side == "right",
-        min_periods=request.min_periods or 0, fallback=pure, capacity=cap,
+        min_periods=request.min_periods or 0, fallback=pure, capacity=cap, length=length,
     )  # fmt: skip
-    fdt = float_dtype(y.dtype)
-    return {s: v.astype(fdt).reshape(result_shape(s, (n,), ch)) for s, v in res.items()}
+    fdt = float_dtype(y2.dtype)
+    return {s: v.astype(fdt) for s, v in res.items()}
 
 
 def fixed_windows(

@@ -337,6 +337,7 @@ def native_xwidth(
     min_periods: int,
     fallback: Callable[[Array, Array, Array], dict[str, Array]],
     capacity: int | None = None,
+    length: Array | None = None,
 ) -> dict[str, Array]:
     """Trailing x-width windows, one per row, resolved and reduced by the native kernel.
 
@@ -360,6 +361,9 @@ def native_xwidth(
             for other platforms and the derivative.
         capacity: the order statistics of a window of more than ``capacity`` points are
             NaN, as on the pure-JAX roads (None: no rule).
+        length: ``()`` the rows present (an eager call's bucket padding after them: ``x``
+            padded with its last value, so no present row's window changes); the results of
+            the rows from ``length`` on are unspecified (the caller cuts them). None: all.
 
     Returns:
         dict of ``(N, C)`` arrays by name.
@@ -368,20 +372,21 @@ def native_xwidth(
 
     y, in_dtype, half = computing(y)
     n = y.shape[0]
-    ln = jnp.full((1,), n, index_dtype())
+    idt = index_dtype()
+    ln = jnp.full((1,), n, idt) if length is None else jnp.asarray(length, idt).reshape(1)
 
-    def pure(p: Array, v: Array, op: Array, w: Any) -> dict[str, Array]:
+    def pure(p: Array, v: Array, op: Array, w: Any, m: Array) -> dict[str, Array]:
         with bypass():
             out = fallback(p, v, w)
         return {s: out[s].astype(v.dtype) for s in stats}
 
-    def native(p: Array, v: Array, op: Array, w: Any) -> dict[str, Array]:
+    def native(p: Array, v: Array, op: Array, w: Any, m: Array) -> dict[str, Array]:
         return stats_call(
-            XWIDTH_TARGET, stats, (p, v, op, ln), (n, v.shape[1]), v.dtype, v.dtype,
+            XWIDTH_TARGET, stats, (p, v, op, m), (n, v.shape[1]), v.dtype, v.dtype,
             omit=omit, ddof=ddof, lo_right=lo_right, hi_right=hi_right,
             min_periods=min_periods, capacity=capacity,
         )  # fmt: skip
 
     # (x and the width: positions and bounds, no derivative, as the resolver's integer ranges)
-    out = differentiable(native, pure, 1)(x, y, width, jnp.asarray(raw))
+    out = differentiable(native, pure, 1)(x, y, width, jnp.asarray(raw), ln)
     return rounded(out, in_dtype, half)
