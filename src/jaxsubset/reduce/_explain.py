@@ -46,11 +46,11 @@ def explain(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Explanation
     Example:
         >>> import jax.numpy as jnp, jaxsubset
         >>> x = jnp.arange(10.0)
-        >>> e = jaxsubset.explain(jaxsubset.rolling_statistic, x, x, 3.0, "mean")
-        >>> print(e)  # evenly spaced x: every window holds 3 points
+        >>> e = jaxsubset.explain(jaxsubset.rolling_statistic, x, x, 3.0, "mean", center=True)
+        >>> print(e)  # evenly spaced x: each centred window holds 3 points (fewer at the ends)
         rolling_statistic: sliding: mean -> ... (fixed-count windows of 3 points)
         >>> e.result[-1].tolist()
-        8.0
+        8.5
     """
     record: list[Choice] = []
     token = _RECORD.set(record)
