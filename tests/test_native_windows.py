@@ -333,10 +333,16 @@ def test_xwidth_kernel_on_a_time_axis_equals_pandas():
     got = jax.jit(lambda v: jaxsubset.rolling_statistic(
         t, v, "5s", ("count", "mean", "std", "max"), ddof=1, min_periods=2))(y)  # fmt: skip
     assert XW_TARGET in _lowered(lambda v: jaxsubset.rolling_statistic(t, v, "5s", "mean"), y)
+    # (eager: the kernel in a bucketed program, t padded with its last time)
+    eager = jaxsubset.rolling_statistic(t, y, "5s", ("count", "mean", "std", "max"), ddof=1,
+                                        min_periods=2)  # fmt: skip
     roll = pd.Series(y, index=t).rolling("5s", min_periods=2)
     for s in ("count", "mean", "std", "max"):
-        np.testing.assert_allclose(np.asarray(got[s]), getattr(roll, s)().to_numpy(),
-                                   rtol=1e-10, atol=1e-10, err_msg=s)  # fmt: skip
+        for res in (got, eager):
+            np.testing.assert_allclose(np.asarray(res[s]), getattr(roll, s)().to_numpy(),
+                                       rtol=1e-10, atol=1e-10, err_msg=s)  # fmt: skip
+    with pytest.raises(ValueError, match="width"):
+        jaxsubset.rolling_statistic(t, y, np.timedelta64(-5, "s"), "mean")
     huge = jax.jit(lambda v: jaxsubset.rolling_statistic(t, v, np.timedelta64(10**5, "D"),
                                                          "count"))(y)  # fmt: skip
     np.testing.assert_array_equal(np.asarray(huge), np.cumsum(~np.isnan(y)))
@@ -495,19 +501,3 @@ def test_xwidth_eager_calls_take_the_kernel_in_one_program_per_bucket(closed):
             assert got[s].shape == (n, 2), s
             np.testing.assert_array_equal(np.asarray(got[s]), np.asarray(jitted[s]), err_msg=s)
         _assert_road_equal(got, ref, stats)
-
-
-@pytest.mark.skipif(not X64, reason="needs JAX's 64-bit mode (int64 nanoseconds)")
-def test_xwidth_eager_call_on_a_time_axis_equals_pandas():
-    pd = pytest.importorskip("pandas")
-    t = np.datetime64("2026-01-01") + np.cumsum(RNG.integers(0, 3000, 777)).astype("m8[ms]")
-    y = RNG.normal(size=777)
-    y[::17] = np.nan
-    got = jaxsubset.rolling_statistic(t, y, "5s", ("count", "mean", "std", "max"), ddof=1,
-                                      min_periods=2)  # fmt: skip
-    roll = pd.Series(y, index=t).rolling("5s", min_periods=2)
-    for s in ("count", "mean", "std", "max"):
-        np.testing.assert_allclose(np.asarray(got[s]), getattr(roll, s)().to_numpy(),
-                                   rtol=1e-10, atol=1e-10, err_msg=s)  # fmt: skip
-    with pytest.raises(ValueError, match="width"):
-        jaxsubset.rolling_statistic(t, y, np.timedelta64(-5, "s"), "mean")
