@@ -299,13 +299,6 @@ ffi::Error SlidingStatsImpl(ffi::ThreadPool pool, ffi::AnyBuffer y, ffi::AnyBuff
 }
 
 
-// jaxsubset_xwidth_stats(x, y, width, length) -> one result per statistic, (*B, N, C) in y's
-// float dtype: one trailing x-width window per row of sorted x (xwidth.cc resolves them by
-// two pointers: no bound arrays from XLA), the statistics over them, min_periods finished
-// (as _sliding.finish: "count" compares it with the window's rows, the others with the
-// counted points). x (*B, N) float32/float64/int32/int64; width (*B, k): float x: the
-// width in the promoted float dtype (k = 1); integer x: (wrap, t, big) in x's dtype (k = 3);
-// length (*B, 1): the present rows (later rows: empty windows).
 // The fixed-count width of evenly spaced x (xwidth_fixed_start), 0 where the windows are not
 // all trailing windows of one count. The check of the later rows is cut into pieces of
 // kFixedPiece rows (from the length alone) over the pool: a boolean per piece, and-ed, so the
@@ -329,6 +322,13 @@ int64_t fixed_width(ffi::ThreadPool* pool, const XWidth& a) {
   return w;
 }
 
+// jaxsubset_xwidth_stats(x, y, width, length) -> one result per statistic, (*B, N, C) in y's
+// float dtype: one trailing x-width window per row of sorted x (xwidth.cc resolves them by
+// two pointers: no bound arrays from XLA), the statistics over them, min_periods finished
+// (as _sliding.finish: "count" compares it with the window's rows, the others with the
+// counted points). x (*B, N) float32/float64/int32/int64; width (*B, k): float x: the
+// width in the promoted float dtype (k = 1); integer x: (wrap, t, big) in x's dtype (k = 3);
+// length (*B, 1): the present rows (later rows: empty windows).
 template <typename T>
 ffi::Error run_xwidth(ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
                       ffi::AnyBuffer length, ffi::RemainingRets rets,

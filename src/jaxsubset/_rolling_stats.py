@@ -60,6 +60,7 @@ from .resolve import (
     sides,
     wide,
     width_operand,
+    x64,
 )
 
 
@@ -386,11 +387,6 @@ def over_ranges(y: Array, r: Ranges, request: Request, record: bool = True) -> d
     }
 
 
-def _x64() -> bool:
-    """Whether JAX's 64-bit mode is on (read at every call: tests switch it)."""
-    return bool(jax.config.read("jax_enable_x64"))
-
-
 # x dtypes the x-width kernel resolves windows on (others: the pure-JAX resolver)
 NATIVE_X = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
 
@@ -407,7 +403,7 @@ def native_trailing(x: Array, y: Array, widths: dict[str, Any], request: Request
         return False
     if np.dtype(x.dtype) not in NATIVE_X or np.ndim(w) != 0:
         return False
-    if eager(x, y) and not (x.shape[0] and _bucket.bucketed(x, y) and _x64()):
+    if eager(x, y) and not (x.shape[0] and _bucket.bucketed(x, y) and x64()):
         return False  # (32-bit mode: the host's exact widths would be narrowed to a program)
     if not all(base_name(s) in NATIVE_STATISTICS for s in stats):
         return False

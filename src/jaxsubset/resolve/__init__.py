@@ -52,7 +52,7 @@ from ._bins import bin_ranges, bins, check_edges
 from ._buckets import eager
 from ._dynamic import dynamic, dynamic_bounds, dynamic_ranges, host_windows
 from ._eager import bucketed
-from ._exact import binned_exact, binned_wide, wide
+from ._exact import binned_exact, binned_wide, wide, x64
 from ._index import (
     bucketed_gather,
     chunk_ranges,
@@ -132,6 +132,7 @@ __all__ = [
     "to_subsets",
     "traced_key",
     "wide",
+    "x64",
     "width_operand",
     "window_widths",
     "xrange",
