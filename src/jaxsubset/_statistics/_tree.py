@@ -383,7 +383,7 @@ def tree_ranges(
         and ``"corr"`` ``(K, C, C)``, with their point counts under ``PAIR_COUNT``.
     """
     from ..reduce import PAIR_STATISTICS
-    from ._reference import nan_counts  # the exact integer counts are shared with the reference
+    from ._reference import nan_counts, range_counts  # exact integer counts, shared
 
     idt = index_dtype()
     fdt = float_dtype(y.dtype)
@@ -419,9 +419,7 @@ def tree_ranges(
         # moments of the finite points; a range holding +-inf has NaN variance (inf - inf)
         finite = jnp.isfinite(yf) if is_float else notnan
         if is_float:
-            p = jnp.cumsum(jnp.isinf(yf).astype(idt), axis=0)
-            p = jnp.concatenate([jnp.zeros((1, c), idt), p])
-            n_inf = p[stop] - p[start]
+            n_inf = range_counts(jnp.isinf(yf), start, count)
         else:
             n_inf = jnp.zeros((k, c), idt)
         # (the block road's sums are not used: the sum and mean come from the Sum fold below
@@ -445,9 +443,7 @@ def tree_ranges(
         _, _, _, q2, q3, q4 = fold_ranges(fold_of("skew"), leaves4, start, stop)
         bad = poisoned
         if is_float:  # a range holding +-inf: NaN, as its variance
-            p = jnp.cumsum(jnp.isinf(yf).astype(idt), axis=0)
-            p = jnp.concatenate([jnp.zeros((1, c), idt), p])
-            bad = bad | (p[stop] - p[start] > 0)
+            bad = bad | (range_counts(jnp.isinf(yf), start, count) > 0)
         for which in ("skew", "kurt"):
             if which in stats:
                 out[which] = shape_statistic(which, n, q2, q3, q4, bad)
