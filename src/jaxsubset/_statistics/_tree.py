@@ -23,11 +23,12 @@ block table's levels are one ``lax.scan`` (one compiled body, whatever N), the f
 static reshapes. Only elementwise folds, reshapes and gathers: no dot, no scatter, no serial
 loop over the data, the same program on every backend.
 
-The variance family (with the sums read alongside) takes a leaner variant,
-:func:`block_ranges`: blocks of :data:`SPAN` points, the in-block prefix and suffix partials
-by cumulative sums about a point each of them holds, and ranges inside one block reduced point
-by point (gathered alone, then put back by a scatter, when they are few), so no point-level
-table is built.
+Sums, means and the variance family take a leaner variant, :func:`block_ranges`: blocks of
+:data:`SPAN` points, the in-block prefix and suffix partials by cumulative sums (the moments'
+about a point each of them holds), and ranges inside one block reduced point by point
+(gathered alone, then put back by a scatter, when they are few), so no point-level table is
+built. A sum or mean shares the variance's pass where both are asked, and is the same bits
+alone. The point-level table stays for the extremes, skew/kurt and cov/corr.
 
 Moments use Chan's combination of ``(n, c, m, M2)`` partials (Pébay's for ``M3``, ``M4``)
 whose mean is ``c + m`` with the shift ``c`` one of the partial's own points; means are
@@ -227,18 +228,23 @@ def fold_ranges(fold: Fold, leaves, start: Array, stop: Array):
 SPAN = 32
 
 
-def inside_block(yb: Array, fb: Array, cb: Array, start: Array, stop: Array) -> Array:
+def inside_block(
+    yb: Array, fb: Array, cb: Array, start: Array, stop: Array, moments: bool = True
+) -> Array:
     """``(R, 2, C)``: the sum of ``cb`` and the ``M2`` of the finite points of ranges lying
-    inside one block, two passes over the block's points.
+    inside one block, two passes over the block's points (``(R, 1, C)``, the sums alone,
+    without ``moments``).
 
     ``yb``/``fb``/``cb``: ``(M, SPAN, C)`` finite values (0 elsewhere), finite flags and the
     values summed; ``start``/``stop``: ``(R,)``, each range inside block ``start // SPAN``.
     The shift is the range's first finite point.
     """
     jj = jnp.minimum(start // SPAN, yb.shape[0] - 1)
-    rows, held = yb[jj], fb[jj]
     k = (jj * SPAN)[:, None] + jnp.arange(SPAN, dtype=start.dtype)[None, :]
     span = ((k >= start[:, None]) & (k < stop[:, None]))[:, :, None]
+    if not moments:
+        return jnp.sum(jnp.where(span, cb[jj], 0), axis=1)[:, None]
+    rows, held = yb[jj], fb[jj]
     inm = held & span
     c = jnp.take_along_axis(rows, jnp.argmax(inm, axis=1)[:, None], axis=1)
     d = jnp.where(inm, rows - c, 0)
@@ -249,10 +255,11 @@ def inside_block(yb: Array, fb: Array, cb: Array, start: Array, stop: Array) -> 
 
 
 def block_ranges(
-    v: Array, finite: Array, clean: Array, start: Array, stop: Array
-) -> tuple[Array, Array]:
+    v: Array, finite: Array, clean: Array, start: Array, stop: Array, moments: bool = True
+) -> tuple[Array, Array | None]:
     """``(K, C)`` sums of ``clean`` and ``M2`` of the finite points (``v``, 0 elsewhere) of
-    every range ``[start, stop)``, from partials inside it, reading blocks of :data:`SPAN`.
+    every range ``[start, stop)``, from partials inside it, reading blocks of :data:`SPAN`
+    (the sums alone, ``M2`` None, without ``moments``: the same sums, bit for bit).
 
     Per block, its sum and two passes about its first finite point (a reshape); per point,
     the partials of its block's prefix up to it and suffix from it: cumulative sums, those of
@@ -264,12 +271,53 @@ def block_ranges(
     (:func:`inside_block`), on those ranges alone when they are few. Nothing is subtracted.
     """
     num, ch = v.shape
-    fdt, idt = v.dtype, start.dtype
+    fdt = v.dtype
     m = -(-num // SPAN)
     levels = max((max(m, 2) - 1).bit_length(), 1)
     p_blocks = 1 << levels
     pad = [(0, m * SPAN - num), (0, 0)]
     yb, fb, cb = (jnp.pad(a, pad).reshape(m, SPAN, ch) for a in (v, finite, clean))
+    sums = jnp.pad(jnp.sum(cb, axis=1), [(0, p_blocks - m), (0, 0)])
+    sum_table = _levels(Sum(), sums, levels)[0].reshape((-1, ch))
+    pre_sum = jnp.cumsum(cb, 1).reshape((-1, ch))
+    suf_sum = lax.cumsum(cb, 1, reverse=True).reshape((-1, ch))
+    last = jnp.maximum(stop - 1, start)
+    j0, j1 = start // SPAN, last // SPAN
+
+    def at(a: Array, i: Array) -> Array:
+        return jnp.take(a, i, axis=0, mode="clip")
+
+    run_sum = query(Sum(), sum_table, sums, j0 + 1, j1 - 1, p_blocks)
+    cross_parts = [at(suf_sum, start) + run_sum + at(pre_sum, last)]
+    if moments:
+        cross_parts.append(_cross_m2(yb, fb, start, last, j0, j1, levels))
+    cross = jnp.stack(cross_parts, axis=1)
+    k = start.shape[0]
+    is_in = (j0 == j1) & (stop > start)
+    cap = max(256, k // (8 * SPAN))
+
+    def dense() -> Array:
+        return inside_block(yb, fb, cb, start, stop, moments)
+
+    def few() -> Array:  # only the ranges inside one block, gathered, then put back
+        idx = jnp.nonzero(is_in, size=cap, fill_value=k)[0]
+        part = inside_block(yb, fb, cb, at(start, idx), at(stop, idx), moments)
+        return jnp.zeros((k, len(cross_parts), ch), fdt).at[idx].set(part, mode="drop")
+
+    inside = dense() if k <= cap else lax.cond(jnp.sum(is_in) <= cap, few, dense)
+    res = jnp.where(is_in[:, None, None], inside, cross)
+    res = jnp.where((stop > start)[:, None, None], res, 0)
+    return res[:, 0], (res[:, 1] if moments else None)
+
+
+def _cross_m2(
+    yb: Array, fb: Array, start: Array, last: Array, j0: Array, j1: Array, levels: int
+) -> Array:
+    """``(K, C)``: :func:`block_ranges`' ``M2`` of the ranges over several blocks, suffix
+    (+) whole blocks (+) prefix by Chan's formula, each partial about one of its own points."""
+    m, _, ch = yb.shape
+    fdt, idt = yb.dtype, start.dtype
+    p_blocks = 1 << levels
     cnt = jnp.sum(fb, axis=1, dtype=idt)
     c_first = jnp.take_along_axis(yb, jnp.argmax(fb, axis=1)[:, None], axis=1)
     c_last = jnp.take_along_axis(yb, SPAN - 1 - jnp.argmax(fb[:, ::-1], axis=1)[:, None], axis=1)
@@ -279,13 +327,14 @@ def block_ranges(
     own = (cnt, c_first[:, 0], m_b, jnp.sum(e * e, axis=1))
     totals = tuple(jnp.pad(a, [(0, p_blocks - m), (0, 0)]) for a in own)  # empty blocks
     table = tuple(a.reshape((-1, ch)) for a in _levels(Moments(), totals, levels)[0])
-    sums = jnp.pad(jnp.sum(cb, axis=1), [(0, p_blocks - m), (0, 0)])
-    sum_table = _levels(Sum(), sums, levels)[0].reshape((-1, ch))
 
     def partials(n_run: Array, s1: Array, s2: Array) -> tuple[Array, ...]:
         mean = s1 / jnp.maximum(n_run, 1).astype(fdt)
         flat = (n_run, mean, jnp.maximum(s2 - s1 * mean, 0))
         return tuple(a.reshape((-1, ch)) for a in flat)
+
+    def at(a: Array, i: Array) -> Array:
+        return jnp.take(a, i, axis=0, mode="clip")
 
     g = jnp.where(fb, yb - c_last, 0)
     pre = partials(jnp.cumsum(fb, axis=1, dtype=idt), jnp.cumsum(d, 1), jnp.cumsum(d * d, 1))
@@ -294,37 +343,10 @@ def block_ranges(
         lax.cumsum(g, 1, reverse=True),
         lax.cumsum(g * g, 1, reverse=True),
     )
-    pre_sum = jnp.cumsum(cb, 1).reshape((-1, ch))
-    suf_sum = lax.cumsum(cb, 1, reverse=True).reshape((-1, ch))
-    last = jnp.maximum(stop - 1, start)
-    j0, j1 = start // SPAN, last // SPAN
-
-    def at(a: Array, i: Array) -> Array:
-        return jnp.take(a, i, axis=0, mode="clip")
-
     head = (at(suf[0], start), at(c_last[:, 0], j0), at(suf[1], start), at(suf[2], start))
     tail = (at(pre[0], last), at(c_first[:, 0], j1), at(pre[1], last), at(pre[2], last))
     run = query(Moments(), table, totals, j0 + 1, j1 - 1, p_blocks)
-    run_sum = query(Sum(), sum_table, sums, j0 + 1, j1 - 1, p_blocks)
-    cross = jnp.stack(
-        [at(suf_sum, start) + run_sum + at(pre_sum, last), chan(chan(head, run), tail)[3]], axis=1
-    )
-    k = start.shape[0]
-    is_in = (j0 == j1) & (stop > start)
-    cap = max(256, k // (8 * SPAN))
-
-    def dense() -> Array:
-        return inside_block(yb, fb, cb, start, stop)
-
-    def few() -> Array:  # only the ranges inside one block, gathered, then put back
-        idx = jnp.nonzero(is_in, size=cap, fill_value=k)[0]
-        part = inside_block(yb, fb, cb, at(start, idx), at(stop, idx))
-        return jnp.zeros((k, 2, ch), fdt).at[idx].set(part, mode="drop")
-
-    inside = dense() if k <= cap else lax.cond(jnp.sum(is_in) <= cap, few, dense)
-    res = jnp.where(is_in[:, None, None], inside, cross)
-    res = jnp.where((stop > start)[:, None, None], res, 0)
-    return res[:, 0], res[:, 1]
+    return chan(chan(head, run), tail)[3]
 
 
 def first_last(
@@ -415,6 +437,7 @@ def tree_ranges(
     clean = jnp.where(notnan, yf, 0)
     if "count" in stats:
         out["count"] = n
+    total = None  # the block road's sums (below), shared by sum/mean and the moments
     if {"var", "std", "sem"} & set(stats):
         # moments of the finite points; a range holding +-inf has NaN variance (inf - inf)
         finite = jnp.isfinite(yf) if is_float else notnan
@@ -422,13 +445,14 @@ def tree_ranges(
             n_inf = range_counts(jnp.isinf(yf), start, count)
         else:
             n_inf = jnp.zeros((k, c), idt)
-        # (the block road's sums are not used: the sum and mean come from the Sum fold below
-        # whatever else is asked, so a mean is the same bits alone and beside a std; XLA drops
-        # the unused sums)
-        _, q = block_ranges(jnp.where(finite, yf, 0), finite, clean, start, stop)
+        total, q = block_ranges(jnp.where(finite, yf, 0), finite, clean, start, stop)
+        assert q is not None
         out.update(spread_statistics(stats, n, q, ddof, poisoned | (n_inf > 0)))
     if {"sum", "mean"} & set(stats):
-        total = fold_ranges(fold_of("sum"), clean, start, stop)
+        # the block road's sums, computed beside the moments above or alone (the same bits
+        # either way: a mean alone and beside a std agree)
+        if total is None:
+            total, _ = block_ranges(clean, notnan, clean, start, stop, moments=False)
         if "sum" in stats:
             out["sum"] = sum_statistic(total, poisoned)
         if "mean" in stats:
