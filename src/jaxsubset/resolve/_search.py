@@ -85,8 +85,15 @@ def sorted_search(xk: Array, key: Array, side: str, dtype: Any) -> Array:
     ok = left_ok & right_ok
 
     def fix() -> Array:
-        b_lo = jnp.where(ok, g, jnp.where(left_ok, g + 1, lo))
-        b_hi = jnp.where(ok, g, jnp.where(left_ok, hi, g - 1))
+        # a failed guess is most often off by one (an interpolation across jittered points):
+        # one probe beside it settles those, so the bisection below usually has nothing left
+        # to do (a while loop over every query, one pass per step, otherwise)
+        up = left_ok  # (and not right_ok): the answer lies above g, else below it
+        g1 = jnp.where(up, g + 1, g - 1)
+        hit = jnp.where(up, (g1 == hi) | ~below(g1), (g1 == lo) | below(g1 - 1))
+        one = ok | hit
+        b_lo = jnp.where(one, jnp.where(ok, g, g1), jnp.where(up, g + 2, lo))
+        b_hi = jnp.where(one, jnp.where(ok, g, g1), jnp.where(up, hi, g - 2))
 
         def step(state: tuple[Array, Array]) -> tuple[Array, Array]:
             a, b = state
