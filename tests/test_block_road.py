@@ -1,6 +1,6 @@
-"""The tree road's variance family on blocks (``_statistics._tree.block_ranges``): ranges over
-several blocks, ranges inside one block (few of them: gathered alone; many: the dense pass),
-NaN/inf, ``omit``, constants and an outlier next to the ranges, against NumPy."""
+"""The tree road's sums, means and variance family on blocks (``_tree.block_ranges``):
+ranges over several blocks, ranges inside one block (few of them: gathered alone; many: the
+dense pass), NaN/inf, ``omit``, constants and an outlier next to the ranges, against NumPy."""
 
 import jax
 import jax.numpy as jnp
@@ -82,6 +82,12 @@ def test_block_road_matches_numpy(omit, layout):
         np.testing.assert_allclose(
             np.asarray(got[s], np.float64), want[s], rtol=TOL, atol=TOL, err_msg=s
         )
+    # the sums and means alone take the same blocks without the moments: the same bits
+    alone = jax.jit(
+        lambda v: range_statistic(v, r, ("sum", "mean"), method="tree", nan_policy=policy)
+    )(y)
+    for s in ("sum", "mean"):
+        np.testing.assert_array_equal(np.asarray(alone[s]), np.asarray(got[s]), err_msg=s)
 
 
 def test_constant_runs_are_exactly_zero_and_an_outlier_stays_out():
