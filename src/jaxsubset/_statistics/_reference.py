@@ -23,6 +23,8 @@ def range_counts(flags: Array, start: Array, count: Array) -> Array:
     """
     idt = index_dtype()
     num = flags.shape[0]
+    if num == 0:  # (every range empty)
+        return jnp.zeros((start.shape[0], flags.shape[1]), idt)
     pdt = jnp.int32 if num < 2**31 - 1 else idt
     p = jnp.cumsum(flags, axis=0, dtype=pdt)
     stop = start + count
