@@ -119,3 +119,18 @@ def test_gradient_of_the_std_matches_the_reference_road():
     g_tree = jax.grad(total)(jnp.asarray(y), "tree")
     g_ref = jax.grad(total)(jnp.asarray(y), "reference")
     np.testing.assert_allclose(np.asarray(g_tree), np.asarray(g_ref), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("road", ["tree", "reference"])
+def test_an_empty_series_on_the_pure_roads(road):
+    # no points: every range empty (the counts' prefix sums have no row to read)
+    r = Ranges(jnp.asarray([0, 0]), jnp.asarray([0, 0]))
+    y = jnp.zeros((0,), FLOAT)
+    stats = ("count", "sum", "mean", "std")
+    for got in (
+        range_statistic(y, r, stats, method=road),
+        jax.jit(lambda v: range_statistic(v, r, stats, method=road))(y),
+    ):
+        np.testing.assert_array_equal(np.asarray(got["count"]), [0, 0])
+        np.testing.assert_array_equal(np.asarray(got["sum"]), [0.0, 0.0])
+        assert np.isnan(np.asarray(got["mean"])).all() and np.isnan(np.asarray(got["std"])).all()
