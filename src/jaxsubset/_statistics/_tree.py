@@ -284,9 +284,7 @@ def block_ranges(
     last = jnp.maximum(stop - 1, start)
     j0, j1 = start // SPAN, last // SPAN
 
-    def at(a: Array, i: Array) -> Array:
-        return jnp.take(a, i, axis=0, mode="clip")
-
+    at = take  # clipped reads along the first axis
     run_sum = query(Sum(), sum_table, sums, j0 + 1, j1 - 1, p_blocks)
     cross_parts = [at(suf_sum, start) + run_sum + at(pre_sum, last)]
     if moments:
@@ -333,9 +331,7 @@ def _cross_m2(
         flat = (n_run, mean, jnp.maximum(s2 - s1 * mean, 0))
         return tuple(a.reshape((-1, ch)) for a in flat)
 
-    def at(a: Array, i: Array) -> Array:
-        return jnp.take(a, i, axis=0, mode="clip")
-
+    at = take  # clipped reads along the first axis
     g = jnp.where(fb, yb - c_last, 0)
     pre = partials(jnp.cumsum(fb, axis=1, dtype=idt), jnp.cumsum(d, 1), jnp.cumsum(d * d, 1))
     suf = partials(
