@@ -62,6 +62,26 @@ def pandas_rows(x_int, width_int, closed):
     return start.astype(np.int64), (end - start).astype(np.int64)
 
 
+def fitted_capacity(counts) -> int:
+    """The smallest power of two holding every count (at least 1): a reference road's capacity.
+
+    The reference road reduces ``capacity`` padded slots per range, and under the suite's quick
+    build (conftest.py) those slots are most of a comparison test's time; a capacity fitted to
+    the data keeps the comparison exact (every range fits, none is NaN for overflowing) and
+    pads each range to at most twice its length.
+    """
+    m = int(np.max(np.asarray(counts), initial=1))
+    return 1 << max(m - 1, 0).bit_length()
+
+
+def window_capacity(x, width) -> int:
+    """:func:`fitted_capacity` of the x-width windows of ``width`` on sorted ``x``, whatever
+    ``closed`` rule and rounding of the bounds: each window taken one unit of x wider."""
+    x = np.asarray(x, np.float64)
+    lo = np.searchsorted(x, x - (float(width) + 1.0), side="left")
+    return fitted_capacity(np.searchsorted(x, x, side="right") - lo)
+
+
 # XLA's CPU backend as users have it (the suite compiles for compile speed, conftest.py): for the
 # claims of bit-for-bit equality between two roads, which hold as users compile them
 FULLY_OPTIMISED = {

@@ -23,7 +23,7 @@ import pytest
 import jaxsubset
 from jaxsubset import Ranges, binned_statistic, range_statistic, rolling_statistic
 from jaxsubset._native import _load
-from references import FLOAT, X64
+from references import FLOAT, X64, fitted_capacity
 
 
 pytestmark = pytest.mark.skipif(
@@ -73,8 +73,9 @@ KINDS = _kinds()
 def test_what_is_read_is_bit_for_bit_the_reference(kind, policy):
     r = KINDS[kind]
     stats = (*READ, *MOMENTS)
+    cap = fitted_capacity(r.count)
     nat = range_statistic(Y, r, stats, nan_policy=policy, method="native", ddof=1)
-    ref = range_statistic(Y, r, stats, nan_policy=policy, method="reference", capacity=256, ddof=1)
+    ref = range_statistic(Y, r, stats, nan_policy=policy, method="reference", capacity=cap, ddof=1)
     for s in READ:
         np.testing.assert_array_equal(np.asarray(nat[s]), np.asarray(ref[s]), err_msg=s)
         assert nat[s].dtype == ref[s].dtype, s
@@ -88,7 +89,7 @@ def test_what_is_read_is_bit_for_bit_the_reference(kind, policy):
         np.testing.assert_allclose(a[ok], b[ok], rtol=k * EPS, atol=k * EPS * scale, err_msg=s)
     q = range_statistic(Y, r, "quantile", q=0.3, nan_policy=policy, method="native")
     qr = range_statistic(Y, r, "quantile", q=0.3, nan_policy=policy, method="reference",
-                         capacity=256)  # fmt: skip
+                         capacity=cap)  # fmt: skip
     np.testing.assert_array_equal(np.asarray(q), np.asarray(qr))
 
 
@@ -99,7 +100,7 @@ def test_other_dtypes_follow_the_reference(dtype):
     r = KINDS["x-width"]
     stats = ("count", "sum", "mean", "std", "max", "median")
     nat = range_statistic(y, r, stats, method="native")
-    ref = range_statistic(y, r, stats, method="reference", capacity=256)
+    ref = range_statistic(y, r, stats, method="reference", capacity=fitted_capacity(r.count))
     for s in stats:
         assert nat[s].dtype == ref[s].dtype, s
         if s in ("count", "max", "median") or dtype == "int32" and s == "sum":

@@ -22,7 +22,7 @@ from jaxsubset._bin_edges import binned_edges
 from jaxsubset._bin_numbers import binnumber
 from jaxsubset._statistics._labels import reduce_labels
 from jaxsubset.reduce import Request
-from references import FLOAT, X64
+from references import FLOAT, X64, fitted_capacity
 
 
 pytestmark = pytest.mark.skipif(
@@ -59,27 +59,34 @@ def _stat(x, y, s, edges, **kw):
     return binned_statistic(x, y, s, edges, **q, **kw).statistic
 
 
+def _every(x, y, edges, stats=READ + MOMENTS, **kw) -> dict:
+    """Every statistic, one ``binned_statistic`` call each, in ONE jitted program (one
+    compilation for all of them: the suite is compile-bound)."""
+    f = jax.jit(lambda x, y: {s: _stat(x, y, s, edges, **kw) for s in stats})
+    return {s: np.asarray(v) for s, v in f(jnp.asarray(x), jnp.asarray(y)).items()}
+
+
 @pytest.mark.parametrize("policy", ["propagate", "omit"])
 @pytest.mark.parametrize("order", ["sorted", "unsorted"])
-@pytest.mark.parametrize("stat", READ + MOMENTS)
-def test_native_equals_the_reference_road(stat, order, policy):
+def test_native_equals_the_reference_road(order, policy):
     x, y, edges = _xy(order)
-    ref = np.asarray(_stat(x, y, stat, edges, nan_policy=policy, method="reference"))
-    nat = np.asarray(_stat(x, y, stat, edges, nan_policy=policy, method="native"))
-    jitted = jax.jit(
-        lambda x, y: _stat(x, y, stat, edges, nan_policy=policy, x_sorted=order == "sorted")
-    )(jnp.asarray(x), jnp.asarray(y))
-    jitted = np.asarray(jitted)
-    assert nat.dtype == ref.dtype == jitted.dtype
-    if stat in READ:
-        np.testing.assert_array_equal(nat, ref, err_msg=stat)
-        np.testing.assert_array_equal(jitted, ref, err_msg=stat)
-    else:
-        t = 64 * EPS
-        np.testing.assert_allclose(nat, ref, rtol=t, atol=t, err_msg=stat)
-        np.testing.assert_allclose(jitted, ref, rtol=t, atol=t, err_msg=stat)
-        # the same kernel in both: the eager call's labels and jit's bins resolved from x
-        np.testing.assert_array_equal(nat, jitted, err_msg=stat)
+    # (the eager call's capacity: the largest bin, rounded up to a power of two)
+    cap = fitted_capacity(np.histogram(x, edges)[0])
+    refs = _every(x, y, edges, nan_policy=policy, method="reference", capacity=cap)
+    jits = _every(x, y, edges, nan_policy=policy, x_sorted=order == "sorted")
+    for stat in READ + MOMENTS:
+        ref, jitted = refs[stat], jits[stat]
+        nat = np.asarray(_stat(x, y, stat, edges, nan_policy=policy, method="native"))
+        assert nat.dtype == ref.dtype == jitted.dtype, stat
+        if stat in READ:
+            np.testing.assert_array_equal(nat, ref, err_msg=stat)
+            np.testing.assert_array_equal(jitted, ref, err_msg=stat)
+        else:
+            t = 64 * EPS
+            np.testing.assert_allclose(nat, ref, rtol=t, atol=t, err_msg=stat)
+            np.testing.assert_allclose(jitted, ref, rtol=t, atol=t, err_msg=stat)
+            # the same kernel in both: the eager call's labels and jit's bins resolved from x
+            np.testing.assert_array_equal(nat, jitted, err_msg=stat)
 
 
 @pytest.mark.parametrize("order", ["sorted", "unsorted"])
@@ -178,9 +185,12 @@ def test_other_dtypes_follow_the_reference(dtype, order):
     x, y, edges = _xy(order)
     y = np.nan_to_num(y, nan=1.0, posinf=2.0) * (50 if dtype == "int32" else 1)
     y = y.astype(dtype)
-    for s in ("count", "max", "first", "median", "mean", "std"):
-        ref = np.asarray(_stat(x, y, s, edges, method="reference"))
-        nat = np.asarray(_stat(jnp.asarray(x), jnp.asarray(y), s, edges, method="native"))
+    stats = ("count", "max", "first", "median", "mean", "std")
+    cap = fitted_capacity(np.histogram(x, edges)[0])
+    refs = _every(x, y, edges, stats, method="reference", capacity=cap)
+    nats = _every(x, y, edges, stats, method="native")
+    for s in stats:
+        ref, nat = refs[s], nats[s]
         assert nat.dtype == ref.dtype, s
         if s in READ:
             np.testing.assert_array_equal(nat, ref, err_msg=s)
