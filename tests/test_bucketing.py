@@ -755,13 +755,14 @@ def test_nearest_and_dynamic_are_bucketed(monkeypatch):
 
 def test_eager_windows_search_as_the_guided_search_does(monkeypatch):
     """Eager one-window-per-row calls on fewer than ``GUIDED_EAGER`` points search their
-    bounds with the plain search (a smaller program), jitted ones with the guided search of
-    sorted bounds: the same windows, on ties, irregular steps, every ``closed`` and centred or
-    asymmetric windows, against NumPy's searchsorted too."""
+    bounds with the plain search (a smaller program), jitted ones on ``GUIDED_MIN`` points or
+    more with the guided search of sorted bounds: the same windows, on ties, irregular steps,
+    every ``closed`` and centred or asymmetric windows, against NumPy's searchsorted too."""
     from jaxsubset.resolve import _search
 
     rng = np.random.default_rng(11)
-    n = 3000  # more than 2 * ANCHOR bounds: the guided search runs under jit
+    n = 3000  # more than 2 * ANCHOR bounds
+    monkeypatch.setattr(_search, "GUIDED_MIN", n)  # (the guided search runs under jit)
     x = np.cumsum(rng.choice([0.0, 0.0, 0.5, 1.0, 7.0], n)).astype(FLOAT)
     cases = [dict(width=3.0, closed=c) for c in ("right", "left", "both", "neither")]
     cases += [dict(width=4.0, center=True), dict(before=2.0, after=1.5, closed="both")]
@@ -776,6 +777,13 @@ def test_eager_windows_search_as_the_guided_search_does(monkeypatch):
     assert not searched  # eager, below GUIDED_EAGER: the plain search
     want = jax.jit(every)(x)
     assert searched  # traced: the guided one
+    searched.clear()
+    monkeypatch.setattr(_search, "GUIDED_MIN", n + 1)
+    small = jax.jit(lambda x: every(x))(x)  # (a new function: traced anew)
+    assert not searched  # traced, fewer than GUIDED_MIN bounds: the plain search
+    for g, w in zip(small, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(g.start), np.asarray(w.start))
+        np.testing.assert_array_equal(np.asarray(g.count), np.asarray(w.count))
     for kw, g, w in zip(cases, got, want, strict=True):
         np.testing.assert_array_equal(np.asarray(g.start), np.asarray(w.start), err_msg=str(kw))
         np.testing.assert_array_equal(np.asarray(g.count), np.asarray(w.count), err_msg=str(kw))

@@ -386,3 +386,39 @@ def test_stream_pieces_of_float64_equal_the_resolver_in_either_mode():
     assert out["count"].tolist() == jaxsubset.ranges.select(x, lo, hi).count.tolist()
     out = jaxsubset.stream(src, "rolling", width=0.5, capacity=64, statistic="sum")
     assert out["count"].tolist() == jaxsubset.ranges.rolling(x, 0.5).count.tolist()
+
+
+@pytest.mark.parametrize("dtype", [FLOAT, np.int32])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_guided_search_equals_numpy_searchsorted(side, dtype):
+    """The guided search of sorted bounds (``resolve._search.sorted_search``: what jitted
+    windows over ``GUIDED_MIN`` rows or more take) is NumPy's searchsorted: ties, long runs of
+    equal points, one huge gap, evenly spaced and clustered points, infinities at both ends,
+    bounds past either end, and bounds out of order (clipped ones, a shuffled set)."""
+    from jaxsubset.resolve._keys import keys
+    from jaxsubset.resolve._search import sorted_search
+
+    rng = np.random.default_rng(17)
+    n = 1000  # (more than 2 * ANCHOR bounds: guesses between anchors)
+    search = jax.jit(lambda x, b: sorted_search(keys(x), keys(b), side, np.dtype(dtype)))
+    steps = {
+        "ties": rng.choice([0, 0, 0, 1, 2, 7], n),
+        "runs": np.repeat(rng.integers(0, 5, n // 50), 50) * rng.integers(0, 2, n),
+        "gap": np.r_[np.ones(n // 2), [10**6], np.ones(n - n // 2 - 1)],
+        "even": np.full(n, 3),
+        "clustered": np.where(rng.random(n) < 0.05, 1000, rng.integers(0, 2, n)),
+    }
+    for name, step in steps.items():
+        x = np.cumsum(step).astype(dtype) - dtype(500)
+        if name == "even" and np.dtype(dtype).kind == "f":
+            x[0], x[-1] = -np.inf, np.inf
+        for width in (0, 1, 4, 35, 10**7):
+            b = (x - dtype(width)) if np.dtype(dtype).kind == "f" else (x - width).astype(dtype)
+            cases = [b, np.maximum(b, x[n // 3]), b.copy()]
+            cases[2][::37] = x[-1]  # out of order: a long search, never a wrong answer
+            if width == 35:
+                cases.append(rng.permutation(b))
+            for bounds in cases:
+                got = np.asarray(search(x, bounds))
+                want = np.searchsorted(x, bounds, side=side)
+                np.testing.assert_array_equal(got, want, err_msg=f"{name} width={width}")

@@ -7,9 +7,10 @@
   keys: O(K log N), no pass over ``x``. Used for few bounds (``K log2 N < N``) on float ``x``.
 - ``"keys"``: ``jnp.searchsorted(keys(x), key)`` (its own default method): one elementwise pass
   over ``x``, then a parallel bisection. Used for many bounds, and always on integer ``x``.
-- ``"guided"`` (:func:`sorted_search`): for SORTED bounds (one window per point) on the CPU:
-  every ``ANCHOR``-th bound searched in full, the others guessed by interpolation between their
-  anchors' answers and VERIFIED, only failed guesses bisected.
+- ``"guided"`` (:func:`sorted_search`): for SORTED bounds (one window per point) on the CPU,
+  at least ``GUIDED_MIN`` of them: every ``ANCHOR``-th bound searched in full, the others
+  guessed by interpolation between their anchors' answers and VERIFIED, only failed guesses
+  bisected. Fewer bounds take ``"keys"``: its program compiles in about a third of the time.
 """
 
 from typing import Any
@@ -27,6 +28,11 @@ from ._keys import Key, keys, unkeys
 
 
 ANCHOR = 64  # sorted queries per exactly searched anchor
+
+# traced windows over fewer points search their bounds with the plain search too: below this
+# many bounds the guided search's larger program (its cond, while loop and interpolation)
+# costs more compile time than its run time saves (see BENCHMARKS.md, the suite's time)
+GUIDED_MIN = 1 << 16
 
 
 # eager windows over fewer points search their bounds with the plain search: the guided one
@@ -123,9 +129,10 @@ def searchsorted_keys(x: Array, key: Array, side: str, sorted_keys: bool = False
     if n == 0:
         return lo
     if np.dtype(x.dtype).kind != "f" or key.size * int(n).bit_length() >= n:
-        # sorted queries on the CPU: anchors and verified guesses (its cond/while_loop are
-        # cheap there); elsewhere jnp.searchsorted's fixed-trip parallel bisection
-        if sorted_keys and key.ndim == 1 and key.size > 2 * ANCHOR and backend() == "cpu":
+        # many sorted queries on the CPU: anchors and verified guesses (its cond/while_loop
+        # are cheap there); elsewhere jnp.searchsorted's fixed-trip parallel bisection
+        guided = key.size > 2 * ANCHOR and key.size >= GUIDED_MIN
+        if sorted_keys and key.ndim == 1 and guided and backend() == "cpu":
             return sorted_search(keys(x), key, side, x.dtype)
         return jnp.searchsorted(keys(x), key, side=side).astype(idt)
 
