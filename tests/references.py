@@ -74,6 +74,12 @@ def fitted_capacity(counts) -> int:
     return 1 << max(m - 1, 0).bit_length()
 
 
+def bin_capacity(x, edges) -> int:
+    """:func:`fitted_capacity` of the bins of ``edges`` (``numpy.histogram``'s counts): what an
+    eager ``binned_statistic`` derives (the largest bin, rounded up to a power of two)."""
+    return fitted_capacity(np.histogram(np.asarray(x), np.asarray(edges))[0])
+
+
 def window_capacity(x, width) -> int:
     """:func:`fitted_capacity` of the x-width windows of ``width`` on sorted ``x``, whatever
     ``closed`` rule and rounding of the bounds: each window taken one unit of x wider."""

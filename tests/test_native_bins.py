@@ -22,7 +22,7 @@ from jaxsubset._bin_edges import binned_edges
 from jaxsubset._bin_numbers import binnumber
 from jaxsubset._statistics._labels import reduce_labels
 from jaxsubset.reduce import Request
-from references import FLOAT, X64, fitted_capacity
+from references import FLOAT, X64, bin_capacity
 
 
 pytestmark = pytest.mark.skipif(
@@ -71,7 +71,7 @@ def _every(x, y, edges, stats=READ + MOMENTS, **kw) -> dict:
 def test_native_equals_the_reference_road(order, policy):
     x, y, edges = _xy(order)
     # (the eager call's capacity: the largest bin, rounded up to a power of two)
-    cap = fitted_capacity(np.histogram(x, edges)[0])
+    cap = bin_capacity(x, edges)
     refs = _every(x, y, edges, nan_policy=policy, method="reference", capacity=cap)
     jits = _every(x, y, edges, nan_policy=policy, x_sorted=order == "sorted")
     for stat in READ + MOMENTS:
@@ -186,7 +186,7 @@ def test_other_dtypes_follow_the_reference(dtype, order):
     y = np.nan_to_num(y, nan=1.0, posinf=2.0) * (50 if dtype == "int32" else 1)
     y = y.astype(dtype)
     stats = ("count", "max", "first", "median", "mean", "std")
-    cap = fitted_capacity(np.histogram(x, edges)[0])
+    cap = bin_capacity(x, edges)
     refs = _every(x, y, edges, stats, method="reference", capacity=cap)
     nats = _every(x, y, edges, stats, method="native")
     for s in stats:

@@ -19,7 +19,7 @@ import jaxsubset
 from jaxsubset import binned_statistic
 from jaxsubset._statistics._labels import reduce_labels
 from jaxsubset.reduce import Request
-from references import FLOAT, X64, fitted_capacity, run_fully_optimised
+from references import FLOAT, X64, bin_capacity, run_fully_optimised
 
 
 pytestmark = pytest.mark.skipif(
@@ -111,7 +111,7 @@ def test_cut_results_are_the_reference_roads(order):
     # the reference road of every statistic in one program, compiled as users compile it
     # (its ~1.3M padded slots a statistic are most of this test's time in the suite's quick
     # build), with the eager call's capacity: the largest bin, rounded up to a power of two
-    cap = fitted_capacity(np.histogram(x, e)[0])
+    cap = bin_capacity(x, e)
 
     def reference(x, y):
         return {

@@ -258,15 +258,16 @@ def _xw(x, y, width, stats, method, **kw):
                                                          **kw))(y)  # fmt: skip
 
 
+def _both_roads(x, v, width, stats, **kw):
+    """The native and the reference road of the same windows (jitted together: one
+    compilation instead of two, the suite is compile-bound)."""
+    return tuple(jaxsubset.rolling_statistic(x, v, width, stats, method=m, **kw)
+                 for m in ("native", "reference"))  # fmt: skip
+
+
 def _xw_roads(x, y, width, stats, **kw):
-    """The native and the reference road of :func:`_xw` in ONE jitted program (one
-    compilation instead of two: the suite is compile-bound)."""
-
-    def both(v):
-        return tuple(jaxsubset.rolling_statistic(x, v, width, stats, method=m, **kw)
-                     for m in ("native", "reference"))  # fmt: skip
-
-    return jax.jit(both)(y)
+    """:func:`_both_roads` in ONE jitted program, x and the width closed over as in :func:`_xw`."""
+    return jax.jit(lambda v: _both_roads(x, v, width, stats, **kw))(y)
 
 
 def _assert_road_equal(nat, ref, stats, scale_rows=None):
@@ -330,17 +331,12 @@ def test_xwidth_kernel_on_integer_and_float32_axes(closed, width):
     y = RNG.normal(size=(300, 1)).astype(FLOAT)
     stats = ("count", "sum", "mean", "std", "max", "median")
     programs = {}  # x traced: xi and xi - 10**6 share one program per width (same capacity)
-
-    def roads(x, v, w, kw):
-        return tuple(jaxsubset.rolling_statistic(x, v, w, stats, method=m, **kw)
-                     for m in ("native", "reference"))  # fmt: skip
-
     for x in (xi, xi.astype(np.float32) * np.float32(0.1), xi - 10**6):
         for w in (width, np.float32(width) * np.float32(0.1)):
             kw = dict(closed=closed, capacity=window_capacity(x, w))
             key = (x.dtype, np.asarray(w).dtype, float(w), kw["capacity"])
             if key not in programs:
-                programs[key] = jax.jit(functools.partial(roads, w=w, kw=kw))
+                programs[key] = jax.jit(functools.partial(_both_roads, width=w, stats=stats, **kw))
             _assert_road_equal(*programs[key](x, y), stats)
     assert len(programs) == 4  # (the int32 axes shared theirs)
 
