@@ -148,15 +148,24 @@ def exact_bins(x: Array, edges: Array, d: Array, nb: Any) -> tuple[Array, Array,
     bottom = jnp.full((1,), jnp.iinfo(ke.dtype).min, ke.dtype)
     top = jnp.full((2,), jnp.iinfo(ke.dtype).max, ke.dtype)
     table = jnp.concatenate([bottom, ke, top])  # table[d]: the lower edge of bin d
-    inside = (d <= nb) & (table[jnp.clip(d, 0, nb + 1)] <= kx)
-    above = (d > nb) | (kx < table[jnp.clip(d + 1, 0, nb + 2)])
-    # keys past edges[nb] (padding, +inf) count as above the last real edge
-    ok = jnp.all(((d == 0) | inside) & ((d == nb + 1) | above | (d > nb)) | jnp.isnan(x))
+    # d in [0, nb + 1]: at or above its lower edge (bin nb + 1's is the last real edge, so
+    # a point above the range is verified like any other, not sent to the search), and
+    # below its upper edge (bin nb + 1 has none: keys past edges[nb], padding +inf, count
+    # as above the last real edge)
+    inside = (d <= nb + 1) & (table[jnp.clip(d, 0, nb + 1)] <= kx)
+    below = (d >= nb + 1) | (kx < table[jnp.clip(d + 1, 0, nb + 2)])
+    ok = jnp.all((inside & below) | jnp.isnan(x))
+    return (
+        lax.cond(ok, lambda: d, lambda: key_search(ke, kx, nb)),
+        kx,
+        ke[jnp.minimum(nb, ke.shape[0] - 1)],
+    )
 
-    def search() -> Array:
-        return jnp.minimum(jnp.searchsorted(ke, kx, side="right").astype(d.dtype), nb + 1)
 
-    return lax.cond(ok, lambda: d, search), kx, ke[jnp.minimum(nb, ke.shape[0] - 1)]
+def key_search(ke: Array, kx: Array, nb: Array) -> Array:
+    """The bin numbers by a binary search of ``kx`` in the edges' keys ``ke`` (the answer the
+    arithmetic guesses are verified against; run only where one is off)."""
+    return jnp.minimum(jnp.searchsorted(ke, kx, side="right").astype(nb.dtype), nb + 1)
 
 
 POW10_INT = [10**k for k in range(19)]
