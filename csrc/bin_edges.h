@@ -10,8 +10,11 @@
 // step is: a subtraction, a product by a positive finite scale, clamps, truncation, a
 // non-decreasing table), so checking it at both ends of every bin once, for the edges at
 // hand, proves |G(x) - D(x)| <= 1 for EVERY x (D: the exact answer); then the two
-// comparisons give D exactly, with no data-dependent walk. Where the check fails (edges
-// clustered within a cell), each answer is verified and a binary search fixes it.
+// comparisons give D exactly, with no data-dependent walk. Edges spread over many orders of
+// magnitude (log-spaced bins: most edges in the lowest of equal cells) get the same table
+// over equal cells of the KEYS' span instead (a float's key grows about as its logarithm;
+// still non-decreasing in x, so the same proof). Where both checks fail (edges clustered
+// within a cell either way), each answer is verified and a binary search fixes it.
 #pragma once
 
 #include <algorithm>
@@ -104,15 +107,17 @@ class Edges {
     proven_ = check(e);
     if (!proven_) {
       direct_ = false;
-      cells(nb_ * std::max<int64_t>(1, std::min<int64_t>(4, (int64_t{1} << 20) / nb_)));
-      table_.resize(m_ + 2);
-      table_[0] = 0;
-      table_[m_ + 1] = static_cast<int32_t>(nb_ + 1);
-      for (int64_t j = 0; j < m_; ++j) {
-        const double c = scale_ > 0 ? lo_ + static_cast<double>(j) / scale_ : lo_;
-        table_[j + 1] = static_cast<int32_t>(search(key(static_cast<TX>(c))));
-      }
+      keyed_table(e);
       proven_ = check(e);
+      if (!proven_) {
+        by_key_ = true;  // the same table over the keys' span (log-spaced edges)
+        keyed_table(e);
+        proven_ = check(e);
+        if (!proven_) {  // neither proven: the value table, verified per point
+          by_key_ = false;
+          keyed_table(e);
+        }
+      }
     }
     quick_setup(e);
   }
@@ -260,17 +265,40 @@ class Edges {
     return miss != 0;
   }
 
+  // a table of the answers at the lower boundaries of up to 4 equal cells per bin, over the
+  // edges' values (by_key_ false) or their keys (true)
+  void keyed_table(const TX* e) {
+    cells(nb_ * std::max<int64_t>(1, std::min<int64_t>(4, (int64_t{1} << 20) / nb_)));
+    table_.assign(m_ + 2, 0);
+    table_[m_ + 1] = static_cast<int32_t>(nb_ + 1);
+    for (int64_t j = 0; j < m_; ++j) {
+      const double c = scale_ > 0 ? g0_ + static_cast<double>(j) / scale_ : g0_;
+      K kc;
+      if (by_key_) {  // a key between the first and last edges' (c is, up to rounding)
+        const double top = static_cast<double>(key(e[nb_]));
+        kc = static_cast<K>(std::min(std::max(c, g0_), top));
+      } else {
+        kc = key(static_cast<TX>(c));
+      }
+      table_[j + 1] = static_cast<int32_t>(search(kc));
+    }
+  }
+
+  // m equal cells over the guess's span: the edges' values, or their keys (by_key_)
   void cells(int64_t m) {
     m_ = m;
     mf_ = static_cast<double>(m);
-    const double span = hi_ - lo_;
+    g0_ = by_key_ ? static_cast<double>(ke_[1]) : lo_;
+    const double g1 = by_key_ ? static_cast<double>(ke_[nb_ + 1]) : hi_;
+    const double span = g1 - g0_;
     scale_ = span > 0 && std::isfinite(span) ? mf_ / span : 0.0;
   }
 
   // G(x): non-decreasing in x (NaN: m + 1, the top); the same operations wherever it runs
   // (the check below and every lookup: IEEE double, no contraction, see CMakeLists.txt)
   int64_t guess(TX x) const {
-    double t = (static_cast<double>(x) - lo_) * scale_;
+    const double v = by_key_ ? static_cast<double>(key(x)) : static_cast<double>(x);
+    double t = (v - g0_) * scale_;
     t = t < 0 ? -1.0 : t;  // below the first edge: cell -1 (NaN stays NaN)
     t = t < mf_ ? t : mf_;  // at or above the last, NaN: m
     const int64_t c = static_cast<int64_t>(t + 1.0);
@@ -326,7 +354,8 @@ class Edges {
   TX last_r_;
   int64_t m_ = 0;
   double lo_ = 0, hi_ = 0, mf_ = 0, scale_ = 0;
-  bool direct_ = true, proven_ = false, quick_ = false;
+  double g0_ = 0;  // the guess's origin: lo_, or the first edge's key (by_key_)
+  bool direct_ = true, proven_ = false, quick_ = false, by_key_ = false;
   double qm_ = 0, qscale_ = 0, ql_ = 0, qh_ = 0;
   std::vector<int32_t> table_;
 };

@@ -206,6 +206,51 @@ def test_native_bin_numbers_equal_binnumber(order):
     assert ref.shape == np.asarray(eager).shape
 
 
+def _spread_edges():
+    """Edge sets whose bins the kernel finds without a per-point search only over the keys'
+    span (log-spaced, over 12 orders of magnitude, mixed signs, infinite ends, subnormals),
+    and one it cannot prove either way (edges clustered within a cell: the verified walk)."""
+    big = 1e30 if FLOAT == np.float64 else 1e18
+    tiny = float(np.finfo(FLOAT).smallest_subnormal)
+    return {
+        "log": np.logspace(-6, 6, 41),
+        "log, both signs": np.r_[-np.logspace(3, -3, 20), 0.0, np.logspace(-3, 3, 20)],
+        "infinite ends": np.r_[-np.inf, np.logspace(-3, 3, 15), np.inf],
+        "subnormal to huge": np.r_[0.0, tiny, 64 * tiny, 1e-30, 1e-10, 1.0, big],
+        "clustered": np.r_[0.0, 1.0, 1.0 + 1e-6, 1.0 + 2e-6, 1.0 + 3e-6, 2.0, big],
+    }
+
+
+@pytest.mark.parametrize("name", list(_spread_edges()))
+def test_native_bin_numbers_over_spread_edges(name):
+    edges = _spread_edges()[name].astype(FLOAT)
+    assert (np.diff(edges) > 0).all()
+    fin = edges[np.isfinite(edges)]
+    below = np.nextafter(edges, FLOAT(-np.inf))
+    x = np.r_[edges, below, np.nextafter(edges, FLOAT(np.inf)), -0.0, np.nan, np.inf, -np.inf]
+    # a spread of values over the edges' orders of magnitude, both signs
+    mag = 10.0 ** RNG.uniform(-8, 8, 400)
+    x = np.r_[x, mag * RNG.choice([-1.0, 1.0], 400), RNG.uniform(fin[0], fin[-1], 100)]
+    x = x[np.isfinite(x) | np.isnan(x) | np.isin(x, edges)].astype(FLOAT)
+    xj, ej, dj = jnp.asarray(x), jnp.asarray(edges), jnp.asarray(9, jnp.int32)
+    # (the pure road jitted: eagerly, XLA divides by a broadcast power of ten as a product
+    # with its reciprocal, which can move a point on the last edge out of it)
+    want = np.asarray(jax.jit(_bin_numbers.binnumber, static_argnums=3)(xj, ej, dj, False))
+    got = jaxsubset._native.native_binnumber(
+        xj, ej, dj, lambda: _bin_numbers.binnumber(xj, ej, dj, False)
+    )
+    np.testing.assert_array_equal(np.asarray(got), want)
+    # every bin's points: the kernel's counts against NumPy's digitize of the same points
+    # (less the points just above the last edge, which SciPy's rounding rule moves into it)
+    x = x[(x <= edges[-1]) | (x > edges[-1] + abs(edges[-1]) * 1e-6)]  # (and no NaN)
+    xj = jnp.asarray(x)
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    counts = np.bincount(np.clip(np.digitize(x[inside], edges) - 1, 0, len(edges) - 2),
+                         minlength=len(edges) - 1)  # fmt: skip
+    res = jaxsubset.binned_statistic(xj, jnp.ones_like(xj), "count", edges)
+    np.testing.assert_array_equal(np.asarray(res.statistic), counts)
+
+
 def test_the_environment_switch(monkeypatch):
     monkeypatch.setenv("JAXSUBSET_NATIVE_PORTABLE", "1")
     assert _api.portable()
