@@ -78,3 +78,39 @@ def test_points_outside_the_range_keep_the_guess(uniform, monkeypatch):
         got = binnumber(jnp.asarray(x), jnp.asarray(edges), jnp.asarray(8), uniform)
     npt.assert_array_equal(np.asarray(got), want)
     npt.assert_array_equal(want, _scipy(x, edges))
+
+
+def _numpy_binnumber(x, edges, dec):
+    """SciPy's rule in NumPy: digitize, a point at or above the last edge that rounds to
+    ``dec`` decimals as the edge does in the last bin, NaN above every bin."""
+    d = np.digitize(x, edges)
+    on = (x >= edges[-1]) & (np.around(x, dec) == np.around(edges[-1], dec))
+    return np.where(np.isnan(x), len(edges), np.where(on, d - 1, d))
+
+
+def test_the_last_edge_rule_rounds_as_numpy():
+    """Points on and just above the last edge, rounded as ``numpy.around`` rounds (a true
+    division: XLA would divide by a broadcast power of ten as a product with its reciprocal,
+    which put 1e6 itself, rounded to 9 decimals, above 1e6), eagerly, under ``jit`` and under
+    ``vmap`` over the edges with one ``dec``."""
+    import jax
+
+    edges = np.logspace(-6, 6, 41).astype(FLOAT)
+    last = edges[-1]
+    up = [np.nextafter(last, FLOAT(np.inf)), last * FLOAT(1 + 1e-6), last * FLOAT(1.01)]
+    x = np.r_[last, up, edges[-2], np.inf, np.nan].astype(FLOAT)
+    scipy_dec = int(-np.log10(np.diff(edges.astype(np.float64)).min())) + 6
+    for dec in (scipy_dec, 9, 2, 0, -3):
+        want = _numpy_binnumber(x, edges, dec)
+        args = (jnp.asarray(x), jnp.asarray(edges), jnp.asarray(dec, jnp.int32))
+        npt.assert_array_equal(np.asarray(binnumber(*args, False)), want, err_msg=str(dec))
+        jitted = jax.jit(binnumber, static_argnums=3)(*args, False)
+        npt.assert_array_equal(np.asarray(jitted), want, err_msg=str(dec))
+    if X64:
+        npt.assert_array_equal(_numpy_binnumber(x, edges, scipy_dec)[:-1], _scipy(x[:-1], edges))
+    both = np.stack([edges, edges * FLOAT(2)])
+    got = jax.vmap(lambda e: binnumber(jnp.asarray(x), e, jnp.asarray(9, jnp.int32), False))(
+        jnp.asarray(both)
+    )
+    for row, e in zip(np.asarray(got), both, strict=True):
+        npt.assert_array_equal(row, _numpy_binnumber(x, e, 9))

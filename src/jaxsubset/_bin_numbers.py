@@ -11,7 +11,7 @@ import numpy as np
 from jax import lax
 
 from ._core import Array, index_dtype
-from .resolve import keys
+from .resolve import keys, unkeys
 
 
 # 10**k for every k a float64 holds (numpy.around's 10.0**decimals, no clamp below 308)
@@ -19,13 +19,48 @@ POW10 = np.array([10.0**k for k in range(0, 309)])
 
 
 def around(v: Array, dec: Array) -> Array:
-    """``numpy.around(v, dec)`` for a traced integer ``dec`` (numpy's two formulas)."""
+    """``numpy.around(v, dec)`` for a traced integer ``dec`` (numpy's two formulas).
+
+    The division is a true one, as NumPy's: XLA's CPU compiler rewrites a division by a
+    broadcast scalar (a constant, a parameter, or one broadcast by ``vmap``) as a product
+    with its rounded reciprocal, an ulp off the quotient, so the divisor is given ``v``'s
+    shape behind an optimization barrier (for the few values this runs on: the edges and
+    the bisection of :func:`last_rounding_top`, never every point).
+    """
     top = int(np.floor(np.log10(float(jnp.finfo(v.dtype).max))))
     p = jnp.asarray(POW10[: top + 1], v.dtype)[jnp.clip(jnp.abs(dec), 0, top)]
-    # a true division, as NumPy's: with a constant ``dec`` (edges closed over under jit) XLA
-    # would otherwise divide by multiplying with the rounded reciprocal, one ulp off
-    p = lax.optimization_barrier(p)
-    return jnp.where(dec >= 0, jnp.rint(v * p) / p, jnp.rint(v / p) * p)
+    # p beside every value of v (q * 0 keeps v's shape, also batched; 0 where q is not
+    # finite), which the compiler cannot see through
+    q = jnp.where(dec >= 0, v * p, v)
+    p = lax.optimization_barrier(jnp.where(jnp.isfinite(q), q * 0, 0) + p)
+    return jnp.where(dec >= 0, jnp.rint(q) / p, jnp.rint(q / p) * p)
+
+
+def last_rounding_top(last: Array, dec: Array) -> Array:
+    """The key of the largest value whose ``around(., dec)`` is the last edge's.
+
+    SciPy's rule puts a point at or above the last edge in the last bin when it rounds to
+    ``dec`` decimals as the edge does. ``around`` is non-decreasing, so those points are the
+    values from ``last`` up to one top value, whose key a bisection over the keys of scalars
+    finds (one step per key bit); every point then needs one comparison, no rounding.
+    """
+    kl = keys(last)
+    kdt = kl.dtype
+    k_inf = keys(jnp.asarray(jnp.inf, last.dtype))
+    target = around(last, dec)
+
+    def rounds_to_last(k: Array) -> Array:
+        v = unkeys(jnp.minimum(k, k_inf), last.dtype)
+        return (k <= k_inf) & (around(v, dec) == target)
+
+    def step(_: Any, lh: tuple[Array, Array]) -> tuple[Array, Array]:
+        lo, hi = lh  # rounds_to_last(lo), not rounds_to_last(hi)
+        mid = (lo >> 1) + (hi >> 1) + (lo & hi & 1)  # floor((lo + hi) / 2), no overflow
+        ok = rounds_to_last(mid)
+        return jnp.where(ok, mid, lo), jnp.where(ok, hi, mid)
+
+    lo, _ = lax.fori_loop(0, np.iinfo(kdt).bits, step, (kl, k_inf + 1))
+    return lo
 
 
 def bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
@@ -132,7 +167,8 @@ def binnumber(
             d = jnp.minimum(d, nb + 1)
     if not search:
         d, kx, k_last = exact_bins(x, edges, d, nb)
-    on_edge = (kx >= k_last) & (around(x, dec) == around(last, dec))
+    # at or above the last edge, and rounding to dec decimals as it does (SciPy's rule)
+    on_edge = (kx >= k_last) & (kx <= last_rounding_top(last, dec))
     d = jnp.where(on_edge, d - 1, d)
     return jnp.where(jnp.isnan(x), nb + 1, d)
 

@@ -74,6 +74,7 @@ from ._keys import (
     keys,
     sides,
     traced_key,
+    unkeys,
     width_operand,
 )
 from ._type import Ranges, pieces_of, real_length, to_subsets
@@ -133,6 +134,7 @@ __all__ = [
     "traced_key",
     "wide",
     "x64",
+    "unkeys",
     "width_operand",
     "window_widths",
     "xrange",
