@@ -2,12 +2,16 @@
 
 The weight of point ``j`` at point ``i`` is ``0.5 ** ((x[i] - x[j]) / halflife)``, as
 ``pandas.Series.ewm(halflife=..., times=x)`` with ``adjust=True``. The weighted moments of every
-prefix come from ONE parallel scan (``lax.associative_scan``, O(N) work, O(log N) depth; no
-serial loop over the data) of partials. A partial holds the time of its last finite reading,
-``W`` (the sum of its weights relative to that time, the last reading weighing 1), its mean as
-a shift ``k`` (the value of its last finite reading) plus ``m``, its biased variance ``V`` and
-``E = 1 - sum(w**2) / W**2`` (so the unbiased variance, pandas' ``bias=False``, is ``V / E``),
-the count of its finite readings and of its ``+inf``/``-inf`` ones.
+prefix come from ONE scan of partials under an associative merge (:func:`combine`), in blocks
+(``_core.blocked_scan``: O(N) work, ``log_64(N)`` levels of a 64-step ``lax.scan`` over every
+row at once; no serial loop over the data). The program holds a few copies of the merge
+where a ``lax.associative_scan`` holds two per level of its tree, so it, and its derivative
+above all, compile in a fraction of the time (BENCHMARKS.md, session 23). A partial holds
+the time of its last finite reading, ``W`` (the sum of its weights relative to that time,
+the last reading weighing 1), its mean as a shift ``k`` (the value of its last finite
+reading) plus ``m``, its biased variance ``V`` and ``E = 1 - sum(w**2) / W**2`` (so the
+unbiased variance, pandas' ``bias=False``, is ``V / E``), the count of its finite readings
+and of its ``+inf``/``-inf`` ones.
 
 Numerics (what is guaranteed, and why):
 
@@ -55,6 +59,7 @@ from ._core import (
     ArrayLike,
     argument_guard,
     as_x,
+    blocked_scan,
     bound_array,
     check_nan_policy,
     check_sorted_x,
@@ -81,7 +86,7 @@ def combine(a: tuple, b: tuple, lam: Array) -> tuple:
     A partial is ``(times, moments, counts)``: ``times`` ``(P, ...)`` the parts of the time of
     its last finite reading, ``moments`` ``(6, ...)`` ``W, k, m, V, E, l`` (``V``/``E`` scaled
     by ``exp(l)``), ``counts`` ``(3, ...)`` its finite, ``+inf`` and ``-inf`` readings (three
-    stacked leaves: a scan level slices three arrays, not ten). A partial without finite
+    stacked leaves: the scan reshapes three arrays, not ten). A partial without finite
     readings (NaN and infinite rows) is the identity for the moments (its infinities are
     counted), so a partial's time is that of its last finite reading and its weights stay
     relative to it. It holds ``W = 1`` and zeros, so the merge below stays finite (also in
@@ -134,7 +139,7 @@ def ewm_statistic(
     result at point ``i`` (``j <= i``; tied ``x`` weigh alike). ``"var"`` is the weighted
     variance with pandas' ``bias=False`` correction ``W**2 / (W**2 - sum(w**2))`` (on evenly
     spaced ``x`` it equals ``Series.ewm(halflife=h).var()``, where pandas cannot take
-    ``times``); ``bias=True`` gives the plain weighted variance. Computed by one parallel scan,
+    ``times``); ``bias=True`` gives the plain weighted variance. Computed by one scan in blocks,
     with shifted moments (float32 values far from zero keep the rolling moments' accuracy) and
     no NaN from weights that underflow after long gaps (the module docstring says how).
     ``+-inf`` readings are values, as in NumPy and the library's other statistics: from the
@@ -331,7 +336,7 @@ def scan_statistics(
     omit: bool,
 ) -> dict[str, Array]:
     """The pure-JAX road: the statistics of ``y2`` ``(N, C)`` (the computing dtype) at times
-    ``parts`` ``(P, N)`` by one parallel scan of :func:`combine`."""
+    ``parts`` ``(P, N)`` by one scan of :func:`combine` in blocks."""
     calc = y2.dtype
     n = y2.shape[0]
     t = jnp.broadcast_to(parts[:, :, None], (parts.shape[0], *y2.shape))
@@ -340,8 +345,9 @@ def scan_statistics(
     moments = jnp.stack([jnp.ones_like(y2), jnp.where(finite, y2, 0), zero, zero, zero, zero])
     counts = jnp.stack([finite, y2 == jnp.inf, y2 == -jnp.inf]).astype(jnp.int32)
     leaves = (t, moments, counts)
-    if n:
-        leaves = lax.associative_scan(lambda a, b: combine(a, b, lam), leaves, axis=1)
+    if n:  # pad: the identity (no finite reading), filling the last row of the blocks
+        pad = (t[:, 0], jnp.zeros_like(moments[:, 0]).at[0].set(1), jnp.zeros_like(counts[:, 0]))
+        leaves = blocked_scan(lambda a, b: combine(a, b, lam), leaves, pad, axis=1)
     (_, k, m, v, e, ell), (cnt, pos, neg) = leaves[1], leaves[2]
     good = cnt + pos + neg >= max(min_periods, 1)
     if not omit:

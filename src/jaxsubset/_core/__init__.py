@@ -40,6 +40,7 @@ from ._reduce import (
     reduce_extreme as reduce_extreme,
     squared_deviations as squared_deviations,
 )
+from ._scan import blocked_scan as blocked_scan
 from ._trace import (
     backend as backend,
     concrete_only as concrete_only,
@@ -72,6 +73,7 @@ from ._validate import (
 
 
 __all__ = [
+    "blocked_scan",
     "next_power_of_two",
     "squared_deviations",
     "reduce_extreme",
