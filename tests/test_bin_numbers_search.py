@@ -11,6 +11,7 @@ import scipy.stats
 from hypothesis import given, settings, strategies as st
 
 from jaxsubset._bin_numbers import binnumber
+from jaxsubset.resolve import keys, unkeys
 from references import FLOAT, X64
 
 
@@ -114,3 +115,49 @@ def test_the_last_edge_rule_rounds_as_numpy():
     )
     for row, e in zip(np.asarray(got), both, strict=True):
         npt.assert_array_equal(row, _numpy_binnumber(x, e, 9))
+
+
+@pytest.mark.parametrize("kind", ["log", "log, both signs"])
+def test_spread_edges_are_found_without_the_search(kind, monkeypatch):
+    """Edges over many orders of magnitude (which crowd into the lowest of equal cells of
+    their values) are looked up in cells of their keys' span: SciPy's bin numbers with no
+    fallback search (the search ran for every point of such a call before). Points on every
+    edge and one ulp below it; edges spanning the whole float range (infinite ends) are too
+    sparse in the keys' cells and keep the search (``test_native_first``'s spread edges)."""
+    import jax
+
+    from jaxsubset import _bin_numbers
+
+    edges = {
+        "log": np.logspace(-6, 6, 41),
+        "log, both signs": np.r_[-np.logspace(3, -3, 20), 0.0, np.logspace(-3, 3, 20)],
+    }[kind].astype(FLOAT)
+    rng = np.random.default_rng(3)
+    fin = edges[np.isfinite(edges)]
+    x = np.r_[
+        edges[np.isfinite(edges)],
+        np.nextafter(fin, FLOAT(-np.inf)),
+        10.0 ** rng.uniform(-7, 7, 200) * rng.choice([-1.0, 1.0], 200),
+        np.nan,
+    ].astype(FLOAT)
+    # and the values one and two keys either side of every boundary of 64 cells a bin of
+    # the keys' span (where a rounded distance could put a point in the next cell)
+    k = np.asarray(keys(jnp.asarray(edges)))
+    span = int(k[-1]) - int(k[0])
+    cells = 64 * len(edges)
+    at = [int(k[0]) + span * j // cells + o for j in range(cells) for o in (-2, -1, 0, 1)]
+    kdt = k.dtype
+    near = np.asarray(unkeys(jnp.asarray(np.clip(at, k[0], k[-1]).astype(kdt)), FLOAT))
+    x = np.r_[x, near].astype(FLOAT)
+    # (no subnormal: a float comparison may flush it, the keys' search then settles it)
+    x = x[(x == 0) | ~(np.abs(x) < np.finfo(FLOAT).tiny)]
+    want = _numpy_binnumber(x, edges, 9)
+
+    def no_search(*args):
+        raise AssertionError("the fallback search ran")
+
+    monkeypatch.setattr(_bin_numbers, "value_search", no_search)
+    monkeypatch.setattr(_bin_numbers, "key_search", no_search)
+    with jax.disable_jit():
+        got = binnumber(jnp.asarray(x), jnp.asarray(edges), jnp.asarray(9), False)
+    npt.assert_array_equal(np.asarray(got), want)

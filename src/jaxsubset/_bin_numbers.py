@@ -69,8 +69,11 @@ def bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
     A lookup table over ``64 * len(edges)`` equal cells of ``[edges[0], edges[-1]]`` holds the
     answer at every cell's lower boundary; a cell rarely holds more than one edge, so the
     answer is the table's entry plus two comparisons with the next edges (an arithmetic
-    guess, five gathers from small tables per point). Every answer is then verified against its
-    two edges; a miss (clustered edges, or rounding at a cell boundary) sends the call to
+    guess, five gathers from small tables per point). Edges spread over many orders of
+    magnitude (log-spaced bins) crowd into the lowest cells; where any cell holds more than
+    two edges, the cells divide the span of the edges' integer keys instead (a float's key
+    grows about as its logarithm). Every answer is then verified against its two edges; a
+    miss (clustered edges, or rounding at a cell boundary) sends the call to
     ``jnp.searchsorted`` under ``lax.cond``. ``jnp.searchsorted`` alone is log2(len(edges))
     dependent gathers per point.
 
@@ -80,21 +83,49 @@ def bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
     k1 = edges.shape[0]
     m = min(64 * k1, 1 << 20)
     idt = jnp.int32
-    lo = edges[0]
-    hi = edges[-1] if nbins is None else edges[nbins]
+    fdt = edges.dtype
+    last = -1 if nbins is None else nbins
     top = k1 if nbins is None else (nbins + 1).astype(idt)
+    cell = jnp.arange(m, dtype=fdt)
+    # the cells over the values
+    lo, hi = edges[0], edges[last]
     scale = m / (hi - lo)
-    cells = lo + jnp.arange(m, dtype=edges.dtype) / scale
-    table = jnp.searchsorted(edges, cells, side="right").astype(idt)
+    by_value = jnp.searchsorted(edges, lo + cell / scale, side="right").astype(idt)
+    # the cells over the keys: a key's distance from the first edge's, exact as an unsigned
+    # integer (the wrapped difference), then a float; each cell's table entry is read a
+    # little below its boundary (by more than the floats' rounding, far less than a cell), so
+    # no point that rounds into a cell is below the key its entry counts up to
+    ke, kx = keys(edges), keys(x)
+    udt = np.dtype(f"uint{8 * ke.dtype.itemsize}")
+    k0 = ke[0]
+    span = lax.bitcast_convert_type(ke[last] - k0, udt).astype(fdt)
+    kscale = m / span
+    guard = span * (4 * jnp.finfo(fdt).eps) + 1
+    bound = jnp.clip(jnp.floor(cell / kscale) - guard, 0, span).astype(udt)
+    kcell = k0 + lax.bitcast_convert_type(bound, ke.dtype)
+    by_key = jnp.searchsorted(ke, kcell, side="right").astype(idt)
+    dk = lax.bitcast_convert_type(kx - k0, udt).astype(fdt)
+    crowded = ~((scale > 0) & jnp.isfinite(scale)) | (jnp.max(jnp.diff(by_value)) > 2)
+    table = jnp.where(crowded, by_key, by_value)
     table = jnp.concatenate([jnp.zeros((1,), idt), table, jnp.full((1,), top, idt)])
-    t = jnp.clip((x - lo) * scale, -1, m)
+    # below the first edge: -1; at or above the last: m; else in cells 0 .. m - 1 whatever
+    # the rounding
+    t_key = jnp.where(kx < k0, -1, jnp.where(kx >= ke[last], m, jnp.minimum(dk * kscale, m - 1)))
+    t = jnp.where(crowded, t_key, (x - lo) * scale)
+    t = jnp.clip(t, -1, m)
     t = jnp.where(jnp.isnan(t), 0, jnp.floor(t)).astype(idt) + 1  # 0 below, m + 1 above
     a = table[t]
-    ext = jnp.concatenate([edges, jnp.full((2,), jnp.inf, edges.dtype)])
+    ext = jnp.concatenate([edges, jnp.full((2,), jnp.inf, fdt)])
     d = a + (ext[a] <= x).astype(idt) + (ext[a + 1] <= x).astype(idt)
-    low = jnp.concatenate([jnp.array([-jnp.inf], edges.dtype), ext])
+    low = jnp.concatenate([jnp.array([-jnp.inf], fdt), ext])
     ok = jnp.all(((low[d] <= x) & (x < low[d + 1])) | jnp.isnan(x))
-    return lax.cond(ok, lambda: d, lambda: jnp.searchsorted(edges, x, side="right").astype(idt))
+    return lax.cond(ok, lambda: d, lambda: value_search(edges, x))
+
+
+def value_search(edges: Array, x: Array) -> Array:
+    """``searchsorted(edges, x, side="right")`` by a binary search per point (the fallback
+    of :func:`bucketize`'s guesses, run only where one is off)."""
+    return jnp.searchsorted(edges, x, side="right").astype(jnp.int32)
 
 
 def binnumber(
