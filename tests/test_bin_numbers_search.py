@@ -161,3 +161,58 @@ def test_spread_edges_are_found_without_the_search(kind, monkeypatch):
     with jax.disable_jit():
         got = binnumber(jnp.asarray(x), jnp.asarray(edges), jnp.asarray(9), False)
     npt.assert_array_equal(np.asarray(got), want)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    gaps=st.lists(st.integers(0, 3), min_size=6, max_size=6),  # ties where a gap is 0
+    scale=st.sampled_from([1, 1000, 10**9]),
+    last=st.integers(1, 5),
+)
+def test_integer_lookup_equals_numpy_searchsorted(gaps, scale, last):
+    """``int_bucketize`` (integer and time axes): NumPy's ``searchsorted(side="right")``
+    capped at ``last + 1`` (the thresholds past ``last`` are padding), on every threshold,
+    one either side, far outside, the dtype's extremes; ties and a zero span too."""
+    import jax
+
+    from jaxsubset._bin_numbers import int_bucketize
+
+    idt = np.int64 if X64 else np.int32
+    info = np.iinfo(idt)
+    base = -(10**12) if X64 else -(10**6)
+    t = base + np.cumsum(np.asarray(gaps, np.int64)) * (scale if X64 else min(scale, 1000))
+    t = t.astype(idt)
+    t[last + 1 :] = info.max  # padding, as eager bucketing pads
+    x = np.r_[t, t - 1, t + 1, t[0] - 10**6, t[last] + 10**6, info.min, info.max]
+    x = np.clip(x, info.min, info.max).astype(idt)
+    want = np.minimum(np.searchsorted(t, x, side="right"), last + 1)
+    got = jax.jit(int_bucketize)(jnp.asarray(x), jnp.asarray(t), jnp.asarray(last))
+    npt.assert_array_equal(np.asarray(got), want)
+    npt.assert_array_equal(
+        np.asarray(int_bucketize(jnp.asarray(x), jnp.asarray(t))),
+        np.searchsorted(t, x, side="right"),
+    )
+
+
+def test_a_time_axis_is_found_without_the_search(monkeypatch):
+    """Daily edges in int64 nanoseconds padded as eager bucketing pads (the dtype's largest
+    value past the last real edge): every point's bin from the lookup, no binary search."""
+    import jax
+
+    from jaxsubset import _bin_numbers
+
+    if not X64:
+        pytest.skip("int64 nanoseconds need JAX's 64-bit mode")
+    day = 86_400 * 10**9
+    t = np.r_[1_600_000_000 * 10**9 + day * np.arange(366), [np.iinfo(np.int64).max] * 15]
+    rng = np.random.default_rng(4)
+    x = np.r_[t[:366], t[:366] - 1, rng.integers(t[0] - day, t[365] + day, 3000)]
+    want = np.minimum(np.searchsorted(t, x, side="right"), 366)
+
+    def no_search(*args):
+        raise AssertionError("the fallback search ran")
+
+    monkeypatch.setattr(_bin_numbers, "value_search", no_search)
+    with jax.disable_jit():
+        got = _bin_numbers.int_bucketize(jnp.asarray(x), jnp.asarray(t), jnp.asarray(365))
+    npt.assert_array_equal(np.asarray(got), want)

@@ -101,3 +101,20 @@ def test_native_reports_the_native_road(monkeypatch):
     assert e.choices[0].roads == (("std", "native"),)
     want = pd.Series(Y.astype(np.float64)).rolling(5, min_periods=1).std(ddof=0)
     np.testing.assert_allclose(e.result, want, **tol())
+
+
+def test_native_bins_of_an_integer_axis_take_whole_blocks(monkeypatch):
+    """The kernel finds the bins of float x itself; those of an integer (time) axis would
+    come from XLA first, every point's, so sorted integer x takes whole blocks (the bins of
+    a few points) and float x the native pass. Both equal NumPy's."""
+    from jaxsubset import _native
+
+    monkeypatch.delenv("JAXSUBSET_NATIVE", raising=False)
+    if not _native.usable():
+        pytest.skip(f"the native road is {_native.status()}")
+    xi = np.arange(Y.shape[0], dtype=np.int32) * 3
+    want = Y.astype(np.float64).reshape(5, -1).mean(axis=1)
+    for x, layout in ((xi, "blocks"), (xi.astype(FLOAT), "labels")):
+        e = jaxsubset.explain(jaxsubset.binned_statistic, x, Y, "mean", bins=5)
+        assert e.choices[0].layout == layout, x.dtype
+        np.testing.assert_allclose(e.result.statistic, want, **tol())

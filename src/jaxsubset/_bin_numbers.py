@@ -122,6 +122,48 @@ def bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
     return lax.cond(ok, lambda: d, lambda: value_search(edges, x))
 
 
+def int_bucketize(x: Array, t: Array, last: Any = None) -> Array:
+    """``minimum(searchsorted(t, x, side="right"), last + 1)`` for many integer ``x`` and few
+    non-decreasing integer ``t`` of its dtype (an integer or time axis), exactly.
+
+    ``last`` (an index, may be traced; default the last): the thresholds past it are padding
+    (eager bucketing pads with the dtype's largest value), left out of the lookup's span.
+    :func:`bucketize`'s lookup over the integers: a table over ``64 * len(t)`` equal cells
+    of ``[t[0], t[last]]`` (a point's distance from ``t[0]`` exact as an unsigned integer,
+    then a float; each entry read a little below its cell's boundary, so rounding never
+    overcounts), two comparisons with the next thresholds, every answer verified, a binary
+    search of every point where one is off. A binary search alone is log2(len(t)) dependent
+    gathers per point (BENCHMARKS.md, session 23).
+    """
+    k1 = t.shape[0]
+    m = min(64 * k1, 1 << 20)
+    idt = jnp.int32
+    top = jnp.asarray(k1 - 1 if last is None else last, idt)
+    x64 = x.dtype.itemsize == 8 and jax.config.read("jax_enable_x64")
+    fdt = jnp.float64 if x64 else jnp.float32
+    udt = np.dtype(f"uint{8 * x.dtype.itemsize}")
+    t0, tl = t[0], t[top]
+    span_u = lax.bitcast_convert_type(tl - t0, udt)  # exact (the wrapped difference)
+    span = span_u.astype(fdt)
+    scale = jnp.where(span > 0, m / jnp.where(span > 0, span, 1), 0)
+    guard = span * (4 * jnp.finfo(fdt).eps) + 1
+    cell = jnp.arange(m, dtype=fdt) / jnp.where(scale > 0, scale, 1)
+    bound = jnp.clip(jnp.floor(cell) - guard, 0, span * (1 - 2 * jnp.finfo(fdt).eps))
+    bound = jnp.minimum(bound.astype(udt), span_u)
+    table = jnp.searchsorted(t, t0 + lax.bitcast_convert_type(bound, x.dtype), side="right")
+    table = jnp.concatenate([jnp.zeros((1,), idt), table.astype(idt), (top + 1)[None]])
+    dk = lax.bitcast_convert_type(x - t0, udt).astype(fdt)
+    c = jnp.where(x < t0, -1, jnp.where(x >= tl, m, jnp.minimum(dk * scale, m - 1)))
+    a = table[jnp.floor(c).astype(idt) + 1]
+    info = jnp.iinfo(x.dtype)
+    ext = jnp.concatenate([t, jnp.full((2,), info.max, t.dtype)])
+    d = a + (ext[a] <= x).astype(idt) + (ext[a + 1] <= x).astype(idt)
+    d = jnp.minimum(d, top + 1)
+    low = jnp.concatenate([jnp.full((1,), info.min, t.dtype), ext])
+    ok = jnp.all((low[d] <= x) & ((d == top + 1) | (x < low[d + 1])))
+    return lax.cond(ok, lambda: d, lambda: jnp.minimum(value_search(t, x), top + 1))
+
+
 def value_search(edges: Array, x: Array) -> Array:
     """``searchsorted(edges, x, side="right")`` by a binary search per point (the fallback
     of :func:`bucketize`'s guesses, run only where one is off)."""
@@ -157,7 +199,10 @@ def binnumber(
     nb: Any = edges.shape[0] - 1 if nbins is None else nbins.astype(idt)
     last = edges[-1] if nbins is None else edges[nb]
     if jnp.issubdtype(edges.dtype, jnp.integer):
-        d = jnp.searchsorted(edges, x, side="right").astype(idt)
+        if x.dtype == edges.dtype:
+            d = int_bucketize(x, edges, None if nbins is None else nb).astype(idt)
+        else:
+            d = jnp.searchsorted(edges, x, side="right").astype(idt)
         if nbins is not None:  # the padding edges (x's largest value) are at or above every x
             d = jnp.minimum(d, nb + 1)
         return jnp.where(x == last, d - 1, d)
@@ -260,7 +305,7 @@ def int_binnumber(x: Array, edges: Array, dec: Array, nbins: Array | None = None
     t = jnp.where(fits, jnp.maximum(ce, float(info.min)), 0).astype(x.dtype)
     t = jnp.where(fits, t, info.max)  # beyond the range: a sorted suffix, clamped below
     n_fit = jnp.sum(fits).astype(idt)
-    d = jnp.minimum(jnp.searchsorted(t, x, side="right").astype(idt), n_fit)
+    d = jnp.minimum(int_bucketize(x, t, jnp.maximum(n_fit - 1, 0)).astype(idt), n_fit)
     li: Any = -1 if nbins is None else nbins.astype(idt)  # the last real edge
     # the last edge: x >= e_last and around(x, dec) == around(e_last, dec)
     target = around(edges[li], dec)

@@ -295,7 +295,13 @@ def binned_run(
     blocks = False
     if fn is None:  # the road choice, asked here at the boundary (recorded by explain)
         request = Request(func, "bins", (statistic,), method, 0, nan_policy == "omit", capacity)
-        blocks = choose(request, x_sorted=x_sorted, n=n_pts, k=nbins).layout == "blocks"
+        # the kernel finds the bins from float x itself; an integer or time axis' bin
+        # numbers come from XLA first, every point's, where whole blocks read a few
+        xf = jnp.issubdtype(x.dtype, jnp.floating)
+        as_edges = jax.ShapeDtypeStruct(x.shape, edges.dtype)  # x in the edges' dtype
+        resolved = bool(xf and _native.x_resolvable(as_edges, edges))
+        choice = choose(request, x_sorted=x_sorted, n=n_pts, k=nbins, resolved=resolved)
+        blocks = choice.layout == "blocks"
     ch = tuple(values.shape[:-1])
     fill = None
     if n_pts > 0 and _bucket.bucketed(x, values, edges, dec):

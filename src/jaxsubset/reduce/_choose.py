@@ -92,6 +92,7 @@ def choose(
     capacity: int | None = None,
     x_sorted: bool = True,
     windows: tuple[Any, Any] | None = None,
+    resolved: bool = True,
 ) -> Choice:
     """THE road choice for one call (recorded while :func:`jaxsubset.explain` runs).
 
@@ -104,6 +105,9 @@ def choose(
         capacity: the padded length of the order statistics' road (None: none).
         x_sorted: for bins, whether x is sorted (then every bin is an index range). For bins
             ``k`` is the number of bins and ``n`` the number of points.
+        resolved: for bins, whether the native kernel finds the bins from x itself (float x
+            against edges of its dtype); else every point's bin number is computed in XLA
+            first (integer and time axes).
         windows: for one x-width window per row, the resolved ``(start, count)`` on the
             host: fixed-count windows (:func:`fixed_count`) are reduced as such. A probe
             that finds none is not recorded (the caller then asks with ``bound`` and
@@ -118,7 +122,7 @@ def choose(
     if request.kind == "sliding":
         layout, why = "sliding", "fixed-count windows"
     elif request.kind == "bins":
-        layout, why = bins_layout(x_sorted, stats, method, n=n, nbins=k)
+        layout, why = bins_layout(x_sorted, stats, method, n=n, nbins=k, resolved=resolved)
     else:
         if request.kind == "windows" and windows is not None:
             fixed = fixed_count(*windows)
@@ -230,12 +234,16 @@ def bins_layout(
     *,
     n: int = 0,
     nbins: int = 0,
+    resolved: bool = True,
 ) -> tuple[str, str]:
     """How disjoint bins are reduced: ``("blocks" | "labels" | "ranges", why)``.
 
     Bins of sorted x are also index ranges. ``"auto"`` takes the native road on the CPU where
     the kernels run (``"labels"``, every statistic native: the kernel resolves each point's
-    bin from x and the edges, and finds the bins of sorted x by a binary search per edge).
+    bin from x and the edges, and finds the bins of sorted x by a binary search per edge),
+    unless the kernel cannot resolve them (``resolved`` False: integer and time axes, whose
+    every bin number XLA would compute first) and whole blocks apply, which read the bins of
+    a few points only.
     Else it reduces bins of sorted x by whole blocks (``_statistics._blocks``: a vectorised
     pass per statistic instead of a scatter per point, on every backend) where every
     statistic asked is one of :data:`BLOCK_BIN_STATISTICS` and the ``n`` points fill the
@@ -252,14 +260,15 @@ def bins_layout(
         return "ranges", f"method={method!r} is a range road"
     if method == "reference":
         return ("ranges", "sorted x") if x_sorted else ("labels", "unsorted x")
-    if method == "auto" and all(native_first(s) for s in stats):
-        return "labels", "on the CPU: one native pass, the bins resolved in the kernel"
-    if (
+    blockable = (
         x_sorted
         and method == "auto"
         and all(base_name(s) in BLOCK_BIN_STATISTICS for s in stats)
         and block_size(n, nbins) is not None
-    ):
+    )
+    if method == "auto" and all(native_first(s) for s in stats) and (resolved or not blockable):
+        return "labels", "on the CPU: one native pass, the bins resolved in the kernel"
+    if blockable:
         return "blocks", f"sorted x, {n} points in {nbins} bins: whole blocks"
     if backend() == "cpu":
         return "labels", "bins on the CPU: scatters by label"
