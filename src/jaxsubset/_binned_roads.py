@@ -298,8 +298,7 @@ def binned_run(
         # the kernel finds the bins from float x itself; an integer or time axis' bin
         # numbers come from XLA first, every point's, where whole blocks read a few
         xf = jnp.issubdtype(x.dtype, jnp.floating)
-        as_edges = jax.ShapeDtypeStruct(x.shape, edges.dtype)  # x in the edges' dtype
-        resolved = bool(xf and _native.x_resolvable(as_edges, edges))
+        resolved = bool(xf and _native.x_resolvable(edges, edges))  # (x in the edges' dtype)
         choice = choose(request, x_sorted=x_sorted, n=n_pts, k=nbins, resolved=resolved)
         blocks = choice.layout == "blocks"
     ch = tuple(values.shape[:-1])

@@ -20,9 +20,9 @@ floating-point results differ from a tree's in the last bits.
 from collections.abc import Callable
 from typing import Any
 
-import jax
 import jax.numpy as jnp
-from jax import lax
+from jax import lax, vmap
+from jax.tree_util import tree_leaves, tree_map
 
 
 BLOCK = 64
@@ -65,17 +65,18 @@ def blocked_scan(
 
     Example:
         >>> import jax.numpy as jnp
-        >>> blocked_scan(lambda a, b: a + b, jnp.arange(1, 6), jnp.asarray(0), block=2)
-        Array([ 1,  3,  6, 10, 15], dtype=int32)
+        >>> ones = jnp.ones(5, jnp.float32)
+        >>> blocked_scan(lambda a, b: a + b, ones, jnp.float32(0), block=2).tolist()
+        [1.0, 2.0, 3.0, 4.0, 5.0]
     """
-    moved = jax.tree.map(lambda a: jnp.moveaxis(a, axis, 0), elems)
-    n = jax.tree.leaves(moved)[0].shape[0]
+    moved = tree_map(lambda a: jnp.moveaxis(a, axis, 0), elems)
+    n = tree_leaves(moved)[0].shape[0]
     out = _scan(fn, moved, pad, block) if n else moved
-    return jax.tree.map(lambda a: jnp.moveaxis(a, 0, axis), out)
+    return tree_map(lambda a: jnp.moveaxis(a, 0, axis), out)
 
 
 def _scan(fn: Callable[[Any, Any], Any], elems: Any, pad: Any, block: int) -> Any:
-    n = jax.tree.leaves(elems)[0].shape[0]
+    n = tree_leaves(elems)[0].shape[0]
     if n <= block:
         return _rows(fn, pad, elems)
     rows = -(-n // block)
@@ -85,19 +86,17 @@ def _scan(fn: Callable[[Any, Any], Any], elems: Any, pad: Any, block: int) -> An
         if fill:
             p = jnp.broadcast_to(jnp.asarray(p, a.dtype), (fill, *a.shape[1:]))
             a = jnp.concatenate([a, p])
-        return jnp.swapaxes(a.reshape(rows, block, *a.shape[1:]), 0, 1)
+        return jnp.moveaxis(a.reshape(rows, block, *a.shape[1:]), 0, 1)
 
-    blocks = jax.tree.map(to_rows, elems, pad)
-    every = jax.vmap(fn)
-    first = jax.tree.map(lambda a: a[0], blocks)
-    totals = lax.scan(
-        lambda c, e: (every(c, e), None), first, jax.tree.map(lambda a: a[1:], blocks)
-    )[0]  # each row merged, in order
+    blocks = tree_map(to_rows, elems, pad)
+    every = vmap(fn)
+    first = tree_map(lambda a: a[0], blocks)
+    totals = lax.scan(lambda c, e: (every(c, e), None), first, tree_map(lambda a: a[1:], blocks))[
+        0
+    ]  # each row merged, in order
     upto = _scan(fn, totals, pad, block)  # the rows' prefixes
-    before = jax.tree.map(  # the prefix before each row: the identity before the first
+    before = tree_map(  # the prefix before each row: the identity before the first
         lambda p, u: jnp.concatenate([jnp.asarray(p, u.dtype)[None], u[:-1]]), pad, upto
     )
     out = _rows(every, before, blocks)
-    return jax.tree.map(
-        lambda a: jnp.swapaxes(a, 0, 1).reshape(rows * block, *a.shape[2:])[:n], out
-    )
+    return tree_map(lambda a: jnp.moveaxis(a, 0, 1).reshape(rows * block, *a.shape[2:])[:n], out)
