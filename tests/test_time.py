@@ -185,3 +185,19 @@ def test_time_axis_needs_x64():
             jaxsubset.select(t, y, "1960-01-01", "1970-01-01", capacity=4)
     finally:
         jax.config.update("jax_enable_x64", True)
+
+
+@needs_x64
+def test_to_ns_of_every_unit_and_a_fresh_array():
+    """``datetime64[ns]`` dates are already int64 nanoseconds (no conversion, no range check:
+    every one fits) and come back as a new array, as those of other units do; NaT is an
+    error in either."""
+    ns = np.array(["1677-09-22T00:00:00.000000001", "2000-02-29T12:00", "2262-04-10"],
+                  "datetime64[ns]")  # fmt: skip
+    got = jaxsubset.to_ns(ns)
+    assert got.dtype == np.int64 and not np.shares_memory(got, ns)
+    np.testing.assert_array_equal(got, ns.astype(np.int64))
+    ms = ns.astype("datetime64[ms]")
+    np.testing.assert_array_equal(jaxsubset.to_ns(ms), ms.astype("datetime64[ns]").astype(np.int64))
+    with pytest.raises(ValueError, match="NaT"):
+        jaxsubset.to_ns(np.array(["2000-01-01", "NaT"], "datetime64[ns]"))

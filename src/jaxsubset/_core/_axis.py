@@ -124,6 +124,8 @@ def datetime_to_ns(value: Any, name: str, func: str) -> np.ndarray:
         ) from None
     if np.isnat(arr).any():
         raise ValueError(f"{func}: `{name}` holds NaT (a missing date); a date must be known")
+    if arr.dtype == np.dtype("datetime64[ns]"):  # int64 ns already: every date fits
+        return arr.view(np.int64).copy()  # (a copy, as the conversion below makes)
     coarse = arr.astype("datetime64[s]")
     if (coarse < NS_MIN).any() or (coarse > NS_MAX).any():
         raise ValueError(
