@@ -216,3 +216,49 @@ def test_a_time_axis_is_found_without_the_search(monkeypatch):
     with jax.disable_jit():
         got = _bin_numbers.int_bucketize(jnp.asarray(x), jnp.asarray(t), jnp.asarray(365))
     npt.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize(
+    "lo, hi, nbins, dec",
+    [
+        (1e7, 1e7 + 1, 100, 9),  # float32: edges 1 apart and many equal (one ulp is 1.0)
+        (-1.0, 1.0, 3, 9),  # ordinary: the proof holds, no check
+        (0.0, 1e-37, 100, 30),  # float32: a reciprocal of the span beyond the dtype
+        (1e300, 1e300 * (1 + 1e-12), 1000, 0),  # float64: edges a few ulps apart, uneven
+    ],
+)
+def test_uniform_guesses_are_trusted_only_where_proven(lo, hi, nbins, dec, monkeypatch):
+    """Evenly meant edges whose rounding moves them by a bin or more (or whose span's
+    reciprocal is not a float) must not take the unchecked road: the bin numbers are
+    NumPy's ``searchsorted`` with SciPy's last-edge rule at every edge, one ulp either side
+    and between. Ordinary edges take it: the checked road (``settle``) does not run."""
+    import jax
+
+    from jaxsubset import _bin_numbers
+
+    with np.errstate(over="ignore"):
+        edges = np.linspace(lo, hi, nbins + 1).astype(FLOAT)
+    if not np.isfinite(edges).all():
+        pytest.skip("edges beyond float32")
+    fin = edges
+    mid = (fin[:-1] / 2 + fin[1:] / 2).astype(FLOAT)
+    x = np.r_[
+        fin, np.nextafter(fin, FLOAT(-np.inf)), np.nextafter(fin, FLOAT(np.inf)), mid, np.nan
+    ].astype(FLOAT)
+    want = _numpy_binnumber(x, edges, dec)
+    settled = []
+    monkeypatch.setattr(_bin_numbers, "settle", lambda *a: settled.append(1) or SETTLE(*a))
+    with jax.disable_jit():  # a lax.cond runs its taken branch only
+        got = binnumber(jnp.asarray(x), jnp.asarray(edges), jnp.asarray(dec), True)
+    npt.assert_array_equal(np.asarray(got), want)
+    if (lo, hi) == (-1.0, 1.0):
+        assert not settled  # proven: no check
+    elif FLOAT == np.float32 and hi < 1e30:
+        assert settled  # rounded edges or span: checked
+    jitted = jax.jit(binnumber, static_argnums=3)(
+        jnp.asarray(x), jnp.asarray(edges), jnp.asarray(dec), True
+    )
+    npt.assert_array_equal(np.asarray(jitted), want)
+
+
+SETTLE = __import__("jaxsubset._bin_numbers", fromlist=["settle"]).settle

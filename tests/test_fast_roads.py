@@ -387,3 +387,40 @@ def test_compiled_programs_per_call_are_unchanged():
         g(r, y)
         g(plain, y)
     assert len(seen) == 1
+
+
+# ------------------------------------------------------------------------ the scatter road
+@pytest.mark.parametrize("offset", [0, 1])
+def test_the_scatter_road_reads_labels_as_they_are(offset):
+    """The scatter road takes the labels without a cleaning pass (XLA's scatter drops what
+    is out of range): labels below ``offset`` (negative ones too), at and past
+    ``offset + nbins`` and far past it put a point in no bin, never in a wrapped or clipped
+    one; every statistic of the road equals NumPy's per bin, eagerly and under ``jit``."""
+    from jaxsubset._statistics._labels import reduce_labels
+    from jaxsubset.reduce import Request
+
+    nb = 5
+    rng = np.random.default_rng(5)
+    lab = rng.integers(-3, nb + 4, 400) + offset
+    lab[:4] = [-(2**31), 2**31 - 1, offset - 1, offset + nb]
+    y = rng.normal(size=(400, 2)).astype(FLOAT)
+    y[lab == offset + 2] = 3.5  # a constant bin: variance exactly 0
+    stats = ("count", "sum", "mean", "std", "min", "max", "median")
+    request = Request("reduce_labels", "bins", stats, method="scatter")
+
+    def run(y, lab):
+        return reduce_labels(y, lab, nb, request, offset=offset)
+
+    for got in (run(jnp.asarray(y), jnp.asarray(lab, jnp.int32)), jax.jit(run)(y, lab)):
+        for k in range(nb):
+            v = y[lab == offset + k].astype(np.float64)
+            want = {
+                "count": len(v), "sum": v.sum(0), "mean": v.mean(0), "std": v.std(0),
+                "min": v.min(0), "max": v.max(0), "median": np.median(v, 0),
+            }  # fmt: skip
+            for s in stats:
+                np.testing.assert_allclose(
+                    np.asarray(got[s][k], np.float64), want[s], rtol=8 * EPS, atol=8 * EPS,
+                    err_msg=f"{s} of bin {k}",
+                )  # fmt: skip
+        assert np.all(np.asarray(got["std"][2]) == 0)

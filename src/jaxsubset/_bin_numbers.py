@@ -3,6 +3,7 @@ rule, exact on integer and time axes and for subnormals, and each bin's index ra
 ``x``. The labels every road of :func:`jaxsubset.binned_statistic` reads.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -63,22 +64,23 @@ def last_rounding_top(last: Array, dec: Array) -> Array:
     return lo
 
 
-def bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
-    """``searchsorted(edges, x, side="right")`` for many float ``x`` and few increasing edges.
+def table_guess(x: Array, edges: Array, nbins: Array | None = None) -> Array:
+    """A guess ``g`` of ``searchsorted(edges, x, side="right")`` for many float ``x`` and few
+    increasing edges, the answer in ``[g - 1, g + 1]`` wherever the table is not crowded
+    (:func:`settle` verifies it and makes it exact).
 
     A lookup table over ``64 * len(edges)`` equal cells of ``[edges[0], edges[-1]]`` holds the
     answer at every cell's lower boundary; a cell rarely holds more than one edge, so the
-    answer is the table's entry plus two comparisons with the next edges (an arithmetic
-    guess, five gathers from small tables per point). Edges spread over many orders of
-    magnitude (log-spaced bins) crowd into the lowest cells; where any cell holds more than
-    two edges, the cells divide the span of the edges' integer keys instead (a float's key
-    grows about as its logarithm). Every answer is then verified against its two edges; a
-    miss (clustered edges, or rounding at a cell boundary) sends the call to
-    ``jnp.searchsorted`` under ``lax.cond``. ``jnp.searchsorted`` alone is log2(len(edges))
+    answer is the table's entry or one of the two above it (an arithmetic guess, one gather
+    from a small table per point). Edges spread over many orders of magnitude (log-spaced
+    bins) crowd into the lowest cells; where any cell holds more than two edges, the cells
+    divide the span of the edges' integer keys instead (a float's key grows about as its
+    logarithm). Edges clustered in the keys too leave guesses further off, which
+    :func:`settle` hands to the search. ``jnp.searchsorted`` alone is log2(len(edges))
     dependent gathers per point.
 
     ``nbins`` (traced): the edges past ``edges[nbins]`` are padding (+inf, see
-    :func:`binnumber`); a point above the last real edge still gets ``nbins + 1``.
+    :func:`binnumber`); a point above the last real edge guesses ``nbins + 1``.
     """
     k1 = edges.shape[0]
     m = min(64 * k1, 1 << 20)
@@ -107,19 +109,91 @@ def bucketize(x: Array, edges: Array, nbins: Array | None = None) -> Array:
     dk = lax.bitcast_convert_type(kx - k0, udt).astype(fdt)
     crowded = ~((scale > 0) & jnp.isfinite(scale)) | (jnp.max(jnp.diff(by_value)) > 2)
     table = jnp.where(crowded, by_key, by_value)
-    table = jnp.concatenate([jnp.zeros((1,), idt), table, jnp.full((1,), top, idt)])
+    # each entry one above the count at its cell's boundary (the middle of the three answers)
+    table = jnp.concatenate([jnp.ones((1,), idt), table + 1, jnp.full((1,), top, idt)])
     # below the first edge: -1; at or above the last: m; else in cells 0 .. m - 1 whatever
     # the rounding
     t_key = jnp.where(kx < k0, -1, jnp.where(kx >= ke[last], m, jnp.minimum(dk * kscale, m - 1)))
     t = jnp.where(crowded, t_key, (x - lo) * scale)
     t = jnp.clip(t, -1, m)
     t = jnp.where(jnp.isnan(t), 0, jnp.floor(t)).astype(idt) + 1  # 0 below, m + 1 above
-    a = table[t]
-    ext = jnp.concatenate([edges, jnp.full((2,), jnp.inf, fdt)])
-    d = a + (ext[a] <= x).astype(idt) + (ext[a + 1] <= x).astype(idt)
-    low = jnp.concatenate([jnp.array([-jnp.inf], fdt), ext])
-    ok = jnp.all(((low[d] <= x) & (x < low[d + 1])) | jnp.isnan(x))
-    return lax.cond(ok, lambda: d, lambda: value_search(edges, x))
+    return table[t]
+
+
+def count_window(kx: Array, ke: Array, g: Array, nb: Any) -> tuple[Array, Array]:
+    """``(d, c)``: the bin numbers ``g - 2 + c`` (at most ``nb + 1``) from guesses ``g`` in
+    ``[0, nb + 1]``, where ``c`` counts the four edges ``g - 2 .. g + 1`` at or below each
+    point, all in the order-preserving integer keys of ``x`` (``kx``) and of the edges
+    (``ke``; edges before the first are -inf, past ``edges[nb]`` +inf).
+
+    A count of 1 to 3 puts the answer strictly inside those four edges, so ``d`` is
+    ``searchsorted(edges, x, side="right")`` exactly wherever the guess is off by at most
+    one, whatever its rounding; a count of 0 or 4 marks a guess off by more. One read of
+    four neighbouring keys per point. The keys, not float comparisons: those flush
+    subnormals to zero on the CPU (NumPy's ``test_gh_23110``: -0.9e-308 in the first of two
+    bins over ``(-1e-308, -2e-313)``).
+    """
+    idt = g.dtype
+    info = jnp.iinfo(ke.dtype)
+    k1 = ke.shape[0]
+    nb = jnp.asarray(nb, idt)
+    real = jnp.where(jnp.arange(k1) <= nb, ke, info.max)
+    table = jnp.concatenate(
+        [jnp.full((2,), info.min, ke.dtype), real, jnp.full((2,), info.max, ke.dtype)]
+    )
+    window = jnp.stack([table[k : k + k1 + 1] for k in range(4)], axis=1)  # row g: g-2 .. g+1
+    g = jnp.clip(g, 0, k1)
+    c = jnp.sum(window[g] <= kx[:, None], axis=1, dtype=jnp.int32).astype(idt)
+    return jnp.minimum(g - 2 + c, nb + 1), c
+
+
+def settle(x: Array, ke: Array, g: Array, nb: Any) -> Array:
+    """:func:`count_window`'s bin numbers, verified: where any point's guess was off by more
+    than one (a count of 0 or 4; NaN ``x`` is left to the caller), every point's number by
+    :func:`key_search` instead, under ``lax.cond``."""
+    kx = keys(x)
+    d, c = count_window(kx, ke, g, nb)
+    ok = jnp.all(((c >= 1) & (c <= 3)) | jnp.isnan(x))
+    # the search recomputes the keys from x: kx passed to it would be materialized
+    return lax.cond(ok, lambda: d, lambda: key_search(ke, keys(x), nb))
+
+
+def uniform_guess(x: Array, edges: Array, nb: Any) -> tuple[Callable[[], Array], Array]:
+    """``(guess, proven)``: a function of no argument computing the guesses
+    ``floor((x - lo) * nb / (hi - lo)) + 1`` of the bin numbers over edges meant to be equal
+    (``lo = edges[0]``, ``hi = edges[nb]``), in ``[0, nb + 1]`` (called inside the branch
+    that reads them, so they fuse with it rather than fill an array), and whether every one
+    of them is provably off by at most one (then :func:`count_window` is exact without its
+    check).
+
+    The guess's position ``t`` is three rounded operations from ``(x - lo) * nb / (hi - lo)``:
+    a relative error of at most ``4u`` (``u`` the unit roundoff), so at most ``4u (nb + 2)``
+    bins for a point within a bin of the range (one further out is clipped to 0 or
+    ``nb + 1``, the right answer whatever the error, while ``4u (nb + 2) < 1``). The edges
+    themselves sit at positions ``p_k`` up to ``dev`` bins from ``k`` (rounded edges, or a
+    lopsided linspace), measured here with the same arithmetic (a further ``4u (nb + 2)``).
+    A CPU that flushes subnormals to zero moves a point or an edge by under ``tiny``: at most
+    ``tiny * scale`` bins. A point in bin ``A`` (``p_{A-1} <= t < p_A``) then guesses within
+    ``[A - 1, A + 1]`` when the sum of those bounds is under 1; ``proven`` demands under
+    1/2. Spans or reciprocals beyond the dtype (float32 edges near +-3e38, 100 bins over
+    1e-37) are never proven.
+    """
+    idt = jnp.int32
+    fdt = edges.dtype
+    info = jnp.finfo(fdt)
+    lo, hi = edges[0], edges[nb]
+    scale = nb / (hi - lo)
+
+    def guess() -> Array:
+        g = jnp.floor((x - lo) * scale) + 1
+        return jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
+
+    k = jnp.arange(edges.shape[0])
+    real = k <= nb
+    dev = jnp.max(jnp.where(real, jnp.abs((edges - lo) * scale - k), 0))
+    rounding = 8 * (info.eps / 2) * (nb + 2) + 4 * info.tiny * scale
+    proven = (scale > 0) & jnp.isfinite(scale) & (dev + rounding < 0.5)
+    return guess, proven
 
 
 def int_bucketize(x: Array, t: Array, last: Any = None) -> Array:
@@ -194,8 +268,11 @@ def binnumber(
     alone, without the arithmetic guess and its verified fallbacks: the answer the guess is
     verified against, so the same numbers, from a far smaller program (for a few points:
     the blocks road's block ends and cut blocks).
+
+    Returns int32 bin numbers (a bin number fits whatever the number of points; half the
+    bytes of int64 for the passes and scatters that read them).
     """
-    idt = index_dtype()
+    idt = jnp.int32
     nb: Any = edges.shape[0] - 1 if nbins is None else nbins.astype(idt)
     last = edges[-1] if nbins is None else edges[nb]
     if jnp.issubdtype(edges.dtype, jnp.integer):
@@ -209,74 +286,34 @@ def binnumber(
     if jnp.issubdtype(x.dtype, jnp.integer):
         return int_binnumber(x, edges, dec, nbins)
     x = x.astype(edges.dtype)
+    ke = keys(edges)
+    k_last = ke[jnp.minimum(nb, ke.shape[0] - 1)]
+    top = last_rounding_top(last, dec)
+
+    def exact(d: Array) -> Array:  # SciPy's last-edge rule and NaN, in the same pass
+        # at or above the last edge, and rounding to dec decimals as it does
+        kx = keys(x)
+        d = jnp.where((kx >= k_last) & (kx <= top), d - 1, d)
+        return jnp.where(jnp.isnan(x), nb + 1, d)
+
     if search:
-        kx, ke = keys(x), keys(edges)
-        d = jnp.minimum(jnp.searchsorted(ke, kx, side="right").astype(idt), nb + 1)
-        k_last = ke[jnp.minimum(nb, ke.shape[0] - 1)]
-    elif uniform:
-        lo, hi = edges[0], last
-        scale = nb / (hi - lo)
-
-        def guess() -> Array:
-            g = jnp.floor((x - lo) * scale) + 1
-            return jnp.clip(jnp.where(jnp.isnan(g), nb + 1, g), 0, nb + 1).astype(idt)
-
-        def searched() -> Array:  # no arithmetic guess: the search, exact
-            return jnp.minimum(jnp.searchsorted(edges, x, side="right"), nb + 1).astype(idt)
-
-        # the span or its reciprocal beyond the dtype (float32 edges near +-3e38, or 100 bins
-        # over 1e-37) would make every guess 0 or NaN, further off than the steps below mend
-        ok = (scale > 0) & jnp.isfinite(scale)
-        g = lax.cond(ok, guess, searched)
-        # the guess is off by at most one bin; the four edges around it make it exact: with
-        # e[-1] = -inf and e[nb + 1] = +inf, the bin number is the number of edges at or
-        # below x, (g - 2) + those of e[g - 2 .. g + 1] (one read of four neighbours per
-        # point, not two dependent steps of two reads each)
-        ninf = jnp.full((2,), -jnp.inf, edges.dtype)
-        table = jnp.concatenate([ninf, edges, -ninf]).astype(edges.dtype)
-        window = jnp.stack([table[k : k + table.shape[0] - 3] for k in range(4)], axis=1)
-        d = g - 2 + jnp.sum(window[g] <= x[:, None], axis=1, dtype=jnp.int32).astype(idt)
-        d = jnp.clip(d, 0, nb + 1)
-    else:
-        d = bucketize(x, edges, nbins).astype(idt)
-        if nbins is not None:  # +inf is above every real edge and at or below the padding
-            d = jnp.minimum(d, nb + 1)
-    if not search:
-        d, kx, k_last = exact_bins(x, edges, d, nb)
-    # at or above the last edge, and rounding to dec decimals as it does (SciPy's rule)
-    on_edge = (kx >= k_last) & (kx <= last_rounding_top(last, dec))
-    d = jnp.where(on_edge, d - 1, d)
-    return jnp.where(jnp.isnan(x), nb + 1, d)
+        return exact(key_search(ke, keys(x), nb))
+    if uniform:
+        guess, proven = uniform_guess(x, edges, nb)
+        # every guess within one: the window's count is exact, no check or fallback (one
+        # pass over x); else the guesses are checked (far spans, rounded edges)
+        return lax.cond(
+            proven,
+            lambda: exact(count_window(keys(x), ke, guess(), nb)[0]),
+            lambda: exact(settle(x, ke, guess(), nb)),
+        )
+    return exact(settle(x, ke, table_guess(x, edges, nbins).astype(idt), nb))
 
 
-def exact_bins(x: Array, edges: Array, d: Array, nb: Any) -> tuple[Array, Array, Array]:
-    """``d`` (bin numbers from float arithmetic) verified in the order-preserving integer keys
-    of ``x`` and the edges, and searched in them where any is off: float comparisons on the
-    CPU flush subnormals to zero (NumPy's ``test_gh_23110``: -0.9e-308 in the first of two
-    bins over ``(-1e-308, -2e-313)``), the keys never. Returns ``(d, keys(x), key of the
-    last real edge)``."""
-    kx, ke = keys(x), keys(edges)
-    nb = jnp.asarray(nb, d.dtype)
-    bottom = jnp.full((1,), jnp.iinfo(ke.dtype).min, ke.dtype)
-    top = jnp.full((2,), jnp.iinfo(ke.dtype).max, ke.dtype)
-    table = jnp.concatenate([bottom, ke, top])  # table[d]: the lower edge of bin d
-    # d in [0, nb + 1]: at or above its lower edge (bin nb + 1's is the last real edge, so
-    # a point above the range is verified like any other, not sent to the search), and
-    # below its upper edge (bin nb + 1 has none: keys past edges[nb], padding +inf, count
-    # as above the last real edge)
-    inside = (d <= nb + 1) & (table[jnp.clip(d, 0, nb + 1)] <= kx)
-    below = (d >= nb + 1) | (kx < table[jnp.clip(d + 1, 0, nb + 2)])
-    ok = jnp.all((inside & below) | jnp.isnan(x))
-    return (
-        lax.cond(ok, lambda: d, lambda: key_search(ke, kx, nb)),
-        kx,
-        ke[jnp.minimum(nb, ke.shape[0] - 1)],
-    )
-
-
-def key_search(ke: Array, kx: Array, nb: Array) -> Array:
+def key_search(ke: Array, kx: Array, nb: Any) -> Array:
     """The bin numbers by a binary search of ``kx`` in the edges' keys ``ke`` (the answer the
     arithmetic guesses are verified against; run only where one is off)."""
+    nb = jnp.asarray(nb, jnp.int32)
     return jnp.minimum(jnp.searchsorted(ke, kx, side="right").astype(nb.dtype), nb + 1)
 
 
@@ -296,7 +333,7 @@ def int_binnumber(x: Array, edges: Array, dec: Array, nbins: Array | None = None
     thresholds that fit no integer, so they never count (``n_fit``); the last-edge rule
     reads ``edges[nbins]``.
     """
-    idt = index_dtype()
+    idt = jnp.int32
     info = jnp.iinfo(x.dtype)
     bits = info.bits
     lim = float(2 ** (bits - 1)) if info.min < 0 else float(2**bits)

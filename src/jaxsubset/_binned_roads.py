@@ -60,10 +60,11 @@ def reduce(
         if out is not None:
             fdt = float_dtype(v.dtype)
             return {s: a if is_count(s) else a.astype(fdt) for s, a in out.items()}
-    label = d - 1  # 0..nbins-1 inside; -1 and nbins (the outlier bins) in no bin
     request = Request(func, "bins", stats, method, 0, omit, capacity)
     if bins_layout(x_sorted, stats, method)[0] == "labels":
-        return reduce_labels(v, label, nbins, request, resolve=resolve)
+        # bin k is d == k + 1; 0 and nbins + 1 (the outlier bins) are in no bin
+        return reduce_labels(v, d, nbins, request, resolve=resolve, offset=1)
+    label = d - 1
     if x_sorted:
         ys, (start, count) = v, bounds(d, nbins)
     else:  # method="tree" on unsorted x: one sort by bin makes the bins ranges
@@ -169,6 +170,7 @@ def _binned_core(
     numbers of a few points only, so the full ``binnumber`` is left to a caller who reads it).
     """
     nb = edges.shape[0] - 1
+    idt = index_dtype()  # the result's binnumber (int32 inside: bin numbers fit)
     # float x against float edges of its dtype: the native road resolves the bins in its
     # kernel, and the bin numbers (the result's ``binnumber``) by a kernel call of their own,
     # which XLA drops where they are not read (no XLA resolution traced on a first call)
@@ -196,8 +198,8 @@ def _binned_core(
         )
         if statistic == "count":  # SciPy's counts are floats (float32 for half floats)
             cdt = jnp.float32 if out_dtype in (jnp.float16, jnp.bfloat16) else out_dtype
-            return stat.astype(cdt), d
-        return stat.astype(out_dtype), d
+            return stat.astype(cdt), d.astype(idt)
+        return stat.astype(out_dtype), d.astype(idt)
     # a callable: padded subsets of every bin, in bin order
     assert capacity is not None  # for mypy: `binned_run` sets one for a callable
     if x_sorted:
@@ -223,7 +225,7 @@ def _binned_core(
             f"{res.shape[2:] if res.ndim > 2 else ()}"
         )
     res = res.astype(jnp.promote_types(res.dtype, out_dtype))
-    return jnp.where((count > capacity)[:, None], jnp.nan, res), d
+    return jnp.where((count > capacity)[:, None], jnp.nan, res), d.astype(idt)
 
 
 def sortedness(x: Array, x_sorted: bool | None, func: str) -> bool:

@@ -122,11 +122,9 @@ def native_binnumber(x: Array, edges: Array, dec: Array, fallback: Callable[[], 
     no derivative flows through ``x``.
 
     Returns:
-        ``(N,)`` bin numbers in the index dtype (0 below, ``nbins + 1`` above or NaN).
+        ``(N,)`` int32 bin numbers (0 below, ``nbins + 1`` above or NaN), as ``binnumber``'s.
     """
-    from .._core import index_dtype
-
-    idt = index_dtype()
+    idt = jnp.int32
 
     def native(p: Array, e: Array, d: Array) -> Array:
         out = jax.ShapeDtypeStruct(p.shape, idt)

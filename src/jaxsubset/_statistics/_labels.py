@@ -63,11 +63,12 @@ def work_dtype(dtype: Any) -> Any:
 
 
 def clean_labels(label: Array, nbins: int) -> Array:
-    """``label`` in ``[0, nbins)`` kept, every other value mapped to ``nbins`` (no bin)."""
-    idt = index_dtype()
+    """``label`` in ``[0, nbins)`` kept, every other value mapped to ``nbins`` (no bin), as
+    int32 (a bin index fits whatever the number of points: half the bytes of int64 for the
+    scatters and gathers that read them)."""
     label = jnp.asarray(label)
     inside = (label >= 0) & (label < nbins)
-    return jnp.where(inside, label, nbins).astype(idt)
+    return jnp.where(inside, label, nbins).astype(jnp.int32)
 
 
 def group_by_label(y: Array, lab: Array, nbins: int) -> tuple[Array, Array, Array, Array]:
@@ -82,26 +83,60 @@ def group_by_label(y: Array, lab: Array, nbins: int) -> tuple[Array, Array, Arra
     return y[order], slab, bounds[:-1], bounds[1:] - bounds[:-1]
 
 
-def per_bin(fold: Fold, lab: Array, upd: Array, nbins: int) -> Array:
+def per_bin(fold: Fold, lab: Array, upd: Array, nbins: int, offset: int = 0) -> Array:
     """``(nbins, C)``: the rows of ``upd`` ``(N, C)`` combined into their bins by ``fold`` (an
     elementwise one: ``Sum``, ``Extreme``).
 
     The fold's combination as a scatter from its identity (``reduce``'s folds: the tree and the
     sliding road combine with the same folds). One 1-D scatter per column (XLA's CPU scatter
     of multi-column rows takes a much slower path than one scatter per column; the results are
-    the same). Labels ``nbins`` (no bin) are dropped.
+    the same). Bin ``k`` is label ``offset + k``; every other label is dropped (scattered
+    into ``nbins + offset`` slots, the first ``offset`` cut off).
     """
+    size = nbins + offset
     cols = []
     for i in range(upd.shape[1]):
-        acc = getattr(jnp.full((nbins,), fold.ident, upd.dtype).at[lab], fold.scatter)
-        cols.append(acc(upd[:, i], mode="drop"))
+        acc = jnp.full((size,), fold.ident, upd.dtype)
+        cols.append(scatter(fold.scatter, acc, lab, upd[:, i])[offset:])
     return jnp.stack(cols, axis=1)
 
 
+def per_point(table: Array, lab: Array, nbins: int, offset: int, fill: Any) -> Array:
+    """``(N, C)``: each point's row of the per-bin ``table`` ``(nbins, C)`` (bin ``k`` is label
+    ``offset + k``), ``fill`` for a point in no bin. A gather that fuses into the pass
+    reading it."""
+    pad = jnp.full((1, table.shape[1]), fill, table.dtype)
+    ext = jnp.concatenate([pad, table, pad])
+    return ext[jnp.clip(lab - (offset - 1), 0, nbins + 1)]
+
+
+SCATTERS = {"add": lax.scatter_add, "min": lax.scatter_min, "max": lax.scatter_max}
+ONE_INDEX = lax.ScatterDimensionNumbers(
+    update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+)
+
+
+def scatter(how: str, acc: Array, lab: Array, upd: Array) -> Array:
+    """``acc.at[lab].<how>(upd, mode="drop")`` with every label outside ``[0, len(acc))``
+    dropped, negative ones too: no cleaning or wrapping of the labels first (XLA's CPU
+    scatter takes its indices as an array, so either would be one more pass writing every
+    label again)."""
+    mode = lax.GatherScatterMode.FILL_OR_DROP
+    return SCATTERS[how](acc, lab[:, None], upd, ONE_INDEX, mode=mode)
+
+
 def scatter_road(
-    y: Array, lab: Array, nbins: int, stats: tuple[str, ...], ddof: int, omit: bool
+    y: Array,
+    lab: Array,
+    nbins: int,
+    stats: tuple[str, ...],
+    ddof: int,
+    omit: bool,
+    offset: int = 0,
 ) -> dict[str, Array]:
-    """The scatter road (see the module docstring); ``lab`` clean, ``y`` ``(N, C)``.
+    """The scatter road (see the module docstring); ``y`` ``(N, C)``, bin ``k`` is label
+    ``offset + k`` (any other label: no bin; the labels are read as they are, no cleaning
+    pass).
 
     The partials (counts, sums, extremes, ``M2``) by scatters; the statistics from them by
     the finishes every road shares (``reduce``: ``mean_statistic``, ``extreme_statistic``,
@@ -118,10 +153,12 @@ def scatter_road(
     # min/max/median need the count (scatter-min/max need not propagate NaN)
     # (int32 ones where every count fits: half the bytes of the scatter's updates)
     one = jnp.ones((), jnp.int32 if num < 2**31 else idt)
-    n_all = jnp.zeros((nbins,), one.dtype).at[lab].add(one, mode="drop").astype(idt)
+    ones = jnp.broadcast_to(one, lab.shape)
+    n_all = scatter("add", jnp.zeros((nbins + offset,), one.dtype), lab, ones)[offset:]
+    n_all = n_all.astype(idt)
     n_all = jnp.broadcast_to(n_all[:, None], (nbins, c))
     if is_float and (omit or {"min", "max", "median"} & set(stats)):
-        n_nan = per_bin(Sum(), lab, nan.astype(idt), nbins)
+        n_nan = per_bin(Sum(), lab, nan.astype(idt), nbins, offset)
     else:
         n_nan = jnp.zeros((nbins, c), idt)
     n = n_all - n_nan if omit else n_all
@@ -131,7 +168,7 @@ def scatter_road(
         out["count"] = n
     if {"sum", "mean"} & set(stats):
         zero_nan = jnp.where(nan, 0, yw) if omit else yw  # omitted readings add nothing
-        total = per_bin(Sum(), lab, zero_nan, nbins)
+        total = per_bin(Sum(), lab, zero_nan, nbins, offset)
         if "sum" in stats:
             out["sum"] = total
         if "mean" in stats:  # a held NaN: already NaN through the sum
@@ -139,13 +176,14 @@ def scatter_road(
     for s in ("min", "max"):
         if s in stats:
             fold = fold_of(s)
-            ext = per_bin(fold, lab, jnp.where(nan, fold.ident, yw), nbins)  # NaN: counted
+            ext = per_bin(fold, lab, jnp.where(nan, fold.ident, yw), nbins, offset)  # NaN: counted
             out[s] = extreme_statistic(n, ext, held_nan)
     if {"var", "std", "sem"} & set(stats):
-        m2, bad = scatter_m2(yw, lab, nbins, nan, n, omit)
+        m2, bad = scatter_m2(yw, lab, nbins, nan, n, omit, offset)
         out.update(spread_statistics(stats, n, m2, ddof, bad | held_nan))
     if "median" in stats:
         kdt = key_dtype(wdt)
+        lab = clean_labels(lab - offset, nbins)
         n_ext = jnp.concatenate([n, jnp.zeros((1, c), idt)])  # the no-bin segment: unused
         med = jnp.stack(
             [segment_median(lab, yw[:, i].astype(kdt), nbins + 1, n_ext[:, i]) for i in range(c)],
@@ -156,7 +194,7 @@ def scatter_road(
 
 
 def scatter_m2(
-    yw: Array, lab: Array, nbins: int, nan: Array, n: Array, omit: bool
+    yw: Array, lab: Array, nbins: int, nan: Array, n: Array, omit: bool, offset: int = 0
 ) -> tuple[Array, Array]:
     """``(M2, bad)`` per bin in two passes of scatters, about a shift that is one of the bin's
     values; ``bad``: a bin holding an infinite value (its variance is NaN).
@@ -173,21 +211,19 @@ def scatter_m2(
     # without omit a NaN makes the bin's variance NaN whatever its shift: the values as they
     # are (no pass writing a NaN-free copy); a non-finite shift is replaced below
     fill = jnp.where(nan, -jnp.inf, yw) if omit else yw
-    shift = per_bin(Extreme("max"), lab, lax.stop_gradient(fill), nbins)
+    shift = per_bin(Extreme("max"), lab, lax.stop_gradient(fill), nbins, offset)
     shift = jnp.where(jnp.isfinite(shift), shift, 0)
-    pad = jnp.zeros((1, n.shape[1]), wdt)
-    shift_pt = jnp.concatenate([shift, pad])[lab]
-    z = yw - shift_pt
+    z = yw - per_point(shift, lab, nbins, offset, 0)
     if omit:
         z = jnp.where(nan, 0, z)
-    s1 = per_bin(Sum(), lab, z, nbins)
+    s1 = per_bin(Sum(), lab, z, nbins, offset)
     ok = jnp.isfinite(s1) & (n > 0)
     mz = jnp.where(ok, s1 / jnp.where(n > 0, n, 1).astype(wdt), 0)
-    ok_pt = jnp.concatenate([ok, jnp.zeros((1, n.shape[1]), bool)])[lab]
-    d = jnp.where(ok_pt, z - jnp.concatenate([mz, pad])[lab], 0)
+    ok_pt = per_point(ok, lab, nbins, offset, False)
+    d = jnp.where(ok_pt, z - per_point(mz, lab, nbins, offset, 0), 0)
     if omit:
         d = jnp.where(nan, 0, d)
-    return per_bin(Sum(), lab, d * d, nbins), ~jnp.isfinite(s1)
+    return per_bin(Sum(), lab, d * d, nbins, offset), ~jnp.isfinite(s1)
 
 
 def _ranges(ys: Array, start: Array, count: Array, request: Request) -> dict[str, Array]:
@@ -282,6 +318,7 @@ def reduce_labels(
     request: Request,
     *,
     resolve: tuple[Array, Array, Array, bool] | None = None,
+    offset: int = 0,
 ) -> dict[str, Array]:
     """Statistics of ``y`` per bin label, each on the road ``reduce.road("labels", ...)`` picks.
 
@@ -298,6 +335,8 @@ def reduce_labels(
         resolve: ``(x, edges, dec, x_sorted)`` the labels came from (``_bin_numbers.binnumber``'s
             float rule, :func:`jaxsubset._native.x_resolvable`): the native road then resolves
             the bins in its kernel instead of reading ``label``.
+        offset: static; label ``offset + k`` is bin ``k`` (SciPy's bin numbers as they are:
+            ``offset=1``, which the scatter road reads without a pass making labels of them).
 
     Returns:
         dict of ``(nbins, C)`` arrays by statistic name: floats in the input's float dtype
@@ -309,7 +348,6 @@ def reduce_labels(
     out_dt = float_dtype(y.dtype)
     if out_dt in (jnp.float16, jnp.bfloat16):  # computed in float32, results cast back
         y = y.astype(jnp.float32)
-    lab = clean_labels(label, nbins)
     roads: dict[str, list[str]] = {}
     for s in dict.fromkeys(stats):
         roads.setdefault(choose_road("labels", s, method, func), []).append(s)
@@ -317,10 +355,13 @@ def reduce_labels(
     for road, names in roads.items():
         asked = request.replace(statistics=tuple(names))
         if road == "native":
-            res = native_labels(y, label, nbins, asked, resolve)
+            res = native_labels(y, label - offset, nbins, asked, resolve)
         elif road == "scatter":
-            res = scatter_road(y, lab, nbins, asked.statistics, request.ddof, request.omit)
+            res = scatter_road(
+                y, label, nbins, asked.statistics, request.ddof, request.omit, offset
+            )
         else:
+            lab = clean_labels(label - offset, nbins)
             res = sort_road(y, lab, nbins, asked, road == "reference")
         out.update(res)
     idt = index_dtype()
