@@ -62,26 +62,28 @@ inline TX from_key(typename KeyOf<TX>::K k) {
   return v;
 }
 
-// _bin_numbers.around: numpy.around(v, dec) in TX, p = 10**min(|dec|, top) rounded to TX,
-// top = floor(log10(TX's max)): 308 for float64, 38 for float32 (every power a literal,
-// correctly rounded, as Python's 10.0**k)
+// _bin_numbers.numpy_power_of_ten: the 10**n numpy.around scales by (NumPy's C power_of_ten:
+// exact up to 1e8, then 1e9 multiplied by 10 once per further digit, inf past 1e308), in TX
+// (float32: inf past 1e38, as NumPy's cast of it)
 template <typename TX>
-inline TX around(TX v, int32_t dec) {
-#define JAXSUBSET_P10(d) 1e##d##0, 1e##d##1, 1e##d##2, 1e##d##3, 1e##d##4, 1e##d##5, 1e##d##6, \
-    1e##d##7, 1e##d##8, 1e##d##9
-  static const double pow10[309] = {
-      1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, JAXSUBSET_P10(1), JAXSUBSET_P10(2),
-      JAXSUBSET_P10(3), JAXSUBSET_P10(4), JAXSUBSET_P10(5), JAXSUBSET_P10(6), JAXSUBSET_P10(7),
-      JAXSUBSET_P10(8), JAXSUBSET_P10(9), JAXSUBSET_P10(10), JAXSUBSET_P10(11), JAXSUBSET_P10(12),
-      JAXSUBSET_P10(13), JAXSUBSET_P10(14), JAXSUBSET_P10(15), JAXSUBSET_P10(16), JAXSUBSET_P10(17),
-      JAXSUBSET_P10(18), JAXSUBSET_P10(19), JAXSUBSET_P10(20), JAXSUBSET_P10(21), JAXSUBSET_P10(22),
-      JAXSUBSET_P10(23), JAXSUBSET_P10(24), JAXSUBSET_P10(25), JAXSUBSET_P10(26), JAXSUBSET_P10(27),
-      JAXSUBSET_P10(28), JAXSUBSET_P10(29), 1e300, 1e301, 1e302, 1e303, 1e304, 1e305, 1e306,
-      1e307, 1e308};
-#undef JAXSUBSET_P10
-  const int64_t top = sizeof(TX) == 4 ? 38 : 308;
-  const int64_t a = dec < 0 ? -static_cast<int64_t>(dec) : dec;
-  const TX p = static_cast<TX>(pow10[a < top ? a : top]);
+inline TX numpy_power_of_ten(int64_t n) {
+  static const double small[9] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+  double r = 1e9;
+  if (n < 9) {
+    r = small[n];
+  } else {
+    for (int64_t k = 9; k < n && r <= std::numeric_limits<double>::max(); ++k) r *= 10.;
+  }
+  if (r > static_cast<double>(std::numeric_limits<TX>::max())) {
+    return std::numeric_limits<TX>::infinity();
+  }
+  return static_cast<TX>(r);
+}
+
+// _bin_numbers.around: numpy.around(v, dec) in TX, p = numpy_power_of_ten(|dec|) (NaN where
+// p is infinite, as NumPy's)
+template <typename TX>
+inline TX around(TX v, int32_t dec, TX p) {
   return dec >= 0 ? std::nearbyint(v * p) / p : std::nearbyint(v / p) * p;
 }
 
@@ -97,7 +99,8 @@ class Edges {
     ke_[0] = std::numeric_limits<K>::min();
     for (int64_t k = 0; k <= nb_; ++k) ke_[k + 1] = key(e[k]);
     ke_[nb_ + 2] = ke_[nb_ + 3] = std::numeric_limits<K>::max();
-    last_r_ = around(e[nb_], dec_);
+    p_ = numpy_power_of_ten<TX>(dec_ < 0 ? -static_cast<int64_t>(dec_) : dec_);
+    last_r_ = around(e[nb_], dec_, p_);
     lo_ = static_cast<double>(e[0]);
     hi_ = static_cast<double>(e[nb_]);
     // first one cell per bin, the cell itself the guess (evenly spaced edges); else a table
@@ -189,7 +192,7 @@ class Edges {
   // (the points SciPy's rule moves into the last bin are the first run there: around is
   // monotone)
   int64_t last_end(const TX* x, int64_t n, int64_t at) const {
-    while (at < n && !std::isnan(x[at]) && around(x[at], dec_) == last_r_) ++at;
+    while (at < n && !std::isnan(x[at]) && around(x[at], dec_, p_) == last_r_) ++at;
     return at;
   }
 
@@ -345,12 +348,13 @@ class Edges {
     return std::upper_bound(ke_.begin() + 1, ke_.begin() + nb_ + 2, kx) - (ke_.begin() + 1);
   }
   int64_t rule(TX x, int64_t d) const {
-    return d == nb_ + 1 && around(x, dec_) == last_r_ ? nb_ : d;
+    return d == nb_ + 1 && around(x, dec_, p_) == last_r_ ? nb_ : d;
   }
 
   int64_t nb_;
   int32_t dec_;
   std::vector<K> ke_;  // nb + 4: a sentinel, the edges' keys, two sentinels
+  TX p_;  // numpy.around's power of ten for dec_
   TX last_r_;
   int64_t m_ = 0;
   double lo_ = 0, hi_ = 0, mf_ = 0, scale_ = 0;
