@@ -63,25 +63,24 @@ inline TX from_key(typename KeyOf<TX>::K k) {
 }
 
 // _bin_numbers.numpy_power_of_ten: the 10**n numpy.around scales by (NumPy's C power_of_ten:
-// exact up to 1e8, then 1e9 multiplied by 10 once per further digit, inf past 1e308), in TX
-// (float32: inf past 1e38, as NumPy's cast of it)
+// exact up to 1e8, then 1e9 multiplied by 10 once per further digit), n held at top =
+// floor(log10(TX's max)) (308 for float64, 38 for float32: past it NumPy's power is inf and
+// every rounding NaN; held there, SciPy's rule keeps the last edge closed), rounded to TX
 template <typename TX>
 inline TX numpy_power_of_ten(int64_t n) {
   static const double small[9] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+  const int64_t top = sizeof(TX) == 4 ? 38 : 308;
+  if (n > top) n = top;
   double r = 1e9;
   if (n < 9) {
     r = small[n];
   } else {
-    for (int64_t k = 9; k < n && r <= std::numeric_limits<double>::max(); ++k) r *= 10.;
-  }
-  if (r > static_cast<double>(std::numeric_limits<TX>::max())) {
-    return std::numeric_limits<TX>::infinity();
+    for (int64_t k = 9; k < n; ++k) r *= 10.;
   }
   return static_cast<TX>(r);
 }
 
-// _bin_numbers.around: numpy.around(v, dec) in TX, p = numpy_power_of_ten(|dec|) (NaN where
-// p is infinite, as NumPy's)
+// _bin_numbers.around: numpy.around(v, dec) in TX, p = numpy_power_of_ten(|dec|)
 template <typename TX>
 inline TX around(TX v, int32_t dec, TX p) {
   return dec >= 0 ? std::nearbyint(v * p) / p : std::nearbyint(v / p) * p;

@@ -18,7 +18,7 @@ from .resolve import keys, unkeys
 def numpy_power_of_ten(n: int) -> float:
     """The ``10**n`` that ``numpy.around`` scales by (NumPy's C ``power_of_ten``): exact up to
     ``1e8``, then ``1e9`` multiplied by ``10.`` once per further digit, so from ``n = 23`` on
-    often an ulp away from the correctly rounded ``10.0**n``, and inf past ``n = 308``."""
+    often an ulp away from the correctly rounded ``10.0**n`` (and inf past ``n = 308``)."""
     if n < 9:
         return 10.0**n
     r = 1e9
@@ -27,14 +27,17 @@ def numpy_power_of_ten(n: int) -> float:
     return r
 
 
-# numpy.around's powers of ten for every n up to the first infinite one (n = 309)
-POW10 = np.array([numpy_power_of_ten(n) for n in range(0, 310)])
+# numpy.around's powers of ten for every n a float64 holds
+POW10 = np.array([numpy_power_of_ten(n) for n in range(0, 309)])
 
 
 def around(v: Array, dec: Array) -> Array:
     """``numpy.around(v, dec)`` for a traced integer ``dec``: NumPy's two formulas with its
-    own powers of ten (:func:`numpy_power_of_ten`, cast to ``v``'s dtype: infinite past
-    1e308, or 1e38 in float32, where NumPy's result is NaN too).
+    own powers of ten (:func:`numpy_power_of_ten`), for ``|dec|`` up to the largest power
+    ``v``'s dtype holds (308 in float64, 38 in float32). Past it NumPy's power is infinite and
+    every rounding NaN, so SciPy's last-edge rule (SciPy's decimals for bins narrower than
+    about 1e-302) would leave even a point on the last edge out of every bin; the power is
+    held at the largest finite one instead, which keeps that edge closed.
 
     The division is a true one, as NumPy's: XLA's CPU compiler rewrites a division by a
     broadcast scalar (a constant, a parameter, or one broadcast by ``vmap``) as a product
@@ -42,9 +45,8 @@ def around(v: Array, dec: Array) -> Array:
     shape behind an optimization barrier (for the few values this runs on: the edges and
     the bisection of :func:`last_rounding_top`, never every point).
     """
-    with np.errstate(over="ignore"):  # float32: the powers past 1e38 are inf, as NumPy's
-        table = POW10.astype(np.dtype(v.dtype))
-    p = jnp.asarray(table)[jnp.clip(jnp.abs(dec), 0, table.shape[0] - 1)]
+    top = int(np.floor(np.log10(float(jnp.finfo(v.dtype).max))))
+    p = jnp.asarray(POW10[: top + 1], v.dtype)[jnp.clip(jnp.abs(dec), 0, top)]
     # p beside every value of v (q * 0 keeps v's shape, also batched; 0 where q is not
     # finite), which the compiler cannot see through
     q = jnp.where(dec >= 0, v * p, v)
@@ -59,8 +61,6 @@ def last_rounding_top(last: Array, dec: Array) -> Array:
     ``dec`` decimals as the edge does. ``around`` is non-decreasing, so those points are the
     values from ``last`` up to one top value, whose key a bisection over the keys of scalars
     finds (one step per key bit); every point then needs one comparison, no rounding.
-    Where the edge's rounding is NaN (``dec`` past the dtype's powers of ten) no value
-    rounds as it does, not even the edge itself (NumPy's ``==``): the key below the edge's.
     """
     kl = keys(last)
     kdt = kl.dtype
@@ -78,7 +78,7 @@ def last_rounding_top(last: Array, dec: Array) -> Array:
         return jnp.where(ok, mid, lo), jnp.where(ok, hi, mid)
 
     lo, _ = lax.fori_loop(0, np.iinfo(kdt).bits, step, (kl, k_inf + 1))
-    return jnp.where(jnp.isnan(target), kl - 1, lo)
+    return lo
 
 
 def table_guess(x: Array, edges: Array, nbins: Array | None = None) -> Array:

@@ -87,7 +87,10 @@ def binned_statistic(
     """``scipy.stats.binned_statistic`` for 1-D ``x``: jit-, vmap- and grad-safe, in O(N).
 
     Same bins as SciPy (``numpy.histogram`` edges, every bin half-open but the last, which
-    is closed, with SciPy's rounding at the last edge), same ``binnumber`` (0 below the range,
+    is closed, with SciPy's rounding at the last edge: ``numpy.around`` to SciPy's decimals;
+    past 308 decimals, bins narrower than about 1e-302, where NumPy's rounding is NaN and
+    SciPy leaves even a point on the last edge out, the rounding holds at 308 and the edge
+    stays closed), same ``binnumber`` (0 below the range,
     ``nbins + 1`` above it), same results: NaN for empty bins (0 for ``"sum"`` and
     ``"count"``), ``"std"`` with ``ddof=0`` (a one-point or constant bin exactly 0), float
     ``"count"``. The statistics come from the library's one dispatcher: sorted ``x``
