@@ -390,23 +390,30 @@ def test_compiled_programs_per_call_are_unchanged():
 
 
 # ------------------------------------------------------------------------ the scatter road
+@pytest.mark.parametrize("ydt", ["float32", "float"])
+@pytest.mark.parametrize("omit", [False, True])
 @pytest.mark.parametrize("offset", [0, 1])
-def test_the_scatter_road_reads_labels_as_they_are(offset):
+def test_the_scatter_road_reads_labels_as_they_are(offset, omit, ydt):
     """The scatter road takes the labels without a cleaning pass (XLA's scatter drops what
     is out of range): labels below ``offset`` (negative ones too), at and past
     ``offset + nbins`` and far past it put a point in no bin, never in a wrapped or clipped
-    one; every statistic of the road equals NumPy's per bin, eagerly and under ``jit``."""
+    one; every statistic of the road equals NumPy's per bin, eagerly and under ``jit``, with
+    NaN readings held or omitted, for float32 values too (their extremes and the variance's
+    shift taken in float32, the sums in the work dtype)."""
     from jaxsubset._statistics._labels import reduce_labels
     from jaxsubset.reduce import Request
 
+    ydt = FLOAT if ydt == "float" else np.dtype(ydt)
+    eps = np.finfo(ydt).eps
     nb = 5
     rng = np.random.default_rng(5)
     lab = rng.integers(-3, nb + 4, 400) + offset
     lab[:4] = [-(2**31), 2**31 - 1, offset - 1, offset + nb]
-    y = rng.normal(size=(400, 2)).astype(FLOAT)
+    y = rng.normal(size=(400, 2)).astype(ydt)
     y[lab == offset + 2] = 3.5  # a constant bin: variance exactly 0
+    y[np.flatnonzero(lab == offset + 3)[:2], 1] = np.nan
     stats = ("count", "sum", "mean", "std", "min", "max", "median")
-    request = Request("reduce_labels", "bins", stats, method="scatter")
+    request = Request("reduce_labels", "bins", stats, method="scatter", omit=omit)
 
     def run(y, lab):
         return reduce_labels(y, lab, nb, request, offset=offset)
@@ -414,13 +421,18 @@ def test_the_scatter_road_reads_labels_as_they_are(offset):
     for got in (run(jnp.asarray(y), jnp.asarray(lab, jnp.int32)), jax.jit(run)(y, lab)):
         for k in range(nb):
             v = y[lab == offset + k].astype(np.float64)
-            want = {
-                "count": len(v), "sum": v.sum(0), "mean": v.mean(0), "std": v.std(0),
-                "min": v.min(0), "max": v.max(0), "median": np.median(v, 0),
-            }  # fmt: skip
+            ref = {
+                "count": (~np.isnan(v)).sum(0) if omit else np.full(2, len(v)),
+                "sum": np.nansum(v, 0) if omit else v.sum(0),
+                "mean": np.nanmean(v, 0) if omit else v.mean(0),
+                "std": np.nanstd(v, 0) if omit else v.std(0),
+                "min": np.nanmin(v, 0) if omit else v.min(0),
+                "max": np.nanmax(v, 0) if omit else v.max(0),
+                "median": np.nanmedian(v, 0) if omit else np.median(v, 0),
+            }
             for s in stats:
                 np.testing.assert_allclose(
-                    np.asarray(got[s][k], np.float64), want[s], rtol=8 * EPS, atol=8 * EPS,
+                    np.asarray(got[s][k], np.float64), ref[s], rtol=8 * eps, atol=8 * eps,
                     err_msg=f"{s} of bin {k}",
                 )  # fmt: skip
         assert np.all(np.asarray(got["std"][2]) == 0)

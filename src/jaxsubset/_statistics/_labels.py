@@ -148,6 +148,10 @@ def scatter_road(
     is_float = jnp.issubdtype(y.dtype, jnp.inexact)
     yw = y.astype(wdt)
     nan = jnp.isnan(yw) if is_float else jnp.zeros(yw.shape, bool)
+    # extremes (and the variance's shift) are exact in the input's own float dtype: scattered
+    # from it, no pass writing the work-dtype copy XLA's scatter would read (float32 in
+    # 64-bit mode); the sums are accumulated in the work dtype
+    ye = y if is_float else yw
     # the points and (where a statistic needs them) the NaN readings per bin: integer
     # scatter-adds, exact. A held NaN reaches sum/mean/var through the arithmetic itself;
     # min/max/median need the count (scatter-min/max need not propagate NaN)
@@ -176,10 +180,11 @@ def scatter_road(
     for s in ("min", "max"):
         if s in stats:
             fold = fold_of(s)
-            ext = per_bin(fold, lab, jnp.where(nan, fold.ident, yw), nbins, offset)  # NaN: counted
+            ext = per_bin(fold, lab, jnp.where(nan, fold.ident, ye), nbins, offset)  # NaN: counted
+            ext = ext.astype(wdt)
             out[s] = extreme_statistic(n, ext, held_nan)
     if {"var", "std", "sem"} & set(stats):
-        m2, bad = scatter_m2(yw, lab, nbins, nan, n, omit, offset)
+        m2, bad = scatter_m2(yw, lab, nbins, nan, n, omit, offset, ye)
         out.update(spread_statistics(stats, n, m2, ddof, bad | held_nan))
     if "median" in stats:
         kdt = key_dtype(wdt)
@@ -194,7 +199,14 @@ def scatter_road(
 
 
 def scatter_m2(
-    yw: Array, lab: Array, nbins: int, nan: Array, n: Array, omit: bool, offset: int = 0
+    yw: Array,
+    lab: Array,
+    nbins: int,
+    nan: Array,
+    n: Array,
+    omit: bool,
+    offset: int = 0,
+    ye: Array | None = None,
 ) -> tuple[Array, Array]:
     """``(M2, bad)`` per bin in two passes of scatters, about a shift that is one of the bin's
     values; ``bad``: a bin holding an infinite value (its variance is NaN).
@@ -210,9 +222,10 @@ def scatter_m2(
     wdt = yw.dtype
     # without omit a NaN makes the bin's variance NaN whatever its shift: the values as they
     # are (no pass writing a NaN-free copy); a non-finite shift is replaced below
-    fill = jnp.where(nan, -jnp.inf, yw) if omit else yw
+    ye = yw if ye is None else ye  # the values in a dtype whose max is theirs exactly
+    fill = jnp.where(nan, -jnp.inf, ye) if omit else ye
     shift = per_bin(Extreme("max"), lab, lax.stop_gradient(fill), nbins, offset)
-    shift = jnp.where(jnp.isfinite(shift), shift, 0)
+    shift = jnp.where(jnp.isfinite(shift), shift, 0).astype(wdt)
     z = yw - per_point(shift, lab, nbins, offset, 0)
     if omit:
         z = jnp.where(nan, 0, z)
