@@ -219,7 +219,7 @@ def int_bucketize(x: Array, t: Array, last: Any = None) -> Array:
 
     ``last`` (an index, may be traced; default the last): the thresholds past it are padding
     (eager bucketing pads with the dtype's largest value), left out of the lookup's span.
-    :func:`bucketize`'s lookup over the integers: a table over ``64 * len(t)`` equal cells
+    :func:`table_guess`'s lookup over the integers: a table over ``64 * len(t)`` equal cells
     of ``[t[0], t[last]]`` (a point's distance from ``t[0]`` exact as an unsigned integer,
     then a float; each entry read a little below its cell's boundary, so rounding never
     overcounts), two comparisons with the next thresholds, every answer verified, a binary
@@ -257,7 +257,7 @@ def int_bucketize(x: Array, t: Array, last: Any = None) -> Array:
 
 def value_search(edges: Array, x: Array) -> Array:
     """``searchsorted(edges, x, side="right")`` by a binary search per point (the fallback
-    of :func:`bucketize`'s guesses, run only where one is off)."""
+    of :func:`int_bucketize`'s guesses, run only where one is off)."""
     return jnp.searchsorted(edges, x, side="right").astype(jnp.int32)
 
 
