@@ -227,11 +227,13 @@ def test_a_time_axis_is_found_without_the_search(monkeypatch):
         (1e300, 1e300 * (1 + 1e-12), 1000, 0),  # float64: edges a few ulps apart, uneven
     ],
 )
-def test_uniform_guesses_are_trusted_only_where_proven(lo, hi, nbins, dec, monkeypatch):
-    """Evenly meant edges whose rounding moves them by a bin or more (or whose span's
-    reciprocal is not a float) must not take the unchecked road: the bin numbers are
-    NumPy's ``searchsorted`` with SciPy's last-edge rule at every edge, one ulp either side
-    and between. Ordinary edges take it: the checked road (``settle``) does not run."""
+@pytest.mark.parametrize("uniform", [True, False])
+def test_uniform_guesses_are_trusted_only_where_proven(lo, hi, nbins, dec, uniform, monkeypatch):
+    """Evenly meant edges (``bins=int``, or given as an array, ``uniform=False``) whose
+    rounding moves them by a bin or more (or whose span's reciprocal is not a float) must
+    not take the unchecked road: the bin numbers are NumPy's ``searchsorted`` with SciPy's
+    last-edge rule at every edge, one ulp either side and between. Ordinary edges take it,
+    given as an array too: the checked road (``settle``) does not run."""
     import jax
 
     from jaxsubset import _bin_numbers
@@ -249,14 +251,14 @@ def test_uniform_guesses_are_trusted_only_where_proven(lo, hi, nbins, dec, monke
     settled = []
     monkeypatch.setattr(_bin_numbers, "settle", lambda *a: settled.append(1) or SETTLE(*a))
     with jax.disable_jit():  # a lax.cond runs its taken branch only
-        got = binnumber(jnp.asarray(x), jnp.asarray(edges), jnp.asarray(dec), True)
+        got = binnumber(jnp.asarray(x), jnp.asarray(edges), jnp.asarray(dec), uniform)
     npt.assert_array_equal(np.asarray(got), want)
     if (lo, hi) == (-1.0, 1.0):
         assert not settled  # proven: no check
     elif FLOAT == np.float32 and hi < 1e30:
         assert settled  # rounded edges or span: checked
     jitted = jax.jit(binnumber, static_argnums=3)(
-        jnp.asarray(x), jnp.asarray(edges), jnp.asarray(dec), True
+        jnp.asarray(x), jnp.asarray(edges), jnp.asarray(dec), uniform
     )
     npt.assert_array_equal(np.asarray(jitted), want)
 

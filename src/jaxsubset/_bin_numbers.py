@@ -277,6 +277,11 @@ def binnumber(
     last edge closed exactly. A point "on" the last edge (above it but equal to it when both
     are rounded to ``dec`` decimals, SciPy's rule) goes to the last bin.
 
+    ``uniform`` (static; float ``x``): the edges are meant to be equal (``bins=int``). Any
+    edges whose spacing proves the arithmetic guess within one bin (:func:`uniform_guess`,
+    given edges from ``np.linspace`` too) take it unchecked; elsewhere ``uniform`` edges
+    check that guess and other edges a lookup table's (:func:`table_guess`).
+
     ``nbins`` (traced, float ``x`` only): eager bucketing of the number of bins, the edges
     past ``edges[nbins]`` are +inf padding; the bin numbers are those of ``edges[:nbins + 1]``
     (``nbins + 1`` above the last real edge), so no point is in a padding bin.
@@ -315,16 +320,16 @@ def binnumber(
 
     if search:
         return exact(key_search(ke, keys(x), nb))
-    if uniform:
-        guess, proven = uniform_guess(x, edges, nb)
-        # every guess within one: the window's count is exact, no check or fallback (one
-        # pass over x); else the guesses are checked (far spans, rounded edges)
-        return lax.cond(
-            proven,
-            lambda: exact(count_window(keys(x), ke, guess(), nb)[0]),
-            lambda: exact(settle(x, ke, guess(), nb)),
-        )
-    return exact(settle(x, ke, table_guess(x, edges, nbins).astype(idt), nb))
+    guess, proven = uniform_guess(x, edges, nb)
+
+    def checked() -> Array:  # far spans, rounded edges; given edges: any spacing
+        g = guess() if uniform else table_guess(x, edges, nbins).astype(idt)
+        return exact(settle(x, ke, g, nb))
+
+    # every arithmetic guess within one bin (bins=int, or given edges evenly spaced to
+    # within the proof's bound: np.linspace, np.arange): the window's count is exact, no
+    # check or fallback (one pass over x); else the guesses are checked
+    return lax.cond(proven, lambda: exact(count_window(keys(x), ke, guess(), nb)[0]), checked)
 
 
 def key_search(ke: Array, kx: Array, nb: Any) -> Array:
