@@ -26,7 +26,7 @@ namespace bins {
 // Points are labelled in blocks: a source's get(i0, n, buf) gives the labels of points
 // [i0, i0 + n), each a bin 0..nb-1 or nb (in no bin: every per-bin array holds one slot more,
 // read by no result, so the passes need no test), in buf or in place.
-constexpr int64_t kBlock = 256;
+constexpr int64_t kBlock = 64;
 static_assert(kBlock == kPieceBlock, "pieces of points start on a block");
 
 // labels given: any value outside 0..nb-1 in no bin
@@ -34,10 +34,13 @@ template <typename S>
 struct GivenLabels {
   const S* src;
   int64_t nb;
-  const int32_t* get(int64_t i0, int64_t n, int32_t* buf) const {
+  const int32_t* get(int64_t i0, int64_t n, int32_t* __restrict buf) const {
+    // one unsigned comparison (a negative label is a huge one): a loop that vectorises
+    using U = std::make_unsigned_t<S>;
+    const S* __restrict s = src + i0;
+    const S m = static_cast<S>(nb);
     for (int64_t i = 0; i < n; ++i) {
-      const S b = src[i0 + i];
-      buf[i] = static_cast<int32_t>(b >= 0 && b < nb ? b : nb);
+      buf[i] = static_cast<int32_t>(static_cast<U>(s[i]) < static_cast<U>(m) ? s[i] : m);
     }
     return buf;
   }
@@ -61,17 +64,22 @@ struct StoredLabels {
 };
 
 // whether every one of n values (stride C) is finite: x - x is 0 for a finite x, NaN for a
-// NaN or an inf (a sum of them in any order: vectorised)
+// NaN or an inf (a sum of them in any order). Sixteen partial sums: the latency of one chain
+// of additions, not their number, bounded the single sum.
 template <typename T>
 bool all_finite(const T* y, int64_t C, int64_t n) {
-  T z = 0;
+  constexpr int U = 16;
+  T z[U] = {};
+  int64_t i = 0;
   if (C == 1) {
-#pragma omp simd reduction(+ : z)
-    for (int64_t i = 0; i < n; ++i) z += y[i] - y[i];
-  } else {
-    for (int64_t i = 0; i < n; ++i) z += y[i * C] - y[i * C];
+    for (; i + U <= n; i += U) {
+      for (int k = 0; k < U; ++k) z[k] += y[i + k] - y[i + k];
+    }
   }
-  return z == 0;
+  for (; i < n; ++i) z[0] += y[i * C] - y[i * C];
+  T t = 0;
+  for (int k = 0; k < U; ++k) t += z[k];
+  return t == 0;
 }
 
 // Every bin's partials of one channel, structure of arrays (nb + 1 slots, see above).
@@ -103,14 +111,11 @@ struct Acc {
   }
 };
 
-// the first pass over the points [lo, hi) (a piece: lo a multiple of kBlock): counts, sums,
-// extremes, deviations from each bin's first finite point (of the piece), first/last (with
-// omit: non-NaN) points, every bin's points in point order. A block of finite values takes
-// the loop without the tests of non-finite ones (the same operations in the same order: the
-// same bits). EXT: 1 the minima, 2 the maxima, 3 both.
-template <typename T, bool SUM, int EXT, bool MOM, bool ENDS, typename Lab>
-void accumulate(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, Acc& a,
-                bool omit) {
+// accumulate with first/last (see below): a block of finite values takes the loop without the
+// tests of non-finite ones (the same operations in the same order: the same bits)
+template <typename T, bool SUM, int EXT, bool MOM, typename Lab>
+void accumulate_ends(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, Acc& a,
+                     bool omit) {
   int64_t* n = a.n.data();
   double* sum = a.sum.data();
   double* mn = a.mn.data();
@@ -135,10 +140,8 @@ void accumulate(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, 
           }
           a.zs[b] += x - a.c[b];
         }
-        if constexpr (ENDS) {
-          if (a.first[b] < 0) a.first[b] = i0 + i;
-          a.last[b] = i0 + i;
-        }
+        if (a.first[b] < 0) a.first[b] = i0 + i;
+        a.last[b] = i0 + i;
       }
       continue;
     }
@@ -168,19 +171,89 @@ void accumulate(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, 
         if constexpr ((EXT & 1) != 0) mn[b] = x < mn[b] ? x : mn[b];
         if constexpr ((EXT & 2) != 0) mx[b] = x > mx[b] ? x : mx[b];
       }
-      if constexpr (ENDS) {
-        if (!omit || !std::isnan(x)) {
-          if (a.first[b] < 0) a.first[b] = i0 + i;
-          a.last[b] = i0 + i;
+      if (!omit || !std::isnan(x)) {
+        if (a.first[b] < 0) a.first[b] = i0 + i;
+        a.last[b] = i0 + i;
+      }
+    }
+  }
+}
+
+// the first pass over the points [lo, hi) (a piece: lo a multiple of kBlock): counts, sums,
+// extremes, deviations from each bin's first finite point (of the piece), first/last (with
+// omit: non-NaN) points, every bin's points in point order. Without first/last every point
+// takes one loop in which a non-finite value adds a neutral term (+0.0 to a sum that is never
+// -0.0: it starts at +0.0, and x + y is -0.0 only where both are; +inf to the minima, -inf
+// to the maxima; no shift), and the block's non-finite points, if any, are then counted
+// (NaN, +-inf) and the infinities kept in the extremes (exact in any order): the finite
+// points see the same operations in the same order as a loop that skipped the others, so the
+// same bits, without a pass that looks for them first. EXT: 1 the minima, 2 the maxima, 3 both.
+template <typename T, bool SUM, int EXT, bool MOM, bool ENDS, typename Lab>
+void accumulate(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, Acc& a,
+                bool omit) {
+  if constexpr (ENDS) {
+    accumulate_ends<T, SUM, EXT, MOM>(yc, C, lo, hi, lab, a, omit);
+  } else {
+    int64_t* n = a.n.data();
+    double* sum = a.sum.data();
+    double* mn = a.mn.data();
+    double* mx = a.mx.data();
+    double* c = MOM ? a.c.data() : nullptr;
+    double* zs = MOM ? a.zs.data() : nullptr;
+    char* has = MOM ? a.has.data() : nullptr;
+    int32_t buf[kBlock];
+    for (int64_t i0 = lo; i0 < hi; i0 += kBlock) {
+      const int64_t len = std::min(kBlock, hi - i0);
+      const int32_t* lb = lab.get(i0, len, buf);
+      const T* yb = yc + i0 * C;
+      bool bad = false;
+      for (int64_t i = 0; i < len; ++i) {
+        const int64_t b = lb[i];
+        const double x = static_cast<double>(yb[i * C]);
+        const bool fin = x - x == 0;
+        bad |= !fin;
+        ++n[b];
+        if constexpr (SUM) sum[b] += fin ? x : 0.0;
+        if constexpr ((EXT & 1) != 0) {
+          const double v = fin ? x : INFINITY;
+          mn[b] = v < mn[b] ? v : mn[b];
         }
+        if constexpr ((EXT & 2) != 0) {
+          const double v = fin ? x : -INFINITY;
+          mx[b] = v > mx[b] ? v : mx[b];
+        }
+        if constexpr (MOM) {
+          if (fin && !has[b]) {
+            c[b] = x;
+            has[b] = 1;
+          }
+          zs[b] += fin ? x - c[b] : 0.0;
+        }
+      }
+      if (!bad) continue;
+      for (int64_t i = 0; i < len; ++i) {
+        const double x = static_cast<double>(yb[i * C]);
+        if (std::isfinite(x)) continue;
+        const int64_t b = lb[i];
+        if (std::isnan(x)) {
+          ++a.nan[b];
+          continue;
+        }
+        if (x > 0) {
+          ++a.pinf[b];
+        } else {
+          ++a.ninf[b];
+        }
+        if constexpr ((EXT & 1) != 0) mn[b] = x < mn[b] ? x : mn[b];
+        if constexpr ((EXT & 2) != 0) mx[b] = x > mx[b] ? x : mx[b];
       }
     }
   }
 }
 
 // the second pass over the points [lo, hi): central moments about each bin's mean (as
-// ranges.cc: (x - c) - mean(x - c), c the bin's first finite point, mz the mean of x - c),
-// added to `into`'s m2 (m3, m4)
+// ranges.cc: (x - c) - mean(x - c), c the bin's first finite point, mz the mean of x - c) of
+// the finite points, added to `into`'s m2 (m3, m4)
 template <typename T, bool M4, typename Lab>
 void moments(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, const double* c,
              const double* mz, Acc& into) {
@@ -192,12 +265,11 @@ void moments(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, con
     const int64_t len = std::min(kBlock, hi - i0);
     const int32_t* lb = lab.get(i0, len, buf);
     const T* yb = yc + i0 * C;
-    const bool fin = all_finite(yb, C, len);
     for (int64_t i = 0; i < len; ++i) {
       const int64_t b = lb[i];
       const double x = static_cast<double>(yb[i * C]);
-      if (!fin && !std::isfinite(x)) continue;
-      const double d = (x - c[b]) - mz[b];
+      // a non-finite point adds +0.0 (the sums start at +0.0 and are never -0.0)
+      const double d = x - x == 0 ? (x - c[b]) - mz[b] : 0.0;
       const double d2 = d * d;
       m2[b] += d2;
       if constexpr (M4) {

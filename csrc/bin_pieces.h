@@ -22,7 +22,7 @@ namespace bins {
 
 constexpr int64_t kPiecePoints = int64_t{1} << 17;  // the least work worth a task
 constexpr int64_t kMaxPieces = 16;
-constexpr int64_t kPieceBlock = 256;  // = kBlock (bin_fold.h): pieces start on a block
+constexpr int64_t kPieceBlock = 64;  // = kBlock (bin_fold.h): pieces start on a block
 
 // Pieces of N points for nb bins: a count and a length (the last piece is shorter).
 struct PointPieces {
