@@ -261,6 +261,15 @@ def test_uniform_guesses_are_trusted_only_where_proven(lo, hi, nbins, dec, unifo
         jnp.asarray(x), jnp.asarray(edges), jnp.asarray(dec), uniform
     )
     npt.assert_array_equal(np.asarray(jitted), want)
+    # edges known on the host (binned_edges, also under jit) are proven there: the same
+    # answer as the run-time proof, and the one road it leaves is exact (the proven one
+    # holds no lax.cond; the checked one keeps its own check's)
+    proven = _bin_numbers.host_proven(edges)
+    assert proven == bool(_bin_numbers.guess_proven(jnp.asarray(edges), nbins, jnp))
+    one_road = jax.jit(lambda *a: binnumber(*a, uniform, proven=proven))
+    args = (jnp.asarray(x), jnp.asarray(edges), jnp.asarray(dec))
+    assert proven == ("cond[" not in str(jax.make_jaxpr(one_road)(*args)))
+    npt.assert_array_equal(np.asarray(one_road(*args)), want)
 
 
 SETTLE = __import__("jaxsubset._bin_numbers", fromlist=["settle"]).settle

@@ -660,3 +660,29 @@ def test_datetime_x_on_every_road():
             npt.assert_allclose(r.statistic, by_year.reindex(range(1970, 2030)), **_tol())
         npt.assert_array_equal(r.binnumber, want.binnumber, err_msg=m)
         npt.assert_allclose(r.statistic, want.statistic, err_msg=m, **_tol())
+
+
+@pytest.mark.parametrize("bins, rng", [(10, (-3.0, 7.0)), (np.linspace(-3.0, 7.0, 11), None)])
+def test_edges_known_on_the_host_are_proven_there(bins, rng):
+    # under jit, bins=int over a concrete range (or given evenly spaced edges): the proof
+    # that the arithmetic bin guess is within one bin runs on the host, so the pure-JAX
+    # program holds one lookup and no run-time choice (lax.cond) of the checked one; a
+    # traced range keeps the choice. Both are SciPy's bins.
+    from jaxsubset._native import _api
+
+    x, y = jnp.asarray(X.astype(FLOAT)), jnp.asarray(Y.astype(FLOAT))
+    want = scipy.stats.binned_statistic(X, Y, "mean", bins, range=rng).statistic
+
+    def static(x, y):
+        return binned_statistic(x, y, "mean", bins, range=rng).statistic
+
+    def traced(x, y, r):
+        return binned_statistic(x, y, "mean", 10, range=r).statistic
+
+    r = jnp.asarray([-3.0, 7.0], FLOAT)
+    with _api.bypass():  # the pure-JAX roads (the native one resolves bins in its kernel)
+        assert "cond[" not in str(jax.make_jaxpr(static)(x, y))
+        assert "cond[" in str(jax.make_jaxpr(traced)(x, y, r))
+        got = jax.jit(static)(x, y), jax.jit(traced)(x, y, r)
+    for g in got:
+        npt.assert_allclose(np.asarray(g), want, rtol=1e-5 if FLOAT == np.float32 else 1e-12)

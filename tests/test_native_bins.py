@@ -357,7 +357,7 @@ def test_bins_of_points_near_edges_are_binnumbers(nb, lo, span, nudge, seed):
     if X64:
         want_num = scipy.stats.binned_statistic(x, y, "count", edges).binnumber
     else:
-        e, dec, _ = binned_edges(jnp.asarray(x), edges, None, "binned_statistic")
+        e, dec, _, _ = binned_edges(jnp.asarray(x), edges, None, "binned_statistic")
         search = jax.jit(lambda x, e, d: binnumber(x, e, d, False, search=True))
         want_num = np.asarray(search(jnp.asarray(x), e, dec))
     want = np.bincount(want_num, minlength=nb + 2)[1:-1]

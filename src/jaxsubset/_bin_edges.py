@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._bin_numbers import host_proven
 from ._core import (
     Array,
     bound_array,
@@ -41,13 +42,18 @@ def bin_count(bins: Any, func: str) -> int | None:
     return None
 
 
-def binned_edges(x: Array, bins: Any, range: Any, func: str) -> tuple[Array, Array, bool]:
-    """``(edges, dec, uniform)``: SciPy's edges of ``bins`` (a number of equal bins over
-    ``range`` or the extremes of ``x``, or the edges themselves), checked (a run-time guard
-    for traced ones), and the decimals SciPy rounds ``x`` to near an edge."""
+def binned_edges(
+    x: Array, bins: Any, range: Any, func: str
+) -> tuple[Array, Array, bool, bool | None]:
+    """``(edges, dec, uniform, proven)``: SciPy's edges of ``bins`` (a number of equal bins
+    over ``range`` or the extremes of ``x``, or the edges themselves), checked (a run-time
+    guard for traced ones), the decimals SciPy rounds ``x`` to near an edge, and, for edges
+    known on the host (concrete ``bins``/``range``/``x``, also under ``jit``),
+    ``_bin_numbers.host_proven`` of them (else None: decided at run time)."""
     edt = edges_dtype(x)
     nbins = bin_count(bins, func)
     uniform = nbins is not None
+    edges: Any  # NumPy's where concrete, else traced
     if nbins is not None:  # `uniform`
         k = nbins  # (an int in the lambdas below, for mypy)
         if range is not None:  # a pair, or an array of shape (2,) (also traced)
@@ -64,7 +70,8 @@ def binned_edges(x: Array, bins: Any, range: Any, func: str) -> tuple[Array, Arr
             lambda p: traced_linspace(p[0], p[1], k, edt),
         )
     else:
-        edges = now_or_traced(bins, lambda b: jax.device_put(np.asarray(b, float)), traced_array)
+        # concrete edges stay NumPy's until checked (under jit a device array is a tracer)
+        edges = now_or_traced(bins, lambda b: np.asarray(b, float), traced_array)
         if edges.ndim != 1 or edges.shape[0] < 2:
             raise ValueError(
                 f"{func}: `bins` must be an int or a 1-D array of at least 2 edges, got shape "
@@ -72,10 +79,12 @@ def binned_edges(x: Array, bins: Any, range: Any, func: str) -> tuple[Array, Arr
             )
         edges = edges.astype(edt)
         nbins = edges.shape[0] - 1
-    edges, dec = now_or_traced(
-        edges, lambda e: (e, host_decimals(e, func)), lambda e: traced_decimals(e, func, uniform)
-    )
-    return edges, dec, uniform
+    if isinstance(edges, np.ndarray):
+        dec = host_decimals(edges, func)
+        proven = host_proven(edges)
+        return jax.device_put(edges), dec, uniform, proven  # edt already: no program
+    edges, dec = traced_decimals(edges, func, uniform)
+    return edges, dec, uniform, None
 
 
 def host_pair(rg: Any, func: str) -> tuple[Any, Any]:
@@ -95,7 +104,7 @@ def stacked_pair(rg: Any, func: str) -> tuple[Any, Any]:
     return rg[0], rg[1]
 
 
-def host_linspace(lo: Any, hi: Any, nbins: int, edt: Any, func: str) -> Array:
+def host_linspace(lo: Any, hi: Any, nbins: int, edt: Any, func: str) -> np.ndarray:
     """numpy.histogram's equal edges over a concrete range, checked (finite, ordered)."""
     flo, fhi = float(lo), float(hi)
     if not (np.isfinite(flo) and np.isfinite(fhi)):
@@ -104,8 +113,7 @@ def host_linspace(lo: Any, hi: Any, nbins: int, edt: Any, func: str) -> Array:
         raise ValueError(f"{func}: in `range`, start must be <= stop, got ({flo}, {fhi})")
     if flo == fhi:
         flo, fhi = flo - 0.5, fhi + 0.5
-    np_edges = np.linspace(flo, fhi, nbins + 1, dtype=np.dtype(edt))
-    return jax.device_put(np_edges)  # edt already; no program per shape
+    return np.linspace(flo, fhi, nbins + 1, dtype=np.dtype(edt))
 
 
 def traced_linspace(lo: Any, hi: Any, nbins: int, edt: Any) -> Array:
@@ -123,7 +131,7 @@ def traced_linspace(lo: Any, hi: Any, nbins: int, edt: Any) -> Array:
     return (jnp.arange(nbins + 1, dtype=wdt) * step + lo).at[-1].set(hi).astype(edt)
 
 
-def host_decimals(edges: Array, func: str) -> Array:
+def host_decimals(edges: Any, func: str) -> Array:
     """The decimals SciPy rounds ``x`` to near concrete edges (which must increase)."""
     # in the edges' dtype, as SciPy (and the traced form): float32 edges 0.1 apart have
     # log10 exactly -1 in float32 but -0.99999999 in float64, one decimal less

@@ -224,10 +224,11 @@ def binned_statistic(
         )
     if isinstance(range, str):
         raise TypeError(f"{func}: `range` must be (lo, hi) numbers, got {range!r}")
-    edges, dec, uniform = binned_edges(x, bins, range, func)
+    edges, dec, uniform, proven = binned_edges(x, bins, range, func)
     res = binned_run(
-        x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method
-    )
+        x, vals, statistic, fn, edges, dec, uniform, capacity, x_sorted, nan_policy, method,
+        proven,
+    )  # fmt: skip
     return host(BinnedStatisticResult(*res))
 
 

@@ -144,7 +144,8 @@ def scipy_statistic(
 @functools.partial(
     jax.jit,
     static_argnames=(
-        "statistic", "uniform", "x_sorted", "capacity", "fn", "nan_policy", "method", "blocks"
+        "statistic", "uniform", "x_sorted", "capacity", "fn", "nan_policy", "method", "blocks",
+        "proven",
     ),
 )  # fmt: skip
 def _binned_core(
@@ -161,6 +162,7 @@ def _binned_core(
     method: str,
     nbins: Array | None = None,
     blocks: bool = False,
+    proven: bool | None = None,
 ) -> tuple[Array, Array]:
     """Statistic ``(nbins, C)`` and binnumber ``(N,)``; ``v`` is ``(N, C)``.
 
@@ -168,6 +170,7 @@ def _binned_core(
     the points above the last real edge then fill the first padding bin, which is cut off.
     ``blocks``: the chooser's ``"blocks"`` layout (bins of sorted x by whole blocks; the bin
     numbers of a few points only, so the full ``binnumber`` is left to a caller who reads it).
+    ``proven``: ``_bin_numbers.host_proven`` of concrete edges (None: decided at run time).
     """
     nb = edges.shape[0] - 1
     idt = index_dtype()  # the result's binnumber (int32 inside: bin numbers fit)
@@ -181,10 +184,10 @@ def _binned_core(
             resolve = (xe, edges, dec, x_sorted)
     if resolve is not None and _native.usable():
         d = _native.native_binnumber(
-            resolve[0], edges, dec, lambda: binnumber(x, edges, dec, uniform, nbins)
+            resolve[0], edges, dec, lambda: binnumber(x, edges, dec, uniform, nbins, proven=proven)
         )
     else:
-        d = binnumber(x, edges, dec, uniform, nbins)
+        d = binnumber(x, edges, dec, uniform, nbins, proven=proven)
     out_dtype = float_dtype(v.dtype)
     if fn is None:
         label_of = None
@@ -286,9 +289,11 @@ def binned_run(
     x_sorted: bool | None,
     nan_policy: str,
     method: str,
+    proven: bool | None = None,
 ) -> tuple[Any, Array, Any]:
     """The shared tail of :func:`jaxsubset.binned_statistic`: sortedness, capacity, channels,
-    the core. Returns ``(statistic, bin_edges, binnumber)``."""
+    the core. ``proven``: ``binned_edges``' proof for edges known on the host. Returns
+    ``(statistic, bin_edges, binnumber)``."""
     func = "binned_statistic"
     n_pts = x.shape[0]
     nbins = edges.shape[0] - 1
@@ -351,7 +356,7 @@ def binned_run(
     v = jnp.moveaxis(values.reshape((int(np.prod(ch)), n_pts)), 0, 1)
     stat, d = _binned_core(
         x, v, edges, dec, statistic, uniform, x_sorted, capacity, fn, nan_policy, method,
-        blocks=blocks,
+        blocks=blocks, proven=proven,
     )  # fmt: skip
     stat = channels_first(stat, statistic, ch)
     return stat, edges, d
