@@ -13,7 +13,8 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
    ``move_*``.
 3. ``bins``: 1000 bins of x, sorted and unsorted, mean/std/max/median: ``binned_statistic``
    against NumPy (``reduceat`` on sorted x, ``bincount`` on unsorted), numbagg's
-   ``group_nan*`` and polars ``group_by``.
+   ``group_nan*`` and polars ``group_by``, the peers handed their labels ready-made; also
+   ``numbagg_x``: numbagg with the labels a user starting from x computes first (arithmetic).
 4. ``chunks``: 1000 equal chunks, mean + std + max together, against a NumPy reshape.
 5. ``ewm``: ``ewm_statistic`` (time-based, halflife 50 s) on an irregular axis (exponential
    gaps, mean 1 s), mean/var/std: the native kernel (one serial pass) beside the pure-JAX
@@ -214,6 +215,11 @@ def bins(cfg: dict, rows: list[dict]) -> None:
                 if nb and stat != "median":
                     fn = getattr(nb, f"group_nan{stat}")
                     fns["numbagg"] = lambda fn=fn: fn(y, ids, num_labels=nbins)
+                    # what a numbagg user starting from x also runs: labels by arithmetic
+                    # (floor of the scaled position; not SciPy's edges exactly)
+                    fns["numbagg_x"] = lambda fn=fn: fn(
+                        y, np.minimum((x * nbins).astype(np.intp), nbins - 1), num_labels=nbins
+                    )
                 if pl:
                     agg = getattr(pl.col("y"), stat)()
                     fns["polars"] = lambda agg=agg: df.group_by("g").agg(agg)

@@ -13,6 +13,7 @@
 #include "bin_pieces.h"
 #include "kernels.h"
 #include "parallel.h"
+#include "select.h"
 
 namespace jaxsubset {
 namespace bins {
@@ -26,7 +27,7 @@ inline T lerp(T a, T b, T t) {
 }
 
 // the order statistics of the bins [start[k], start[k] + count[k]) of channel ch: the bin's
-// non-NaN values copied and partially sorted (nth_element). NaN readings: left out (omit);
+// non-NaN values copied and partially sorted (select.h). NaN readings: left out (omit);
 // nan_last: ranked above every value, SciPy's propagate median (NaN where a rank read is a
 // NaN's); else a bin holding one gives NaN.
 template <typename T>
@@ -36,16 +37,7 @@ void order_bins(const T* y, int64_t C, int64_t ch, const int64_t* start, const i
   std::vector<T> buf;
   for (int64_t k = 0; k < nb; ++k) {
     const int64_t s = start[k], e = s + count[k];
-    buf.clear();
-    int64_t nans = 0;
-    for (int64_t i = s; i < e; ++i) {
-      const T v = yc[i * C];
-      if (std::isnan(v)) {
-        ++nans;
-      } else {
-        buf.push_back(v);
-      }
-    }
+    const int64_t nans = copy_held(yc, C, s, e, buf);
     const int64_t held = static_cast<int64_t>(buf.size());
     const int64_t n = omit ? held : held + nans;  // the ranked values
     for (const Out& o : outs) {
@@ -65,10 +57,8 @@ void order_bins(const T* y, int64_t C, int64_t ch, const int64_t* start, const i
           t = h - f;
         }
         if (hi < held) {  // (nan_last: a rank at or above `held` is a NaN's)
-          auto at = buf.begin() + lo;
-          std::nth_element(buf.begin(), at, buf.end());
-          const T a = *at;
-          const T b = hi > lo ? *std::min_element(at + 1, buf.end()) : a;
+          const T a = select_kth(buf.data(), held, lo);
+          const T b = hi > lo ? *std::min_element(buf.begin() + lo + 1, buf.end()) : a;
           res = o.stat == kMedian ? (a + b) / T(2) : lerp(a, b, t);
         }
       }

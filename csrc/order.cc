@@ -7,7 +7,7 @@
 //   window sizes.
 //   Fixed-count windows (most sizes) instead: sorted blocks (order_blocks.h), each block of
 //   w points sorted once, O(log w) a point from the sort alone and O(1) list steps.
-// - Other ranges: the range's values copied and partially sorted (nth_element): O(count).
+// - Other ranges: the range's values copied and partially sorted (select.h): O(count).
 // The values read are the exact order statistics, so results are bit for bit the reference
 // road's; NaN readings are never ranked (a range holding one gives NaN unless omitted).
 #include <algorithm>
@@ -16,6 +16,7 @@
 
 #include "kernels.h"
 #include "order_blocks.h"
+#include "select.h"
 
 namespace jaxsubset {
 
@@ -307,20 +308,13 @@ void select_road(const T* y, int64_t C, int64_t ch, const Ranges& r, const Out& 
   std::vector<T> buf;
   for (int64_t k = 0; k < r.K; ++k) {
     const int64_t s = r.st(k), e = s + r.ct(k);
-    buf.clear();
-    bool has_nan = false;
-    for (int64_t i = s; i < e; ++i) {
-      const T v = yc[i * C];
-      if (std::isnan(v)) has_nan = true; else buf.push_back(v);
-    }
+    const bool has_nan = copy_held(yc, C, s, e, buf) > 0;
     const int64_t n = static_cast<int64_t>(buf.size());
     T res = nan_v<T>();
     if (n > 0 && (omit || !has_nan)) {
       const Rank<T> rk = ranks<T>(o, n);
-      auto at = buf.begin() + rk.lo;
-      std::nth_element(buf.begin(), at, buf.end());
-      const T a = *at;
-      const T b = rk.hi > rk.lo ? *std::min_element(at + 1, buf.end()) : a;
+      const T a = select_kth(buf.data(), n, rk.lo);
+      const T b = rk.hi > rk.lo ? *std::min_element(buf.begin() + rk.lo + 1, buf.end()) : a;
       res = value<T>(o, a, b, rk.t);
     }
     o.put<T>(k, C, ch, res);

@@ -376,3 +376,49 @@ def test_bins_of_points_near_edges_are_binnumbers(nb, lo, span, nudge, seed):
         np.testing.assert_array_equal(np.asarray(g(x, y)[0]), want)
     finally:
         del os.environ[AVX2]
+
+
+SELECT_N = 2048
+_select_jit = jax.jit(
+    lambda x, y, q: {
+        s: binned_statistic(
+            x, y, s, [0.0, 0.1, 0.5, 0.55, 1.0], nan_policy="omit", method="native", **kw
+        ).statistic
+        for s, kw in (("median", {}), ("quantile", {"q": q}))
+    },
+    static_argnums=2,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    distinct=st.sampled_from([1, 2, 3, 40, 10**6]),
+    order=st.sampled_from(["random", "sorted", "reversed", "pipe"]),
+    q=st.sampled_from([0.0, 0.3, 0.5, 0.9, 1.0]),  # static: a program each
+    nans=st.integers(0, 300),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_order_statistics_of_large_bins_are_numpys(distinct, order, q, nans, seed):
+    # the kernel's selection (select.h: branchless quickselect, equal values split off) on
+    # bins of hundreds of values: constant bins, a few distinct values (ties), ascending,
+    # descending and organ-pipe orders, NaN left out: NumPy's median and quantile per bin
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0.0, 1.0, SELECT_N)).astype(FLOAT)
+    y = rng.integers(0, distinct, SELECT_N).astype(FLOAT) * FLOAT(0.25)
+    if order != "random":
+        y = np.sort(y)
+        if order == "reversed":
+            y = y[::-1].copy()
+        elif order == "pipe":
+            y = np.r_[y[::2], y[1::2][::-1]]
+    y[rng.choice(SELECT_N, nans, replace=False)] = np.nan
+    got = _select_jit(jnp.asarray(x), jnp.asarray(y), q)
+    edges = np.array([0.0, 0.1, 0.5, 0.55, 1.0], FLOAT)
+    idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, 3)
+    for b in range(4):
+        v = y[idx == b]
+        v = v[~np.isnan(v)]
+        want_med = np.median(v) if v.size else np.nan
+        want_q = np.quantile(v, FLOAT(q)) if v.size else np.nan
+        np.testing.assert_array_equal(np.asarray(got["median"])[b], FLOAT(want_med))
+        np.testing.assert_allclose(np.asarray(got["quantile"])[b], want_q, rtol=4 * EPS)
