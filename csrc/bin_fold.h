@@ -111,6 +111,19 @@ struct Acc {
   }
 };
 
+// a non-finite point of bin b: counted (NaN, +inf, -inf), an infinity kept in the extremes
+// asked for (EXT: 1 the minima, 2 the maxima)
+template <int EXT>
+inline void non_finite(Acc& a, int64_t b, double x) {
+  if (std::isnan(x)) {
+    ++a.nan[b];
+    return;
+  }
+  ++(x > 0 ? a.pinf : a.ninf)[b];
+  if constexpr ((EXT & 1) != 0) a.mn[b] = x < a.mn[b] ? x : a.mn[b];
+  if constexpr ((EXT & 2) != 0) a.mx[b] = x > a.mx[b] ? x : a.mx[b];
+}
+
 // accumulate with first/last (see below): a block of finite values takes the loop without the
 // tests of non-finite ones (the same operations in the same order: the same bits)
 template <typename T, bool SUM, int EXT, bool MOM, typename Lab>
@@ -160,16 +173,8 @@ void accumulate_ends(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& 
           }
           a.zs[b] += x - a.c[b];
         }
-      } else if (std::isnan(x)) {
-        ++a.nan[b];
       } else {
-        if (x > 0) {
-          ++a.pinf[b];
-        } else {
-          ++a.ninf[b];
-        }
-        if constexpr ((EXT & 1) != 0) mn[b] = x < mn[b] ? x : mn[b];
-        if constexpr ((EXT & 2) != 0) mx[b] = x > mx[b] ? x : mx[b];
+        non_finite<EXT>(a, b, x);
       }
       if (!omit || !std::isnan(x)) {
         if (a.first[b] < 0) a.first[b] = i0 + i;
@@ -233,19 +238,7 @@ void accumulate(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, 
       if (!bad) continue;
       for (int64_t i = 0; i < len; ++i) {
         const double x = static_cast<double>(yb[i * C]);
-        if (std::isfinite(x)) continue;
-        const int64_t b = lb[i];
-        if (std::isnan(x)) {
-          ++a.nan[b];
-          continue;
-        }
-        if (x > 0) {
-          ++a.pinf[b];
-        } else {
-          ++a.ninf[b];
-        }
-        if constexpr ((EXT & 1) != 0) mn[b] = x < mn[b] ? x : mn[b];
-        if constexpr ((EXT & 2) != 0) mx[b] = x > mx[b] ? x : mx[b];
+        if (!std::isfinite(x)) non_finite<EXT>(a, lb[i], x);
       }
     }
   }
