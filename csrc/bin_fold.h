@@ -63,6 +63,38 @@ struct StoredLabels {
   const int32_t* get(int64_t i0, int64_t, int32_t*) const { return lab + i0; }
 };
 
+// labels of fewer than 2**16 - 1 bins kept as they are read: the first pass's source (any)
+// writes each point's label (its own piece's points: pieces write apart) for a second pass
+// (Recorded), which reads 2 bytes a point where finding the bin again reads x (4 or 8)
+template <typename Inner>
+struct Recording {
+  const Inner* in;
+  uint16_t* out;
+  const int32_t* get(int64_t i0, int64_t n, int32_t* buf) const {
+    const int32_t* l = in->get(i0, n, buf);
+    for (int64_t i = 0; i < n; ++i) out[i0 + i] = static_cast<uint16_t>(l[i]);
+    return l;
+  }
+};
+
+struct Recorded {
+  const uint16_t* lab;
+  const int32_t* get(int64_t i0, int64_t n, int32_t* __restrict buf) const {
+    const uint16_t* __restrict l = lab + i0;
+    for (int64_t i = 0; i < n; ++i) buf[i] = l[i];
+    return buf;
+  }
+};
+
+template <typename Lab, typename Again>
+const auto& pick_again(const Lab& lab, const Again* again) {
+  if constexpr (std::is_same_v<Lab, Again>) {
+    return again != nullptr ? *again : lab;
+  } else {
+    return *again;
+  }
+}
+
 // whether every one of n values (stride C) is finite: x - x is 0 for a finite x, NaN for a
 // NaN or an inf (a sum of them in any order). Sixteen partial sums: the latency of one chain
 // of additions, not their number, bounded the single sum.
@@ -342,10 +374,12 @@ void first_pass(const T* yc, int64_t C, int64_t lo, int64_t hi, const Lab& lab, 
 // (The other cut, each piece owning a range of bins and reading every point, would keep one
 // pass's bits for any size, but every thread would resolve every point's bin and branch on
 // it, which costs more than the scatter it shares: pieces of points are what scale.)
-template <typename T, typename Lab>
+// `lab` gives the first pass its labels and `again` the second's (the same labels: a source
+// that records them as the first pass reads them, and the record; or the same source twice).
+template <typename T, typename Lab, typename Again = Lab>
 void folded_labels(xla::ffi::ThreadPool* pool, const T* y, int64_t C, int64_t ch, int64_t N,
                    int64_t nb, const Lab& lab, const std::vector<Out>& outs, bool omit,
-                   int64_t ddof) {
+                   int64_t ddof, const Again* again = nullptr) {
   bool mom2 = false, mom4 = false, sum = false, ends = false;
   int ext = 0;  // 1: min, 2: max
   for (const Out& o : outs) {
@@ -376,12 +410,13 @@ void folded_labels(xla::ffi::ThreadPool* pool, const T* y, int64_t C, int64_t ch
       mz[b] = nf > 0 ? a.zs[b] / static_cast<double>(nf) : 0.0;
     }
     // (piece 0 adds into a's own m2..m4, still zero: a's c is read, never written here)
+    const auto& second = pick_again(lab, again);
     for_pieces(pool, pp.count, [&](int64_t p) {
       const int64_t lo = pp.begin(p), hi = pp.end(p, N);
       if (mom4) {
-        moments<T, true>(yc, C, lo, hi, lab, a.c.data(), mz.data(), parts[p]);
+        moments<T, true>(yc, C, lo, hi, second, a.c.data(), mz.data(), parts[p]);
       } else {
-        moments<T, false>(yc, C, lo, hi, lab, a.c.data(), mz.data(), parts[p]);
+        moments<T, false>(yc, C, lo, hi, second, a.c.data(), mz.data(), parts[p]);
       }
     });
     for (int64_t p = 1; p < pp.count; ++p) {

@@ -190,3 +190,21 @@ def test_vmap_batches(n, monkeypatch):
     one = jax.jit(lambda y: binned_statistic(xj, y, "median", e, nan_policy="omit").statistic)
     for i in (0, b - 1):
         np.testing.assert_array_equal(pooled["median"][i], np.asarray(one(ys[i])))
+
+
+@pytest.mark.parametrize("policy", ["propagate", "omit"])
+def test_one_channels_moments_read_the_labels_their_first_pass_found(policy):
+    # one channel: the moments' second pass reads the labels the first pass recorded (2 bytes
+    # a point, bins.cc); two channels find them again from x. The same labels in the same
+    # pieces: the same bits, NaN and +-inf included
+    x, y, e = _data(FLOAT, "unsorted")
+
+    def f(x, v):
+        return {s: binned_statistic(x, v, s, e, nan_policy=policy).statistic for s in MOMENTS}
+
+    f = jax.jit(f)
+    both = f(jnp.asarray(x), jnp.asarray(y))
+    for c in (0, 1):
+        one = f(jnp.asarray(x), jnp.asarray(y[c]))
+        for s in MOMENTS:
+            np.testing.assert_array_equal(np.asarray(one[s]), np.asarray(both[s])[c], err_msg=s)
