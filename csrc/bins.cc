@@ -48,6 +48,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -140,8 +141,10 @@ void stats_item(xla::ffi::ThreadPool* pool, const T* yb, const S* sb, const S* e
       return;
     }
     // a second pass over the labels (moments, order statistics, other channels): the
-    // proven lookup resolves them again (cheaper than a label array's traffic); else
-    // they are resolved once (in pieces of points: each writes its own), kept
+    // proven lookup resolves them again (cheaper than an int32 label array's traffic), or,
+    // for one channel's moments, the first pass records them in 2 bytes a point; edges
+    // without the proven lookup resolve them once (in pieces of points: each writes its
+    // own), kept
     bool again = C > 1, has_order = false;
     for (const Out& o : item) {
       has_order |= is_order(o.stat);
@@ -159,16 +162,22 @@ void stats_item(xla::ffi::ThreadPool* pool, const T* yb, const S* sb, const S* e
       });
       stats_by_labels<T>(pool, yb, C, N, K, StoredLabels{labs.data()}, item, omit, ddof,
                          nan_last);
-    } else if (again && C == 1 && K < 0xFFFF && !has_order) {
-      // the moments' second pass reads the labels the first one found, kept in 2 bytes a
-      // point (bin_fold.h: Recording), rather than finding them again from x
-      std::unique_ptr<uint16_t[]> rec(new uint16_t[static_cast<size_t>(N)]);
-      const XLabels<S> from_x{sb, &e};
-      const bins::Recording<XLabels<S>> first{&from_x, rec.get()};
-      const bins::Recorded second{rec.get()};
-      bins::folded_labels<T>(pool, yb, C, 0, N, K, first, item, omit, ddof, &second);
     } else {
-      stats_by_labels<T>(pool, yb, C, N, K, XLabels<S>{sb, &e}, item, omit, ddof, nan_last);
+      // one channel's moments: the second pass reads the labels the first one found, kept
+      // in 2 bytes a point (bin_fold.h: Recording), rather than finding them again from x
+      // (where the record's memory is not to be had, they are found again: the same labels)
+      std::unique_ptr<uint16_t[]> rec;
+      if (again && C == 1 && K < 0xFFFF && !has_order) {
+        rec.reset(new (std::nothrow) uint16_t[static_cast<size_t>(N)]);
+      }
+      const XLabels<S> from_x{sb, &e};
+      if (rec) {
+        const bins::Recording<XLabels<S>> first{&from_x, rec.get()};
+        const bins::Recorded second{rec.get()};
+        bins::folded_labels<T>(pool, yb, C, 0, N, K, first, item, omit, ddof, &second);
+      } else {
+        stats_by_labels<T>(pool, yb, C, N, K, from_x, item, omit, ddof, nan_last);
+      }
     }
   } else {
     (void)eb;
