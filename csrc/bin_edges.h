@@ -145,6 +145,34 @@ class Edges {
     return d == nb_ + 1 ? rule(x, d) : d;
   }
 
+  // bin() of x[0..n) (n <= 256) into out, NaN nb + 1 whatever its sign bit: the quick road
+  // where it is taken (a point safely inside cell g is in bin number g + 1), bin() for the rest
+  template <typename TD>
+  void numbers(const TX* x, int64_t n, TD* out) const {
+    int32_t lab[256];
+    bool miss = true;
+    if (quick_) {
+#if defined(JAXSUBSET_AVX2)
+      miss = avx2_ ? quick_block_avx2(x, n, lab) : quick_block(x, n, lab);
+#else
+      miss = quick_block(x, n, lab);
+#endif
+      if (!miss) {
+        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<TD>(lab[i] + 1);
+        return;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t d;
+      if (quick_ && lab[i] >= 0) {
+        d = lab[i] + 1;
+      } else {
+        d = std::isnan(x[i]) ? nb_ + 1 : bin(x[i]);
+      }
+      out[i] = static_cast<TD>(d);
+    }
+  }
+
   // the bins of x[0..n) as labels: 0 .. nb - 1, nb for a point in no bin
   void labels(const TX* x, int64_t n, int32_t* out) const {
     if (quick_) {

@@ -306,10 +306,11 @@ ffi::Error BinStatsImpl(xla::ffi::ThreadPool pool, ffi::AnyBuffer y, ffi::AnyBuf
 // dtype, EXACTLY (the rule of Edges::bin above; NaN: nb + 1 whatever its sign bit)
 //   x (*B, N) float32/float64, edges (*B, K + 1) x's dtype, dec (*B, 1) int32
 //   d (*B, N) int32/int64: 0 below the first edge, nb + 1 above the last, else 1..nb
-// A call of its own, so XLA drops it where the bin numbers are not read.
+// A call of its own, so XLA drops it where the bin numbers are not read. Points in pieces on
+// the intra-op pool, in blocks through Edges::numbers (the quick road where it is taken).
 template <typename TX, typename TD>
-ffi::Error binnumber_run(ffi::AnyBuffer x, ffi::AnyBuffer edges, ffi::AnyBuffer dec,
-                         ffi::AnyBuffer out) {
+ffi::Error binnumber_run(xla::ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer edges,
+                         ffi::AnyBuffer dec, ffi::AnyBuffer out) {
   auto odims = out.dimensions();
   if (odims.size() < 1) return bad("binnumber: the result must be (*batch, N)");
   const size_t nbd = odims.size() - 1;
@@ -339,33 +340,39 @@ ffi::Error binnumber_run(ffi::AnyBuffer x, ffi::AnyBuffer edges, ffi::AnyBuffer 
     const int32_t db = static_cast<const int32_t*>(dec.untyped_data())[dmap->offset(b)];
     Edges<TX> e(eb, K, db);
     TD* ob = obase + b * N;
-    for (int64_t i = 0; i < N; ++i) {
-      ob[i] = static_cast<TD>(std::isnan(xb[i]) ? K + 1 : e.bin(xb[i]));
-    }
+    // pieces of points on the pool (each point's number is its own: any cut, the same)
+    const bins::PointPieces pp = bins::point_pieces(N, K);
+    for_pieces(pool, pp.count, [&](int64_t p) {
+      const int64_t hi = pp.end(p, N);
+      for (int64_t i0 = pp.begin(p); i0 < hi; i0 += kBlock) {
+        const int64_t len = std::min(kBlock, hi - i0);
+        e.numbers(xb + i0, len, ob + i0);
+      }
+    });
   }
   return ffi::Error::Success();
 }
 
 template <typename TX>
-ffi::Error binnumber_by_out(ffi::AnyBuffer x, ffi::AnyBuffer edges, ffi::AnyBuffer dec,
-                            ffi::AnyBuffer out) {
+ffi::Error binnumber_by_out(xla::ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer edges,
+                            ffi::AnyBuffer dec, ffi::AnyBuffer out) {
   switch (out.element_type()) {
     case ffi::DataType::S32:
-      return binnumber_run<TX, int32_t>(x, edges, dec, out);
+      return binnumber_run<TX, int32_t>(pool, x, edges, dec, out);
     case ffi::DataType::S64:
-      return binnumber_run<TX, int64_t>(x, edges, dec, out);
+      return binnumber_run<TX, int64_t>(pool, x, edges, dec, out);
     default:
       return bad("binnumber: the result must be int32 or int64");
   }
 }
 
-ffi::Error BinnumberImpl(ffi::AnyBuffer x, ffi::AnyBuffer edges, ffi::AnyBuffer dec,
-                         ffi::Result<ffi::AnyBuffer> out) {
+ffi::Error BinnumberImpl(xla::ffi::ThreadPool pool, ffi::AnyBuffer x, ffi::AnyBuffer edges,
+                         ffi::AnyBuffer dec, ffi::Result<ffi::AnyBuffer> out) {
   switch (x.element_type()) {
     case ffi::DataType::F32:
-      return binnumber_by_out<float>(x, edges, dec, *out);
+      return binnumber_by_out<float>(&pool, x, edges, dec, *out);
     case ffi::DataType::F64:
-      return binnumber_by_out<double>(x, edges, dec, *out);
+      return binnumber_by_out<double>(&pool, x, edges, dec, *out);
     default:
       return bad("binnumber: x must be float32 or float64");
   }
@@ -390,6 +397,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetBinStats, jaxsubset::BinStatsImpl,
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxsubsetBinnumber, jaxsubset::BinnumberImpl,
                               xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::ThreadPool>()  // the intra-op pool
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Arg<xla::ffi::AnyBuffer>()  // edges
                                   .Arg<xla::ffi::AnyBuffer>()  // dec

@@ -183,9 +183,12 @@ def _binned_core(
         if _native.x_resolvable(xe, edges):
             resolve = (xe, edges, dec, x_sorted)
     if resolve is not None and _native.usable():
+        # (in the result's dtype: on the CPU only the result reads it, the kernel resolving
+        # the statistics' bins itself)
         d = _native.native_binnumber(
-            resolve[0], edges, dec, lambda: binnumber(x, edges, dec, uniform, nbins, proven=proven)
-        )
+            resolve[0], edges, dec, lambda: binnumber(x, edges, dec, uniform, nbins, proven=proven),
+            idt,
+        )  # fmt: skip
     else:
         d = binnumber(x, edges, dec, uniform, nbins, proven=proven)
     out_dtype = float_dtype(v.dtype)

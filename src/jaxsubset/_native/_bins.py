@@ -10,6 +10,7 @@ float dtype, float16/bfloat16 in float32.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -111,7 +112,9 @@ def native_bins(
     return rounded(differentiable(native, other, 0)(y, src, edges, dec, label), in_dtype, half)
 
 
-def native_binnumber(x: Array, edges: Array, dec: Array, fallback: Callable[[], Array]) -> Array:
+def native_binnumber(
+    x: Array, edges: Array, dec: Array, fallback: Callable[[], Array], dtype: Any = jnp.int32
+) -> Array:
     """``_bin_numbers.binnumber`` of float ``x`` by the kernel ``jaxsubset_binnumber``, exactly.
 
     A call of its own: where the bin numbers are not read (``binned_statistic(...).statistic``
@@ -121,10 +124,13 @@ def native_binnumber(x: Array, edges: Array, dec: Array, fallback: Callable[[], 
     ``binnumber`` (the other platforms' branch, see ``_api.branch``). Piecewise constant:
     no derivative flows through ``x``.
 
+    ``dtype``: int32 or int64, the result's (written by the kernel: no conversion pass).
+
     Returns:
-        ``(N,)`` int32 bin numbers (0 below, ``nbins + 1`` above or NaN), as ``binnumber``'s.
+        ``(N,)`` bin numbers in ``dtype`` (0 below, ``nbins + 1`` above or NaN), as
+        ``binnumber``'s.
     """
-    idt = jnp.int32
+    idt = dtype
 
     def native(p: Array, e: Array, d: Array) -> Array:
         out = jax.ShapeDtypeStruct(p.shape, idt)
