@@ -360,11 +360,11 @@ def binnumber(
     # within the proof's bound: np.linspace, np.arange): the window's count is exact, no
     # check or fallback (one pass over x); else the guesses are checked
     def unchecked() -> Array:
-        return exact(count_window(keys(x), ke, guess(), nb)[0])
+        return exact_window(x, ke, guess(), nb, k_last, top)
 
     if proven is None:
         return lax.cond(held, unchecked, checked)
-    return exact_window(x, ke, guess(), nb, k_last, top) if proven else checked()
+    return unchecked() if proven else checked()
 
 
 def exact_window(x: Array, ke: Array, g: Array, nb: Any, k_last: Array, top: Array) -> Array:
