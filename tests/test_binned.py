@@ -375,6 +375,24 @@ def test_int64_x_beyond_int32_is_binned_exactly_in_either_mode():
     assert res.binnumber.tolist() == [1, 2]
 
 
+@pytest.mark.parametrize("order", ["shuffled", "sorted"])
+@pytest.mark.parametrize("statistic", ["mean", "std", "median", "count"])
+def test_float64_x_is_binned_exactly_with_concrete_or_traced_values(statistic, order):
+    # float32 rounds these positions to 1/16: in 32-bit mode the bins are found as in 64-bit
+    # mode, in one call for concrete float values (resolve._exact.binned_once), in two (the
+    # bins, then int32 stand-in positions) for traced values, with the same results
+    rng = np.random.default_rng(5)
+    x = 1e6 + rng.random(3000)
+    x = np.sort(x) if order == "sorted" else x
+    v = rng.standard_normal(3000)
+    eager = _check(x, v, statistic, 17)
+    assert eager.statistic.dtype == jnp.result_type(float)
+    assert eager.binnumber.dtype == np.asarray(jnp.arange(2)).dtype
+    traced = jax.jit(lambda v: binned_statistic(x, v, statistic, 17))(v)
+    npt.assert_array_equal(np.asarray(traced.binnumber), eager.binnumber)
+    _same(traced.statistic, eager.statistic)
+
+
 def test_float32():
     x = X.astype(np.float32)
     v = Y.astype(np.float32)

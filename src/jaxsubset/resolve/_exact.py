@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .._core import as_xy, is_traced, static_int, time_kind
@@ -379,7 +380,13 @@ def binned_exact(
     ``0`` and points above (or NaN) ``nbins + 2``, binned by ``nbins`` equal bins over
     ``(1, nbins + 1)`` (whole edges ``1, 2, ..., nbins + 1``: bin ``k`` holds exactly the
     points numbered ``k``, and the number of bins is bucketed as any int ``bins``).
-    ``bin_edges`` are the exact ones (float64, or datetime64 on a time axis, NumPy)."""
+    ``bin_edges`` are the exact ones (float64, or datetime64 on a time axis, NumPy).
+
+    Concrete float ``values`` (or None) and a named statistic take one call instead
+    (:func:`binned_once`)."""
+    once = binned_once(binned, x, values, statistic, bins, rng, **kw)
+    if once is not None:
+        return once
     with positions64():
         ref = binned(x, None, "count", bins, rng, x_sorted=kw.get("x_sorted"))
     d = np.asarray(ref.binnumber).astype(np.int64)
@@ -387,3 +394,36 @@ def binned_exact(
     stand_in = np.where(d > nb, nb + 2, d).astype(np.int32)
     res = binned(stand_in, values, statistic, nb, (1, nb + 1), **kw)
     return res._replace(bin_edges=ref.bin_edges, binnumber=d.astype(np.int32))
+
+
+def binned_once(
+    binned: Callable[..., Any], x: Any, values: Any, statistic: Any, bins: Any, rng: Any, **kw: Any
+) -> Any:
+    """:func:`binned_exact` in one call where it can be: the whole call in
+    :func:`positions64` on ``values`` already in the 32-bit mode's dtype (float64 -> float32,
+    as any 32-bit call holds them), so the bins come from the exact positions and every
+    bin's statistic from the same points in the same order as the stand-in call would; the
+    results are cast to the 32-bit mode's dtypes. None (the caller takes two calls) for
+    traced or non-float values (an integer sum's dtype is the mode's) or a callable
+    statistic (run on what a 32-bit call hands it)."""
+    if not isinstance(statistic, str) or is_traced(values):
+        return None
+    if isinstance(values, jax.Array):  # concrete: already in the mode's dtype
+        if not jnp.issubdtype(values.dtype, jnp.floating):
+            return None
+    elif values is not None:
+        try:
+            host = np.asarray(values)
+        except (TypeError, ValueError):
+            return None
+        if not jnp.issubdtype(host.dtype, jnp.floating):
+            return None
+        values = host.astype(jax.dtypes.canonicalize_dtype(host.dtype), copy=False)
+    with positions64():
+        res = binned(x, values, statistic, bins, rng, **kw)
+
+    def narrow32(a: Any) -> np.ndarray:
+        h = np.asarray(a)
+        return h.astype(jax.dtypes.canonicalize_dtype(h.dtype), copy=False)
+
+    return res._replace(statistic=narrow32(res.statistic), binnumber=narrow32(res.binnumber))
