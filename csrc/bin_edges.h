@@ -97,7 +97,10 @@ class Edges {
  public:
   using K = typename KeyOf<TX>::K;
 
-  Edges(const TX* e, int64_t nbins, int32_t dec) : nb_(nbins), dec_(dec), ke_(nbins + 4) {
+  // nbins edges' bins; `none` (default nbins): the label of a point in no bin (labels()),
+  // the kernel's number of result bins where the edges are padded past the real ones
+  Edges(const TX* e, int64_t nbins, int32_t dec, int64_t none = -1)
+      : nb_(nbins), none_(none < 0 ? nbins : none), dec_(dec), ke_(nbins + 4) {
     // ke_[i]: the key of edge i - 1, with sentinels below and above every key (two above: a
     // NaN whose key is the largest steps onto the first and is checked against the second)
     ke_[0] = std::numeric_limits<K>::min();
@@ -137,6 +140,7 @@ class Edges {
 
   // whether every answer is the guess corrected by one comparison each way (see the top)
   bool proven() const { return proven_; }
+  int64_t nbins() const { return nb_; }
 
   // the number of edges at or below x (0 .. nb + 1), SciPy's last-edge rule applied; NaN:
   // nb + 1 (in no bin)
@@ -173,7 +177,7 @@ class Edges {
     }
   }
 
-  // the bins of x[0..n) as labels: 0 .. nb - 1, nb for a point in no bin
+  // the bins of x[0..n) as labels: 0 .. nb - 1, none_ for a point in no bin
   void labels(const TX* x, int64_t n, int32_t* out) const {
     if (quick_) {
       // the quick road (no table, no comparison of keys): a point whose place in the span
@@ -188,7 +192,7 @@ class Edges {
         for (int64_t i = 0; i < n; ++i) {
           if (out[i] >= 0) continue;
           const int64_t d = bin(x[i]);
-          out[i] = static_cast<int32_t>(d >= 1 && d <= nb_ ? d - 1 : nb_);
+          out[i] = static_cast<int32_t>(d >= 1 && d <= nb_ ? d - 1 : none_);
         }
       }
     } else if (proven_) {
@@ -199,11 +203,11 @@ class Edges {
         const int64_t d = near(x[i]);
         top |= d == nb_ + 1;
         const bool in = static_cast<uint64_t>(d - 1) < static_cast<uint64_t>(nb_);
-        out[i] = static_cast<int32_t>(in ? d - 1 : nb_);
+        out[i] = static_cast<int32_t>(in ? d - 1 : none_);
       }
       if (top) {
         for (int64_t i = 0; i < n; ++i) {
-          if (out[i] == nb_ && near(x[i]) == nb_ + 1 && rule(x[i], nb_ + 1) == nb_) {
+          if (out[i] == none_ && near(x[i]) == nb_ + 1 && rule(x[i], nb_ + 1) == nb_) {
             out[i] = static_cast<int32_t>(nb_ - 1);
           }
         }
@@ -211,7 +215,7 @@ class Edges {
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const int64_t d = bin(x[i]);
-        out[i] = static_cast<int32_t>(d >= 1 && d <= nb_ ? d - 1 : nb_);
+        out[i] = static_cast<int32_t>(d >= 1 && d <= nb_ ? d - 1 : none_);
       }
     }
   }
@@ -435,7 +439,7 @@ class Edges {
     return d == nb_ + 1 && around(x, dec_, p_) == last_r_ ? nb_ : d;
   }
 
-  int64_t nb_;
+  int64_t nb_, none_;
   int32_t dec_;
   std::vector<K> ke_;  // nb + 4: a sentinel, the edges' keys, two sentinels
   TX p_;  // numpy.around's power of ten for dec_

@@ -6,7 +6,10 @@
 //                     modes 1 (any order) and 2 (ascending): float32/float64 positions x,
 //                     in the edges' dtype
 //   edges  (*B, K + 1) the strictly increasing bin edges (modes 1, 2; mode 0: unused)
-//   dec    (*B, 1)    int32, the decimals of SciPy's last-edge rule (modes 1, 2)
+//   dec    (*B, 1)    int32, the decimals of SciPy's last-edge rule (modes 1, 2); or (*B, 2):
+//                     then the real number of bins nr (1..K) follows: edges padded past the
+//                     last real one (eager buckets), whose rule applies at edge nr; result
+//                     bins nr..K-1 hold no point
 //   results (*B, K, C): y's float dtype, "count" in an int32/int64 dtype
 //   attrs  stats (codes of common.h), qs, omit (0/1), ddof, mode (+ 4: the order statistics
 //          rank NaN above every value, SciPy's propagate median: NaN where a rank read is a
@@ -98,15 +101,17 @@ template <typename T, typename TX>
 void stats_sorted(xla::ffi::ThreadPool* pool, const T* y, int64_t C, int64_t N, const TX* x,
                   const Edges<TX>& e, int64_t nb, const std::vector<Out>& outs, bool omit,
                   int64_t ddof, bool nan_last) {
-  std::vector<int64_t> b(nb + 1), start(nb), count(nb);
-  const int64_t sp = bins::search_pieces(N, nb + 1);
-  const int64_t per = (nb + 1 + sp - 1) / sp;
+  // the edges' nr bins, then empty result bins up to nb (edges padded past the real ones)
+  const int64_t nr = e.nbins();
+  std::vector<int64_t> b(nr + 1), start(nb, N), count(nb, 0);
+  const int64_t sp = bins::search_pieces(N, nr + 1);
+  const int64_t per = (nr + 1 + sp - 1) / sp;
   for_pieces(pool, sp, [&](int64_t j) {
-    const int64_t k1 = std::min(nb + 1, (j + 1) * per);
+    const int64_t k1 = std::min(nr + 1, (j + 1) * per);
     for (int64_t k = j * per; k < k1; ++k) b[k] = e.lower(x, N, k);
   });
-  b[nb] = e.last_end(x, N, b[nb]);
-  for (int64_t k = 0; k < nb; ++k) {
+  b[nr] = e.last_end(x, N, b[nr]);
+  for (int64_t k = 0; k < nr; ++k) {
     start[k] = b[k];
     count[k] = std::max<int64_t>(b[k + 1] - b[k], 0);
   }
@@ -132,10 +137,11 @@ void stats_sorted(xla::ffi::ThreadPool* pool, const T* y, int64_t C, int64_t N, 
 // one batch item's statistics into `item` (its rows of the results)
 template <typename T, typename S>
 void stats_item(xla::ffi::ThreadPool* pool, const T* yb, const S* sb, const S* eb, int32_t db,
-                int64_t N, int64_t C, int64_t K, int64_t mode, const std::vector<Out>& item,
-                bool omit, int64_t ddof, bool nan_last) {
+                int64_t nr, int64_t N, int64_t C, int64_t K, int64_t mode,
+                const std::vector<Out>& item, bool omit, int64_t ddof, bool nan_last) {
   if constexpr (std::is_floating_point_v<S>) {
-    Edges<S> e(eb, K, db);
+    // nr <= K edges' bins; a point in none of them is labelled K (in no result bin)
+    Edges<S> e(eb, nr, db, K);
     if (mode == 2) {
       stats_sorted<T, S>(pool, yb, C, N, sb, e, K, item, omit, ddof, nan_last);
       return;
@@ -182,6 +188,7 @@ void stats_item(xla::ffi::ThreadPool* pool, const T* yb, const S* sb, const S* e
   } else {
     (void)eb;
     (void)db;
+    (void)nr;
     (void)mode;
     stats_by_labels<T>(pool, yb, C, N, K, GivenLabels<S>{sb, K}, item, omit, ddof, nan_last);
   }
@@ -232,7 +239,10 @@ ffi::Error run(xla::ffi::ThreadPool* pool, ffi::AnyBuffer y, ffi::AnyBuffer src,
     if (edims[nbd] != K + 1) return bad("edges must hold K + 1 edges");
     if (edges.element_type() != src.element_type()) return bad("edges must have x's dtype");
   }
-  if (ddims[nbd] != 1) return bad("dec must be (*batch, 1)");
+  // dec (*batch, 1): the decimals; (*batch, 2): also the real number of bins nr <= K of
+  // edges padded past the last real one (eager buckets): bins nr..K-1 come back empty
+  const int64_t nd = ddims[nbd];
+  if (nd != 1 && nd != 2) return bad("dec must be (*batch, 1) or (*batch, 2)");
   int64_t B = 1;
   for (int64_t d : bdims) B *= d;
   auto ymap = BatchMap::make(ydims, nbd, bdims, N * C, "y");
@@ -241,17 +251,24 @@ ffi::Error run(xla::ffi::ThreadPool* pool, ffi::AnyBuffer y, ffi::AnyBuffer src,
   if (!smap.has_value()) return smap.error();
   auto emap = BatchMap::make(edims, nbd, bdims, edims[nbd], "edges");
   if (!emap.has_value()) return emap.error();
-  auto dmap = BatchMap::make(ddims, nbd, bdims, 1, "dec");
+  auto dmap = BatchMap::make(ddims, nbd, bdims, nd, "dec");
   if (!dmap.has_value()) return dmap.error();
   const T* ybase = static_cast<const T*>(y.untyped_data());
   const S* sbase = static_cast<const S*>(src.untyped_data());
   const S* ebase = static_cast<const S*>(edges.untyped_data());
   const int32_t* dbase = static_cast<const int32_t*>(dec.untyped_data());
+  if (is_x && nd == 2) {
+    for (int64_t b = 0; b < B; ++b) {
+      const int32_t nr = dbase[dmap->offset(b) + 1];
+      if (nr < 1 || nr > K) return bad("the real number of bins must be in 1..K");
+    }
+  }
   auto one = [&](int64_t b, xla::ffi::ThreadPool* inner) {
     const S* eb = is_x ? ebase + emap->offset(b) : nullptr;
     const int32_t db = is_x ? dbase[dmap->offset(b)] : 0;
-    stats_item<T, S>(inner, ybase + ymap->offset(b), sbase + smap->offset(b), eb, db, N, C, K,
-                     mode, bins::from_bin(outs, b * K, C, sizeof(T)), omit, ddof, nan_last);
+    const int64_t nr = is_x && nd == 2 ? dbase[dmap->offset(b) + 1] : K;
+    stats_item<T, S>(inner, ybase + ymap->offset(b), sbase + smap->offset(b), eb, db, nr, N, C,
+                     K, mode, bins::from_bin(outs, b * K, C, sizeof(T)), omit, ddof, nan_last);
   };
   if (B > 1 && N < 2 * bins::kPiecePoints) {
     // items too small to be cut (one piece of points each): pieces of items instead, each
@@ -304,7 +321,8 @@ ffi::Error BinStatsImpl(xla::ffi::ThreadPool pool, ffi::AnyBuffer y, ffi::AnyBuf
 
 // jaxsubset_binnumber(x, edges, dec) -> d: _bin_numbers.binnumber of float x against edges of its
 // dtype, EXACTLY (the rule of Edges::bin above; NaN: nb + 1 whatever its sign bit)
-//   x (*B, N) float32/float64, edges (*B, K + 1) x's dtype, dec (*B, 1) int32
+//   x (*B, N) float32/float64, edges (*B, K + 1) x's dtype, dec (*B, 1) int32 (or (*B, 2):
+//   the real number of bins nr follows, as bin_stats': numbers 0..nr + 1)
 //   d (*B, N) int32/int64: 0 below the first edge, nb + 1 above the last, else 1..nb
 // A call of its own, so XLA drops it where the bin numbers are not read. Points in pieces on
 // the intra-op pool, in blocks through Edges::numbers (the quick road where it is taken).
@@ -317,8 +335,9 @@ ffi::Error binnumber_run(xla::ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyB
   const int64_t N = odims[nbd];
   auto xdims = x.dimensions(), edims = edges.dimensions(), ddims = dec.dimensions();
   if (xdims.size() != nbd + 1 || xdims[nbd] != N) return bad("binnumber: x must be (*batch, N)");
-  if (edims.size() != nbd + 1 || ddims.size() != nbd + 1 || ddims[nbd] != 1)
-    return bad("binnumber: edges (*batch, K + 1), dec (*batch, 1)");
+  if (edims.size() != nbd + 1 || ddims.size() != nbd + 1 || (ddims[nbd] != 1 && ddims[nbd] != 2))
+    return bad("binnumber: edges (*batch, K + 1), dec (*batch, 1) or (*batch, 2)");
+  const int64_t nd = ddims[nbd];  // 2: the real number of bins follows (bin_stats' dec)
   if (edges.element_type() != x.element_type()) return bad("binnumber: edges must have x's dtype");
   if (dec.element_type() != ffi::DataType::S32) return bad("binnumber: dec must be int32");
   const int64_t K = edims[nbd] - 1;
@@ -330,15 +349,17 @@ ffi::Error binnumber_run(xla::ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyB
   if (!xmap.has_value()) return xmap.error();
   auto emap = BatchMap::make(edims, nbd, bdims, K + 1, "edges");
   if (!emap.has_value()) return emap.error();
-  auto dmap = BatchMap::make(ddims, nbd, bdims, 1, "dec");
+  auto dmap = BatchMap::make(ddims, nbd, bdims, nd, "dec");
   if (!dmap.has_value()) return dmap.error();
   const TX* xbase = static_cast<const TX*>(x.untyped_data());
   TD* obase = static_cast<TD*>(out.untyped_data());
   for (int64_t b = 0; b < B; ++b) {
     const TX* xb = xbase + xmap->offset(b);
     const TX* eb = static_cast<const TX*>(edges.untyped_data()) + emap->offset(b);
-    const int32_t db = static_cast<const int32_t*>(dec.untyped_data())[dmap->offset(b)];
-    Edges<TX> e(eb, K, db);
+    const int32_t* dp = static_cast<const int32_t*>(dec.untyped_data()) + dmap->offset(b);
+    const int64_t nr = nd == 2 ? dp[1] : K;
+    if (nr < 1 || nr > K) return bad("binnumber: the real number of bins must be in 1..K");
+    Edges<TX> e(eb, nr, dp[0]);
     TD* ob = obase + b * N;
     // pieces of points on the pool (each point's number is its own: any cut, the same)
     const bins::PointPieces pp = bins::point_pieces(N, K);

@@ -176,18 +176,22 @@ def _binned_core(
     idt = index_dtype()  # the result's binnumber (int32 inside: bin numbers fit)
     # float x against float edges of its dtype: the native road resolves the bins in its
     # kernel, and the bin numbers (the result's ``binnumber``) by a kernel call of their own,
-    # which XLA drops where they are not read (no XLA resolution traced on a first call)
+    # which XLA drops where they are not read (no XLA resolution traced on a first call);
+    # eager buckets hand the kernels the real number of bins after the decimals
     resolve = None
-    if nbins is None and jnp.issubdtype(x.dtype, jnp.floating):
+    if jnp.issubdtype(x.dtype, jnp.floating):
         xe = x.astype(edges.dtype)
         if _native.x_resolvable(xe, edges):
-            resolve = (xe, edges, dec, x_sorted)
+            dk = jnp.asarray(dec, jnp.int32).reshape(())
+            if nbins is not None:
+                dk = jnp.stack([dk, jnp.asarray(nbins, jnp.int32)])
+            resolve = (xe, edges, dk, x_sorted)
     if resolve is not None and _native.usable():
         # (in the result's dtype: on the CPU only the result reads it, the kernel resolving
         # the statistics' bins itself)
         d = _native.native_binnumber(
-            resolve[0], edges, dec, lambda: binnumber(x, edges, dec, uniform, nbins, proven=proven),
-            idt,
+            resolve[0], edges, resolve[2],
+            lambda: binnumber(x, edges, dec, uniform, nbins, proven=proven), idt,
         )  # fmt: skip
     else:
         d = binnumber(x, edges, dec, uniform, nbins, proven=proven)

@@ -68,7 +68,10 @@ def native_bins(
         x, edges, dec: ``(N,)`` float positions, ``(nbins + 1,)`` strictly increasing edges
             of x's dtype and ``()`` int32 decimals of SciPy's last-edge rule (see
             :func:`x_resolvable`): the kernel resolves the bins itself (``label`` is then
-            read only by the pure-JAX road; XLA drops it from a CPU program).
+            read only by the pure-JAX road; XLA drops it from a CPU program). ``dec`` may
+            be ``(2,)``: the decimals, then the real number of bins ``nr`` of edges padded
+            past the last real one (eager buckets; the rule at edge ``nr``, bins from ``nr``
+            on empty).
         x_sorted: ``x`` ascends: every bin's index range by a binary search per edge.
         nan_last: with ``omit=False``, the median and quantiles rank NaN above every value
             (SciPy's ``binned_statistic`` median): NaN where a rank read is a NaN's, else the
@@ -90,7 +93,7 @@ def native_bins(
     else:
         assert edges is not None and dec is not None  # for mypy
         mode = X_SORTED if x_sorted else X_ANY
-        src, dec = x, jnp.asarray(dec, jnp.int32).reshape(1)
+        src, dec = x, jnp.asarray(dec, jnp.int32).reshape(-1)
     if nan_last:
         mode += 4
 
@@ -120,7 +123,8 @@ def native_binnumber(
     A call of its own: where the bin numbers are not read (``binned_statistic(...).statistic``
     under ``jit``) XLA drops it, so a first call neither traces nor compiles the XLA
     resolution. ``x`` and ``edges`` as :func:`x_resolvable` (``x`` in the edges' dtype),
-    ``dec`` the ``()`` decimals of SciPy's last-edge rule; ``fallback()`` the pure-JAX
+    ``dec`` the ``()`` decimals of SciPy's last-edge rule (or ``(2,)``, the real number of
+    bins following, as :func:`native_bins`'); ``fallback()`` the pure-JAX
     ``binnumber`` (the other platforms' branch, see ``_api.branch``). Piecewise constant:
     no derivative flows through ``x``.
 
@@ -141,4 +145,4 @@ def native_binnumber(
             return fallback().astype(idt)
 
     p = jax.lax.stop_gradient(x)
-    return branch(native, pure, p, edges, jnp.asarray(dec, jnp.int32).reshape(1))
+    return branch(native, pure, p, edges, jnp.asarray(dec, jnp.int32).reshape(-1))
