@@ -15,6 +15,11 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
    against NumPy (``reduceat`` on sorted x, ``bincount`` on unsorted), numbagg's
    ``group_nan*`` and polars ``group_by``, the peers handed their labels ready-made; also
    ``numbagg_x``: numbagg with the labels a user starting from x computes first (arithmetic).
+   ``eager``: the same bins called outside ``jit`` on NumPy float64 data (x and y), in JAX's
+   64-bit mode and in its default 32-bit mode (``jax.enable_x64(False)``: SciPy's float64
+   bins all the same), mean/std, against ``scipy.stats.binned_statistic`` (what the call
+   replaces) and the peers given only x: ``numbagg_x`` as above, ``numpy_x``
+   (``searchsorted`` labels, then ``bincount``).
 4. ``chunks``: 1000 equal chunks, mean + std + max together, against a NumPy reshape.
 5. ``ewm``: ``ewm_statistic`` (time-based, halflife 50 s) on an irregular axis (exponential
    gaps, mean 1 s), mean/var/std: the native kernel (one serial pass) beside the pure-JAX
@@ -227,6 +232,39 @@ def bins(cfg: dict, rows: list[dict]) -> None:
                 _row(rows, f"{nbins} bins {order}", dtype, stat, tt)
 
 
+def eager_bins(cfg: dict, rows: list[dict]) -> None:
+    nb, sp = _peer("numbagg"), _peer("scipy.stats")
+    rng = np.random.default_rng(4)
+    nbins = cfg["nbins"]
+    edges = np.linspace(0.0, 1.0, nbins + 1)
+    for order in ("sorted", "unsorted"):
+        x = rng.uniform(0.0, 1.0, cfg["n"])
+        if order == "sorted":
+            x.sort()
+        y = rng.normal(size=cfg["n"])
+        for mode in ("x64", "x32"):
+            for stat in ("mean", "std"):
+
+                def ours(s=stat, m=mode):
+                    with jax.enable_x64(m == "x64"):
+                        return jaxsubset.binned_statistic(x, y, s, edges).statistic
+
+                fns = {"jaxsubset": ours}
+                if sp:
+                    fns["scipy"] = lambda s=stat: sp.binned_statistic(x, y, s, edges).statistic
+                if nb:
+                    fn = getattr(nb, f"group_nan{stat}")
+                    fns["numbagg_x"] = lambda fn=fn: fn(
+                        y, np.minimum((x * nbins).astype(np.intp), nbins - 1), num_labels=nbins
+                    )
+                fns["numpy_x"] = lambda s=stat: _numpy_bins(
+                    y, np.clip(np.searchsorted(edges, x, "right") - 1, 0, nbins - 1), None,
+                    nbins, s,
+                )  # fmt: skip
+                tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+                _row(rows, f"{nbins} bins {order} eager {mode}", "float64", stat, tt)
+
+
 def _numpy_bins(y, ids, cuts, nbins, stat):
     """NumPy's fastest hand-written way: reduceat on sorted x, bincount (or a sort) else."""
     if cuts is not None and stat in ("mean", "std", "max"):
@@ -334,7 +372,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     parser.add_argument("--n", type=int, help="points (default 10**7)")
     parser.add_argument("--only", nargs="*", default=None,
-                        help="workloads: fixed xwidth xeven bins chunks ewm first")  # fmt: skip
+                        help="workloads: fixed xwidth xeven bins eager chunks ewm first")  # fmt: skip
     parser.add_argument("--widths", type=int, nargs="*", help="fixed windows (default 100 10000)")
     parser.add_argument("--stats", nargs="*", help="fixed windows' statistics (default all five)")
     parser.add_argument(
@@ -377,6 +415,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         "xwidth": xwidth,
         "xeven": xeven,
         "bins": bins,
+        "eager": eager_bins,
         "chunks": chunks,
         "ewm": ewm,
         "first": first_call,

@@ -20,7 +20,9 @@ from ._core import (
     as_x,
     check_int_fits,
     check_nan_policy,
+    bucketing,
     device_array,
+    host_array,
     nan_in_x,
     now_or_traced,
     time_kind,
@@ -261,8 +263,12 @@ def binned_args(
 def binned_values(
     x: Any, values: Any, statistic: str, nan_policy: str, func: str
 ) -> tuple[Array, Array]:
-    """``(x, values)`` checked and converted (``values`` None: zeros, for ``"count"``)."""
-    x = as_x(x, func)
+    """``(x, values)`` checked and converted (``values`` None: zeros, for ``"count"``).
+
+    Eager calls keep numeric data on the host (NumPy, in the mode's dtypes): they pad it to
+    a bucket, a copy of its own, so a device copy first would cost one copy more."""
+    keep = nan_policy != "raise" and bucketing.bucketed(x, values)
+    x = as_x(x, func, keep)
     n_pts = x.shape[0]
     if values is None:
         if statistic != "count":
@@ -276,7 +282,7 @@ def binned_values(
             x, lambda _: np.zeros((n_pts,), dt), lambda _: jnp.zeros((n_pts,), dt)
         )
     now_or_traced(x, lambda v: host_nan_x(np.asarray(v), func))
-    vals = now_or_traced(values, lambda v: host_values(v, func), traced_array)
+    vals = now_or_traced(values, lambda v: host_values(v, func, keep), traced_array)
     if vals.ndim == 0 or vals.shape[-1] != n_pts:
         raise ValueError(
             f"{func}: `values` must have shape (N,) or (*channels, N) with N = len(x) = "
@@ -296,14 +302,15 @@ def host_nan_x(x: np.ndarray, func: str) -> None:
             raise nan_in_x(func, int(np.argmax(nan)), int(nan.sum()))
 
 
-def host_values(values: Any, func: str) -> Array:
-    """Concrete ``values`` checked on the host (real numeric, held by the mode), on device."""
+def host_values(values: Any, func: str, keep: bool = False) -> Array:
+    """Concrete ``values`` checked on the host (real numeric, held by the mode), on device
+    (``keep``: on the host, in the mode's dtype)."""
     np_v = np.asarray(values)
     # bfloat16 (an ml_dtypes extension type, NumPy kind "V") is a float like float16
     if np_v.dtype.kind not in "biuf" and not jnp.issubdtype(np_v.dtype, jnp.floating):
         raise TypeError(f"{func}: `values` must be real numeric, got dtype {np_v.dtype}")
     check_int_fits(np_v, "values", func)  # int64 in 32-bit mode: jnp.asarray would wrap
-    return device_array(values, np_v)
+    return host_array(values, np_v) if keep else device_array(values, np_v)
 
 
 def host(res: BinnedStatisticResult) -> BinnedStatisticResult:

@@ -80,9 +80,12 @@ def check_nan_policy(nan_policy: Any, func: str) -> str:
     return check_choice(nan_policy, "nan_policy", NAN_POLICIES, func)
 
 
-def as_x(x: Any, func: str) -> jax.Array:
-    """Return ``x`` as a 1-D JAX array (numeric), raising a clear error otherwise."""
-    arr = now_or_traced(x, lambda v: host_x(v, func), traced_x)
+def as_x(x: Any, func: str, keep_host: bool = False) -> jax.Array:
+    """Return ``x`` as a 1-D JAX array (numeric), raising a clear error otherwise.
+
+    ``keep_host``: concrete numeric ``x`` stays NumPy's (in the mode's dtype, see
+    :func:`host_array`), for a caller that copies it once more anyway (eager buckets)."""
+    arr = now_or_traced(x, lambda v: host_x(v, func, keep_host), traced_x)
     if arr.ndim != 1:
         raise ValueError(f"{func}: `x` must be 1-D, got shape {tuple(arr.shape)}")
     return arr
@@ -94,9 +97,11 @@ def traced_x(x: Any) -> jax.Array:
     return arr.astype(jnp.uint8) if arr.dtype == jnp.bool_ else arr
 
 
-def host_x(x: Any, func: str) -> jax.Array:
-    """Concrete ``x`` checked on the host (numeric, held by the mode) and put on the device."""
+def host_x(x: Any, func: str, keep_host: bool = False) -> jax.Array:
+    """Concrete ``x`` checked on the host (numeric, held by the mode) and put on the device
+    (``keep_host``: a numeric axis kept on the host, :func:`host_array`)."""
     np_x = np.asarray(naive_utc(x))  # timezone-aware dates: their UTC instants
+    numeric = np_x.dtype.kind in "biuf"
     if np_x.dtype.kind in "mM":
         np_x = x_to_ns(np_x, func)  # a time axis: exact int64 nanoseconds
     elif np_x.dtype.kind not in "biuf":
@@ -112,7 +117,19 @@ def host_x(x: Any, func: str) -> jax.Array:
     check_int_fits(np_x, "x", func)
     if np_x.dtype.kind == "b":  # positions False/True: the integers 0/1, as NumPy orders them
         np_x = np_x.astype(np.uint8)
+    if keep_host and numeric:
+        return host_array(x, np_x)
     return device_array(x, np_x)
+
+
+def host_array(value: Any, host: np.ndarray) -> Any:
+    """Concrete data kept on the host in the dtype :func:`device_array` would give it (a JAX
+    array stays as it is): for an eager caller that pads it into a new array anyway, where
+    putting it on the device first would cost a copy (of fresh, page-faulting memory) more.
+    """
+    if isinstance(value, jax.Array):
+        return value
+    return host.astype(jax.dtypes.canonicalize_dtype(host.dtype), copy=False)
 
 
 def device_array(value: Any, host: np.ndarray) -> jax.Array:
