@@ -371,8 +371,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     parser.add_argument("--n", type=int, help="points (default 10**7)")
-    parser.add_argument("--only", nargs="*", default=None,
-                        help="workloads: fixed xwidth xeven bins eager chunks ewm first")  # fmt: skip
+    parser.add_argument(
+        "--only", nargs="*", default=None,
+        help="workloads: fixed xwidth xeven bins eager chunks ewm first",
+    )  # fmt: skip
     parser.add_argument("--widths", type=int, nargs="*", help="fixed windows (default 100 10000)")
     parser.add_argument("--stats", nargs="*", help="fixed windows' statistics (default all five)")
     parser.add_argument(
