@@ -227,3 +227,23 @@ def test_rolling_property_matches_pandas_on_random_axes_and_widths(
             equal_nan=True,
             err_msg=s,
         )
+
+
+@pytest.mark.parametrize("stat", ["mean", "std", "max", "count", "median"])
+def test_float64_x_windows_with_concrete_or_traced_values(stat):
+    # positions float32 rounds (1e6 + gaps of ~0.03): windows of the float64 x in either
+    # mode; in 32-bit mode one call as in 64-bit mode for concrete y (resolve._exact.once64),
+    # two (the windows, then the reduction) for traced y: the same results and dtypes
+    rng = np.random.default_rng(7)
+    x = 1e6 + np.cumsum(rng.exponential(0.03, 400))
+    y = rng.standard_normal(400)
+    kw = dict(capacity=64) if stat == "median" else {}
+    eager = rolling_statistic(x, y, 0.5, stat, **kw)
+    traced = jax.jit(lambda v: rolling_statistic(x, v, 0.5, stat, **kw))(y)
+    y_mode = np.asarray(jnp.asarray(y), np.float64)  # the values this mode holds
+    start = np.searchsorted(x, x - 0.5, side="right")  # x[i] - 0.5 < x[j] <= x[i]
+    ref = {"mean": np.mean, "std": np.std, "max": np.max, "count": len, "median": np.median}
+    want = [ref[stat](y_mode[s : i + 1]) for i, s in enumerate(start)]
+    np.testing.assert_allclose(np.asarray(eager, np.float64), want, rtol=RTOL, atol=ATOL)
+    assert eager.dtype == traced.dtype
+    np.testing.assert_allclose(np.asarray(eager), np.asarray(traced), rtol=RTOL, atol=ATOL)

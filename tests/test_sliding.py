@@ -277,9 +277,10 @@ def test_evenly_spaced_x_width_windows_take_the_block_road(monkeypatch):
     x = (np.arange(n) * 0.5 + 3.0).astype(np.float64)
     y = _data(n)
     names = ("count", "mean", "std", "max")
-    # (trailing windows in 64-bit mode go to the native x-width kernel, which finds them
-    # fixed-count itself where every row is present: no host chooser, no block road here)
-    kernel = X64 and native_usable()
+    # (trailing windows go to the native x-width kernel, which finds them fixed-count itself
+    # where every row is present: no host chooser, no block road here; in 32-bit mode too,
+    # float64 host x runs the call whole as in 64-bit mode, resolve._exact.once64)
+    kernel = native_usable()
     cases = [  # (widths, closed, (w, lead) of the fixed-count windows or None): one w, one program
         (dict(width=5.0), "right", None if kernel else (10, 0)),
         (dict(width=5.0, center=True), "right", (10, 5)),

@@ -56,6 +56,7 @@ from .resolve import (
     Ranges,
     bucketed_ranges,
     guard_width,
+    once64,
     resolve_rolling,
     sides,
     wide,
@@ -202,7 +203,19 @@ def rolling_statistic(
     method = check_method(method, func, RANGE_ROADS)
     given = {"width": width, "before": before, "after": after, "at": at}
     if x is not None and wide(func, x, {}, computes=True, others=given, traced_ok=True):
-        # positions JAX's 32-bit mode cannot hold: resolved as in 64-bit mode (_exact)
+        # positions JAX's 32-bit mode cannot hold: the whole call as in 64-bit mode on the
+        # values a 32-bit call holds (concrete float y and bounds), else resolved as in
+        # 64-bit mode and reduced in 32-bit mode (_exact)
+        once = once64(
+            lambda v: rolling_statistic(
+                x, v, width, statistic, at=at, closed=closed, center=center, before=before,
+                after=after, min_periods=min_periods, ddof=ddof, capacity=capacity,
+                nan_policy=nan_policy, method=method, q=q,
+            ),
+            y, given,
+        )  # fmt: skip
+        if once is not None:
+            return once
         y = y_args(np.shape(x)[0] if np.ndim(x) else None, y, stats, nan_policy, func)
         check_widths(time_kind(x), given, func)
         r = resolve_rolling(x, **given, closed=closed, center=center, func=func)

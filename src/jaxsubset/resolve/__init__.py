@@ -52,7 +52,7 @@ from ._bins import bin_ranges, bins, check_edges
 from ._buckets import eager
 from ._dynamic import dynamic, dynamic_bounds, dynamic_ranges, host_windows
 from ._eager import bucketed
-from ._exact import binned_exact, binned_wide, wide, x64
+from ._exact import binned_exact, binned_wide, once64, wide, x64
 from ._index import (
     bucketed_gather,
     chunk_ranges,
@@ -119,6 +119,7 @@ __all__ = [
     "isolate_ranges",
     "keys",
     "nearest",
+    "once64",
     "pieces_of",
     "real_length",
     "resolve_rolling",

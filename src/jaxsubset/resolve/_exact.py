@@ -399,31 +399,58 @@ def binned_exact(
 def binned_once(
     binned: Callable[..., Any], x: Any, values: Any, statistic: Any, bins: Any, rng: Any, **kw: Any
 ) -> Any:
-    """:func:`binned_exact` in one call where it can be: the whole call in
-    :func:`positions64` on ``values`` already in the 32-bit mode's dtype (float64 -> float32,
-    as any 32-bit call holds them), so the bins come from the exact positions and every
-    bin's statistic from the same points in the same order as the stand-in call would; the
-    results are cast to the 32-bit mode's dtypes. None (the caller takes two calls) for
-    traced or non-float values (an integer sum's dtype is the mode's) or a callable
+    """:func:`binned_exact` in one call where it can be (:func:`once64`): concrete float
+    ``values`` (or None) and a named statistic; the bins come from the exact positions and
+    every bin's statistic from the same points in the same order as the stand-in call would.
+    None (the caller takes two calls) for traced or non-float values or a callable
     statistic (run on what a 32-bit call hands it)."""
-    if not isinstance(statistic, str) or is_traced(values):
+    if not isinstance(statistic, str):
+        return None
+    if values is None:  # "count": no values to take in the 32-bit mode's dtype
+        with positions64():
+            res = binned(x, None, statistic, bins, rng, **kw)
+    else:
+        res = once64(lambda v: binned(x, v, statistic, bins, rng, **kw), values, bins, rng)
+    if res is None:
+        return None
+    return res._replace(statistic=narrow_host(res.statistic), binnumber=narrow_host(res.binnumber))
+
+
+def values32(values: Any) -> Any:
+    """Concrete float ``values`` in the dtype JAX's 32-bit mode holds them in (float64 ->
+    float32, on the host), or None: traced, not a float array."""
+    if is_traced(values):
         return None
     if isinstance(values, jax.Array):  # concrete: already in the mode's dtype
-        if not jnp.issubdtype(values.dtype, jnp.floating):
-            return None
-    elif values is not None:
-        try:
-            host = np.asarray(values)
-        except (TypeError, ValueError):
-            return None
-        if not jnp.issubdtype(host.dtype, jnp.floating):
-            return None
-        values = host.astype(jax.dtypes.canonicalize_dtype(host.dtype), copy=False)
+        return values if jnp.issubdtype(values.dtype, jnp.floating) else None
+    try:
+        host = np.asarray(values)
+    except (TypeError, ValueError):
+        return None
+    if not jnp.issubdtype(host.dtype, jnp.floating):
+        return None
+    return host.astype(jax.dtypes.canonicalize_dtype(host.dtype), copy=False)
+
+
+def once64(call: Callable[[Any], Any], values: Any, *others: Any) -> Any:
+    """``call(values)`` of a public function whose positions 32-bit mode cannot hold, run
+    whole as in 64-bit mode (:func:`positions64`) on ``values`` in the 32-bit mode's dtype
+    (:func:`values32`), so every subset holds the points it holds in 64-bit mode and its
+    statistic is of the values a 32-bit call holds; JAX results in the 32-bit mode's dtypes
+    (:func:`narrow`). One call where resolving first and reducing in 32-bit mode takes two
+    (and the reduction's road on int32 stand-ins, or index ranges, may be slower). None:
+    ``values`` or one of ``others`` (bounds, widths) traced, or ``values`` not floats."""
+    if any(is_traced(o) for o in jax.tree_util.tree_leaves(others)):
+        return None
+    v = values32(values)
+    if v is None:
+        return None
     with positions64():
-        res = binned(x, values, statistic, bins, rng, **kw)
+        res = call(v)
+    return narrow(res)
 
-    def narrow32(a: Any) -> np.ndarray:
-        h = np.asarray(a)
-        return h.astype(jax.dtypes.canonicalize_dtype(h.dtype), copy=False)
 
-    return res._replace(statistic=narrow32(res.statistic), binnumber=narrow32(res.binnumber))
+def narrow_host(a: Any) -> np.ndarray:
+    """A host result in the 32-bit mode's dtype (float64 -> float32, int64 -> int32)."""
+    h = np.asarray(a)
+    return h.astype(jax.dtypes.canonicalize_dtype(h.dtype), copy=False)
