@@ -156,11 +156,7 @@ class Edges {
     int32_t lab[256];
     bool miss = true;
     if (quick_) {
-#if defined(JAXSUBSET_AVX2)
-      miss = avx2_ ? quick_block_avx2(x, n, lab) : quick_block(x, n, lab);
-#else
-      miss = quick_block(x, n, lab);
-#endif
+      miss = quick_any(x, n, lab);
       if (!miss) {
         for (int64_t i = 0; i < n; ++i) out[i] = static_cast<TD>(lab[i] + 1);
         return;
@@ -183,12 +179,7 @@ class Edges {
       // the quick road (no table, no comparison of keys): a point whose place in the span
       // is safely inside a cell is in that cell's bin (see quick_setup); the others (-1:
       // near an edge, outside, NaN) by bin()
-#if defined(JAXSUBSET_AVX2)
-      const bool miss = avx2_ ? quick_block_avx2(x, n, out) : quick_block(x, n, out);
-#else
-      const bool miss = quick_block(x, n, out);
-#endif
-      if (miss) {
+      if (quick_any(x, n, out)) {
         for (int64_t i = 0; i < n; ++i) {
           if (out[i] >= 0) continue;
           const int64_t d = bin(x[i]);
@@ -279,6 +270,15 @@ class Edges {
     const double f = tt - static_cast<double>(g);
     return in && f > ql_ && f < qh_ ? g : -1;
   }
+  // quick() of n points into out by the AVX2 loop where it is taken, else the SSE2 one (the
+  // same labels); whether any is -1
+  bool quick_any(const TX* x, int64_t n, int32_t* out) const {
+#if defined(JAXSUBSET_AVX2)
+    if (avx2_) return quick_block_avx2(x, n, out);
+#endif
+    return quick_block(x, n, out);
+  }
+
   // quick() of n points into out (2 at a time where SSE2 is: the same IEEE operations);
   // whether any is -1
   bool quick_block(const TX* x, int64_t n, int32_t* out) const {
