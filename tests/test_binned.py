@@ -391,6 +391,11 @@ def test_float64_x_is_binned_exactly_with_concrete_or_traced_values(statistic, o
     traced = jax.jit(lambda v: binned_statistic(x, v, statistic, 17))(v)
     npt.assert_array_equal(np.asarray(traced.binnumber), eager.binnumber)
     _same(traced.statistic, eager.statistic)
+    if statistic == "count":  # values=None (SciPy's count without values): one call too
+        none = binned_statistic(x, None, "count", 17)
+        assert none.statistic.dtype == eager.statistic.dtype
+        npt.assert_array_equal(none.statistic, eager.statistic)
+        npt.assert_array_equal(none.binnumber, eager.binnumber)
 
 
 def test_float32():
