@@ -19,7 +19,10 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
    64-bit mode and in its default 32-bit mode (``jax.enable_x64(False)``: SciPy's float64
    bins all the same), mean/std, against ``scipy.stats.binned_statistic`` (what the call
    replaces) and the peers given only x: ``numbagg_x`` as above, ``numpy_x``
-   (``searchsorted`` labels, then ``bincount``).
+   (``searchsorted`` labels, then ``bincount``). ``eagerw``: windows called outside ``jit``
+   on NumPy float64 data in both modes, mean/std: fixed-count (the first ``--widths``)
+   against bottleneck, numbagg and polars; x-width (as many seconds, the irregular axis)
+   against pandas and polars.
 4. ``chunks``: 1000 equal chunks, mean + std + max together, against a NumPy reshape.
 5. ``ewm``: ``ewm_statistic`` (time-based, halflife 50 s) on an irregular axis (exponential
    gaps, mean 1 s), mean/var/std: the native kernel (one serial pass) beside the pure-JAX
@@ -265,6 +268,60 @@ def eager_bins(cfg: dict, rows: list[dict]) -> None:
                 _row(rows, f"{nbins} bins {order} eager {mode}", "float64", stat, tt)
 
 
+def eager_windows(cfg: dict, rows: list[dict]) -> None:
+    """Windows called outside ``jit`` on NumPy float64 data, in JAX's 64-bit mode and its
+    default 32-bit mode: fixed-count (w = 100) against bottleneck, numbagg and polars;
+    x-width (100 s on the irregular axis of ``xwidth``) against pandas and polars; the
+    jitted call of the same windows on JAX arrays beside them (``jax_jit``, not a peer)."""
+    bn, nb, pd, pl = _peer("bottleneck"), _peer("numbagg"), _peer("pandas"), _peer("polars")
+    rng = np.random.default_rng(6)
+    w = cfg["widths"][0]
+    t = np.cumsum(rng.exponential(1.0, cfg["n"]))
+    y = rng.normal(size=cfg["n"])
+    ts = pd.to_datetime(t, unit="s") if pd else None
+    df = pl.DataFrame({"t": ts, "y": y}) if pl and pd else None
+    for mode in ("x64", "x32"):
+        for stat in ("mean", "std"):
+
+            def fixed_call(s=stat, m=mode):
+                with jax.enable_x64(m == "x64"):
+                    return jaxsubset.rolling_statistic(None, y, window=w, statistic=s)
+
+            with jax.enable_x64(mode == "x64"):
+                yj = jnp.asarray(y)
+                f = jax.jit(lambda y, s=stat: jaxsubset.rolling_statistic(
+                    None, y, window=w, statistic=s))  # fmt: skip
+
+            def jitted(f=f, yj=yj, m=mode):
+                with jax.enable_x64(m == "x64"):
+                    return f(yj)
+
+            fns = {"jaxsubset": fixed_call, "jax_jit": jitted}
+            if bn:
+                fns["bottleneck"] = lambda s=stat: getattr(bn, f"move_{s}")(y, w, min_count=1)
+            if nb:
+                fns["numbagg"] = lambda s=stat: getattr(nb, f"move_{s}")(y, window=w, min_count=1)
+            if pl:
+                ser = pl.Series(y)
+                fns["polars"] = lambda s=stat: getattr(ser, f"rolling_{s}")(w, min_samples=1)
+            tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+            _row(rows, f"fixed w={w} eager {mode}", "float64", stat, tt)
+            if pd is None:
+                continue
+
+            def xwidth_call(s=stat, m=mode):
+                with jax.enable_x64(m == "x64"):
+                    return jaxsubset.rolling_statistic(t, y, float(w), s)
+
+            roll = pd.Series(y, index=ts).rolling(f"{w}s")
+            fns = {"jaxsubset": xwidth_call, "pandas": lambda s=stat: getattr(roll, s)()}
+            if df is not None:
+                expr = getattr(pl.col("y"), f"rolling_{stat}_by")("t", window_size=f"{w}s")
+                fns["polars"] = lambda expr=expr: df.select(expr)
+            tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+            _row(rows, f"x-width ~{w} pts eager {mode}", "float64", stat, tt)
+
+
 def _numpy_bins(y, ids, cuts, nbins, stat):
     """NumPy's fastest hand-written way: reduceat on sorted x, bincount (or a sort) else."""
     if cuts is not None and stat in ("mean", "std", "max"):
@@ -373,7 +430,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--n", type=int, help="points (default 10**7)")
     parser.add_argument(
         "--only", nargs="*", default=None,
-        help="workloads: fixed xwidth xeven bins eager chunks ewm first",
+        help="workloads: fixed xwidth xeven bins eager eagerw chunks ewm first",
     )  # fmt: skip
     parser.add_argument("--widths", type=int, nargs="*", help="fixed windows (default 100 10000)")
     parser.add_argument("--stats", nargs="*", help="fixed windows' statistics (default all five)")
@@ -418,6 +475,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         "xeven": xeven,
         "bins": bins,
         "eager": eager_bins,
+        "eagerw": eager_windows,
         "chunks": chunks,
         "ewm": ewm,
         "first": first_call,

@@ -18,7 +18,7 @@ from compilations import compilations
 from jaxsubset._core import _bucket
 from jaxsubset._core._bucket import MIN_K, MIN_N, bucket
 from jaxsubset._native import usable as native_usable
-from references import FLOAT, X64
+from references import FLOAT
 
 
 RANGE_STATS = ("count", "sum", "mean", "var", "std", "min", "max", "median")
@@ -288,9 +288,9 @@ def test_few_long_ranges_take_the_padded_road(monkeypatch):
 
 def test_rolling_statistic_compiles_once_per_bucket():
     call = lambda x, y: jaxsubset.rolling_statistic(x, y, 4.0, "mean")  # noqa: E731
-    if X64 and native_usable():
+    if native_usable():
         # trailing windows on the native road: one bucketed program resolves and reduces
-        # them in the x-width kernel (32-bit mode keeps the host's exact widths: the two below)
+        # them in the x-width kernel (its width operand made on the host: exact in either mode)
         _lengths_then_new_bucket(call, "_xwidth_program")
         call = lambda x, y: jaxsubset.rolling_statistic(x, y, 4.0, "mean", method="tree")  # noqa: E731
     _lengths_then_new_bucket(call, "eager_reduce")
@@ -791,3 +791,30 @@ def test_eager_windows_search_as_the_guided_search_does(monkeypatch):
     start = np.minimum(np.searchsorted(x, x - 3.0, "right"), np.arange(n))
     np.testing.assert_array_equal(np.asarray(got[0].start), start)
     np.testing.assert_array_equal(np.asarray(got[0].count), np.arange(n) + 1 - start)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shape", "fill"),
+    [(np.float64, (1000,), 7.5), (np.float32, (999, 3), np.nan), (np.int64, (10,), -1),
+     (np.bool_, (33,), False), (np.float64, (MIN_N,), 0.0)],
+)  # fmt: skip
+def test_host_padding_is_the_rows_then_the_fill_in_the_modes_dtype(dtype, shape, fill):
+    """``pad`` of host data: the rows (cast as ``jax.device_put`` casts them in this mode),
+    then ``fill``, in a private buffer (the caller's array may change afterwards) aligned
+    so that the CPU device takes it without a copy."""
+    rng = np.random.default_rng(8)
+    a = (rng.normal(size=shape) * 1e3).astype(dtype)
+    size = bucket(shape[0] + 1) if shape[0] < MIN_N else shape[0]
+    got = _bucket.pad(a, size, fill=fill)
+    want = np.asarray(
+        jax.device_put(np.concatenate([a, np.full((size - shape[0],) + shape[1:], fill, dtype)]))
+    )
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got), want)
+    if size > shape[0]:  # (no padding: device_put's own rule, which may alias an array)
+        a[...] = 1  # the caller's array changes: the padded copy does not
+        np.testing.assert_array_equal(np.asarray(got), want)
+    buf = _bucket.aligned_empty((5, 3), np.float32)
+    assert buf.ctypes.data % _bucket.ALIGN == 0 and buf.shape == (5, 3)
+    if jax.default_backend() == "cpu":  # the property the eager calls' speed relies on
+        assert jax.device_put(buf).unsafe_buffer_pointer() == buf.ctypes.data

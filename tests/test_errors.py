@@ -263,3 +263,39 @@ def test_check_overflow_eager_and_under_jit_and_vmap():
         jax.block_until_ready(jax.vmap(f)(jnp.array([3, 20])))
     with raises(TypeError, "check_overflow: expected Subsets, got ndarray"):
         jaxsubset.check_overflow(np.zeros(3))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_host_checks_read_in_blocks_find_a_fault_at_every_block_edge(dtype):
+    """Eager calls check sorted, NaN-free (and, where x is computed with, subnormal-free) x on
+    the host in blocks (temporaries in cache); a fault on either side of a block edge, at
+    the ends, or one NaN alone is found with the whole-array message (first index, total)."""
+    from jaxsubset._core._validate import HOST_BLOCK
+
+    n = 2 * HOST_BLOCK + 5
+    base = np.arange(n).astype(dtype)
+    jaxsubset.rolling_statistic(base, base, 3, "sum")  # fault-free: no error
+    for i in (0, HOST_BLOCK - 2, HOST_BLOCK - 1, HOST_BLOCK, HOST_BLOCK + 1, n - 2):
+        x = base.copy()
+        x[i], x[i + 1] = x[i + 1], x[i]  # one descending step, at i
+        with raises(ValueError, f"`x` must be sorted ascending, but x[{i}]="):
+            jaxsubset.rolling_statistic(x, base, 3, "sum")
+        if dtype == np.int32:
+            continue
+        for j in (i, i + 1):
+            x = base.copy()
+            x[j] = np.nan
+            with raises(ValueError, f"`x` holds NaN at index {j} (1 NaN in total)"):
+                jaxsubset.select(x, base, 0.0, 3.0, capacity=4)
+        if dtype == np.float64:  # (float32 x in 32-bit mode: the program's own positions)
+            x = base.copy() + 1.0
+            x[: i + 2] = np.linspace(1e-310, 2e-310, i + 2)  # subnormals up to i + 1
+            x[i + 2 :] = 1.0 + np.arange(n - i - 2)
+            x[: i + 1] = 0.0  # zeros are no subnormals: the first one is at i + 1
+            with raises(
+                ValueError, f"subnormal number {x[i + 1].item()!r} (at flat index {i + 1})"
+            ):
+                jaxsubset.rolling_statistic(x, base, 1.0, "sum")
+    if dtype != np.int32:  # one point: no comparison, the NaN found all the same
+        with raises(ValueError, "`x` holds NaN at index 0 (1 NaN in total)"):
+            jaxsubset.select(np.array([np.nan], dtype), np.ones(1), 0.0, 1.0, capacity=1)

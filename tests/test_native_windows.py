@@ -495,6 +495,45 @@ def test_xwidth_kernel_evenly_spaced_but_one_gap_in_any_piece_of_the_check(where
     _assert_road_equal(nat, ref, stats)
 
 
+@pytest.mark.parametrize("closed", CLOSED)
+def test_xwidth_eager_calls_on_axes_either_mode_holds(closed):
+    # int32 and float32 axes (no 64-bit positions: the call is not moved to 64-bit mode):
+    # eager calls run the kernel in one program per bucket in BOTH modes, with the width in
+    # the mode's dtype as under jit (an int width 2**24 + 1 on an integer axis stays exact;
+    # a float one is float32's in 32-bit mode); equal to the jitted call of the unpadded rows
+    from compilations import compilations
+
+    xi = np.cumsum(RNG.integers(1, 3, N)).astype(np.int32) * 2**16  # (no ties: the count by hand)
+    xf = (np.cumsum(RNG.uniform(0.5, 1.5, N)) * 0.25).astype(np.float32)
+    stats = ("count", "sum", "mean", "max")
+    kw = dict(closed=closed, min_periods=0)
+    for x, widths in (
+        (xi, (2**24 + 1, 2**24 + 1.0, 3 * 2**16 + 0.5, 1e10)),
+        (xf, (2.5, 0.0, 1e300)),
+    ):
+        for w in widths:
+            jax.clear_caches()
+            with compilations() as seen:
+                eager = {n: jaxsubset.rolling_statistic(x[:n], XW_Y[:n], w, stats, **kw)
+                         for n in (N, N - 43)}  # fmt: skip
+            assert seen.of("_xwidth_program") == 1, (x.dtype, w)
+            for n, got in eager.items():  # (a window reaching every earlier row is one
+                # the jitted call may sum by the fixed-count loop: the moments to a few ulps)
+                _assert_road_equal(got, _xw(x[:n], XW_Y[:n], w, stats, "auto", **kw), stats)
+            if isinstance(w, int):  # an int width is exact in both modes: counted by hand
+                left_open, right_closed = sides_of(closed)
+                xs = x.astype(np.int64)
+                below = np.searchsorted(xs, xs - 2**24 - 1, side="right" if left_open else "left")
+                upto = np.arange(N) + right_closed
+                got = np.asarray(eager[N]["count"])[:, 1]  # (channel 1 holds no NaN)
+                np.testing.assert_array_equal(got, upto - below)
+
+
+def sides_of(closed):
+    """(whether the left end is open, whether the right end is closed) of pandas' ``closed``."""
+    return closed in ("right", "neither"), closed in ("right", "both")
+
+
 @pytest.mark.skipif(not X64, reason="32-bit mode: eager widths keep the host's exact road")
 @pytest.mark.parametrize("closed", CLOSED)
 def test_xwidth_eager_calls_take_the_kernel_in_one_program_per_bucket(closed):

@@ -361,11 +361,13 @@ def test_chunks_give_the_same_bits(monkeypatch):
     assert (np.asarray(chunks[0]["count"])[-300:] == 200).all()  # the last rows too
 
 
-def test_host_data_known_finite_compile_the_finite_program_only(monkeypatch):
+@pytest.mark.parametrize("method", ["blocks", "auto"])
+def test_host_data_known_finite_compile_the_finite_program_only(monkeypatch, method):
     """Eager ``window=`` calls on host data that hold no NaN/inf run the block road's program
     without its NaN/inf branch (a smaller program) with the results of the program that
     decides at run time (under ``jit``); data holding a NaN or an inf, and traced data, keep
-    the run-time decision."""
+    the run-time decision. The native kernel has no such branch: calls it takes all the way
+    (``"auto"`` on the CPU) never read y on the host for it."""
     from jaxsubset import _rolling_stats
 
     seen = []
@@ -385,12 +387,15 @@ def test_host_data_known_finite_compile_the_finite_program_only(monkeypatch):
     names = ("count", "sum", "mean", "std", "min", "max")
 
     def call(y):
-        return jaxsubset.rolling_statistic(None, y, statistic=names, window=40, min_periods=3)
+        return jaxsubset.rolling_statistic(
+            None, y, statistic=names, window=40, min_periods=3, method=method
+        )
 
+    read = method == "blocks" or not native_usable()
     for y, known in ((finite, True), (holed, False), (with_nan, False), (ints, True)):
         seen.clear()
         got = call(y)
-        assert seen == [known]
+        assert seen == [known and read]
         want = jax.jit(call)(jnp.asarray(y))  # traced: the run-time decision
         for s in names:
             a, b = np.asarray(got[s]), np.asarray(want[s])

@@ -11,6 +11,7 @@ import numpy as np
 from ._core import (
     Array,
     ArrayLike,
+    all_blocks,
     as_x,
     bound_array,
     bucketing as _bucket,
@@ -20,6 +21,7 @@ from ._core import (
     eager,
     index_dtype,
     now_or_traced,
+    on_device,
     static_int,
     time_kind,
     window_width,
@@ -61,7 +63,6 @@ from .resolve import (
     sides,
     wide,
     width_operand,
-    x64,
 )
 
 
@@ -220,13 +221,19 @@ def rolling_statistic(
         check_widths(time_kind(x), given, func)
         r = resolve_rolling(x, **given, closed=closed, center=center, func=func)
     else:
-        x, y, widths, at = x_width_args(x, y, width, before, after, at, stats, nan_policy, func)
+        # an eager call that the x-width kernel takes pads x and y into new arrays: host
+        # data stays there until then (device arrays for every other road)
+        keep = nan_policy != "raise" and at is None and center is False and _bucket.bucketed(x, y)
+        x, y, widths, at = x_width_args(
+            x, y, width, before, after, at, stats, nan_policy, func, keep_host=keep
+        )
         omit = nan_policy == "omit"
         request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
         if at is None and center is False and native_trailing(x, y, widths, request):
             choose(request, k=x.shape[0], n=x.shape[0])  # (recorded for explain: native)
             res = native_windows(x, y, widths["width"], closed, request)
             return public_names(res[stats[0]] if single else res, names, stats, single)
+        x, y = on_device(x), on_device(y)
         r = resolve_windows(x, y, widths, at, closed, center, func)
     omit = nan_policy == "omit"
     request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
@@ -266,14 +273,16 @@ def x_width_args(
     stats: tuple[str, ...],
     nan_policy: str,
     func: str,
+    keep_host: bool = False,
 ) -> tuple[Array, Array, dict[str, Any], Any]:
     """Validated x-width window arguments: ``(x, y, widths, at)``, durations and dates on a
-    time axis as exact int64 nanoseconds."""
+    time axis as exact int64 nanoseconds (``keep_host``: concrete numeric ``x`` and ``y``
+    stay NumPy's, in the mode's dtypes)."""
     if x is None:
         raise TypeError(f"{func}: `x` is needed for x-width windows (only `window=` takes None)")
     tk = time_kind(x)
-    x = as_x(x, func)
-    y = y_args(x.shape[0], y, stats, nan_policy, func)
+    x = as_x(x, func, keep_host=keep_host)
+    y = y_args(x.shape[0], y, stats, nan_policy, func, keep_host)
     widths: dict[str, Any] = {"width": width, "before": before, "after": after}
     check_widths(tk, widths, func)
     for name, w in widths.items():
@@ -306,9 +315,17 @@ def check_width(w: Any, name: str, tk: str | None, func: str) -> None:
         )
 
 
-def y_args(n_x: int | None, y: Any, stats: tuple[str, ...], nan_policy: str, func: str) -> Array:
-    """``y`` checked against ``len(x)`` (``n_x``) and the statistics (``"raise"``: for NaN)."""
-    y = as_y(y, func)
+def y_args(
+    n_x: int | None,
+    y: Any,
+    stats: tuple[str, ...],
+    nan_policy: str,
+    func: str,
+    keep_host: bool = False,
+) -> Array:
+    """``y`` checked against ``len(x)`` (``n_x``) and the statistics (``"raise"``: for NaN;
+    ``keep_host``: see :func:`jaxsubset._stats.as_y`)."""
+    y = as_y(y, func, keep_host=keep_host)
     check_pairs(stats, y.shape, func)
     if y.shape[0] != n_x:
         raise ValueError(
@@ -416,8 +433,8 @@ def native_trailing(x: Array, y: Array, widths: dict[str, Any], request: Request
         return False
     if np.dtype(x.dtype) not in NATIVE_X or np.ndim(w) != 0:
         return False
-    if eager(x, y) and not (x.shape[0] and _bucket.bucketed(x, y) and x64()):
-        return False  # (32-bit mode: the host's exact widths would be narrowed to a program)
+    if eager(x, y) and not (x.shape[0] and _bucket.bucketed(x, y)):
+        return False
     if not all(base_name(s) in NATIVE_STATISTICS for s in stats):
         return False
     if any(base_name(s) in ORDER for s in stats) and request.capacity is None:
@@ -504,7 +521,8 @@ def fixed_windows(
     window=w)``): ``window`` and ``method`` checked, ``y`` converted, then the block road."""
     window = static_int(window, "window", func)
     method = check_method(method, func, SLIDING_ROADS)
-    y = as_y(y, func)
+    # an eager call pads y into a new array anyway: host data stays there until then
+    y = as_y(y, func, keep_host=nan_policy != "raise" and _bucket.bucketed(y))
     check_pairs(stats, y.shape, func)
     if nan_policy == "raise":
         y = raise_on_nan(y, func, "y")
@@ -554,7 +572,8 @@ def _rolling_window(
     if needs_window_capacity(stats, method, func):
         cap = static_int(capacity, "capacity", func) if capacity is not None else window
     want = tuple(dict.fromkeys((*stats, "count")))
-    if all(road("sliding", s, method, func) == "native" for s in want):
+    native = all(road("sliding", s, method, func) == "native" for s in want)
+    if native:
         want = stats  # the native kernel counts for min_periods itself (no "count" result)
     # what the program reduces: ``want``, finished for ``min_periods`` (one static argument)
     asked = Request(func, "sliding", want, method, ddof, nan_policy == "omit", cap, min_periods)
@@ -562,8 +581,9 @@ def _rolling_window(
     if _bucket.bucketed(y):
         host = _bucket.on_host(y)
         y2 = np.asarray(y).reshape(n, c) if host else y.reshape(n, c)
-        # host data known finite: the program without the NaN/inf branch (the same results)
-        kw["finite"] = host and _finite(np.asarray(y2))
+        # host data known finite: the block road's program without the NaN/inf branch (the
+        # same results; the native kernel has no such branch: not worth a pass over y)
+        kw["finite"] = host and not native and _finite(np.asarray(y2))
         yp = _bucket.pad(y2, _bucket.bucket(n + lead))
         out = window_program(yp, jnp.asarray(n, index_dtype()), **kw)
         res = {s: _bucket.unpad(v[lead:], n, result_shape(s, (n,), ch)) for s, v in out.items()}
@@ -581,9 +601,7 @@ def _finite(y: np.ndarray) -> bool:
     """Whether every value of host ``y`` is finite (integers always), in bounded memory."""
     if not np.issubdtype(y.dtype, np.inexact):
         return True
-    flat = y.reshape(-1)
-    step = 1 << 20
-    return all(bool(np.isfinite(flat[i : i + step]).all()) for i in range(0, flat.size, step))
+    return all_blocks(lambda c: np.isfinite(c).all(), y)
 
 
 def needs_window_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:

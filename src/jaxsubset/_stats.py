@@ -13,6 +13,7 @@ from ._core import (
     check_int_fits,
     check_nan_policy,
     device_array,
+    host_array,
     nan_guard,
     now_or_traced,
     static_int,
@@ -43,13 +44,17 @@ def needs_capacity(stats: tuple[str, ...], method: str, func: str) -> bool:
     return any(road_needs_capacity(road("ranges", s, method, func), s) for s in stats)
 
 
-def as_y(y: Any, func: str) -> Array:
+def as_y(y: Any, func: str, keep_host: bool = False) -> Array:
+    """``y`` checked (real numeric, at least 1-D) as a JAX array; ``keep_host``: concrete
+    ``y`` stays NumPy's in the mode's dtype (:func:`host_array`), for an eager caller that
+    pads it into a new array anyway."""
+
     def now(y: Any) -> Array:
         np_y = np.asarray(y)
         if np_y.dtype.kind not in "biuf" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be real numeric, got dtype {np_y.dtype}")
         check_int_fits(np_y, "y", func)  # int64 in 32-bit mode: jnp.asarray would wrap it
-        return device_array(y, np_y)
+        return host_array(y, np_y) if keep_host else device_array(y, np_y)
 
     def traced(y: Array) -> Array:
         if jnp.issubdtype(y.dtype, jnp.complexfloating):

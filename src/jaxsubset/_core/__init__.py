@@ -57,6 +57,7 @@ from ._typing import (
     Shaped as Shaped,
 )
 from ._validate import (
+    all_blocks as all_blocks,
     as_int_bounds as as_int_bounds,
     as_x as as_x,
     as_xy as as_xy,
@@ -68,12 +69,14 @@ from ._validate import (
     host_array as host_array,
     index_dtype as index_dtype,
     nan_in_x as nan_in_x,
+    on_device as on_device,
     static_int as static_int,
     unsorted_x as unsorted_x,
 )
 
 
 __all__ = [
+    "all_blocks",
     "blocked_scan",
     "next_power_of_two",
     "squared_deviations",
@@ -103,6 +106,7 @@ __all__ = [
     "datetime_to_ns",
     "device_array",
     "host_array",
+    "on_device",
     "concrete_only",
     "eager",
     "error_if",

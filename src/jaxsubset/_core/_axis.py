@@ -244,6 +244,9 @@ def exact_array(v: np.ndarray, name: str, func: str) -> Array:
                 + ("" if x64 else "; enable jax_enable_x64")
             )
         v = v.astype(target)
+    elif np.asarray(v).dtype.kind == "f":  # 32-bit mode: a float64 beyond float32's range
+        with np.errstate(over="ignore"):  # is +-inf there, as under jit (no warning)
+            v = np.asarray(v).astype(jax.dtypes.canonicalize_dtype(np.asarray(v).dtype))
     return jax.device_put(np.asarray(v))  # no program per shape, unlike jnp.asarray
 
 

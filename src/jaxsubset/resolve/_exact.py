@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._core import as_xy, is_traced, static_int, time_kind
+from .._core import all_blocks, as_xy, is_traced, static_int, time_kind
 
 
 def x64() -> bool:
@@ -154,6 +154,10 @@ def check_normal(func: str, x: Any) -> None:
         return
     if arr.dtype.kind != "f" or arr.size == 0:
         return
+    tiny = np.finfo(arr.dtype).tiny
+    with np.errstate(invalid="ignore"):
+        if all_blocks(lambda c: not np.any((np.abs(c) < tiny) & (c != 0)), arr):
+            return
     with np.errstate(invalid="ignore"):
         sub = (arr != 0) & (np.abs(arr) < np.finfo(arr.dtype).tiny)
     if sub.any():
