@@ -22,7 +22,9 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
    (``searchsorted`` labels, then ``bincount``). ``eagerw``: windows called outside ``jit``
    on NumPy float64 data in both modes, mean/std: fixed-count (the first ``--widths``)
    against bottleneck, numbagg and polars; x-width (as many seconds, the irregular axis)
-   against pandas and polars.
+   against pandas and polars; 1000 equal chunks' mean and std (``range_statistic`` over
+   ``ranges.chunks``, and the ``chunks(...)`` Subsets' reductions as ``jax_subsets``)
+   against a NumPy reshape.
 4. ``chunks``: 1000 equal chunks, mean + std + max together, against a NumPy reshape.
 5. ``ewm``: ``ewm_statistic`` (time-based, halflife 50 s) on an irregular axis (exponential
    gaps, mean 1 s), mean/var/std: the native kernel (one serial pass) beside the pure-JAX
@@ -320,6 +322,27 @@ def eager_windows(cfg: dict, rows: list[dict]) -> None:
                 fns["polars"] = lambda expr=expr: df.select(expr)
             tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
             _row(rows, f"x-width ~{w} pts eager {mode}", "float64", stat, tt)
+        # equal chunks, eagerly: range_statistic over ranges.chunks and the Subsets road
+        k = cfg["nbins"]
+        m = cfg["n"] // k * k
+        r = jaxsubset.ranges.chunks(t[:m], k)
+
+        def chunk_stats(m=m, r=r, mode=mode):
+            with jax.enable_x64(mode == "x64"):
+                return jaxsubset.range_statistic(y[:m], r, ("mean", "std"))
+
+        def subsets(m=m, mode=mode):
+            with jax.enable_x64(mode == "x64"):
+                s = jaxsubset.chunks(t[:m], y[:m], k)
+                return s.mean(), s.std()
+
+        def numpy_chunks(m=m):
+            b = y[:m].reshape(k, -1)
+            return b.mean(axis=1), b.std(axis=1)
+
+        fns = {"jaxsubset": chunk_stats, "jax_subsets": subsets, "numpy": numpy_chunks}
+        tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+        _row(rows, f"{k} chunks eager {mode}", "float64", "mean+std", tt)
 
 
 def _numpy_bins(y, ids, cuts, nbins, stat):

@@ -158,7 +158,8 @@ def range_statistic(
     ddof = static_int(ddof, "ddof", func, minimum=0)
     nan_policy = check_nan_policy(nan_policy, func)
     method = check_method(method, func, RANGE_ROADS)
-    y = as_y(y, func)
+    # an eager call pads y into a new array anyway: host data stays there until then
+    y = as_y(y, func, keep_host=nan_policy != "raise" and _bucket.bucketed(y, ranges))
     check_pairs(stats, y.shape, func)
     if nan_policy == "raise":
         y = raise_on_nan(y, func, "y")

@@ -178,9 +178,11 @@ def check_int_fits(values: np.ndarray, name: str, func: str) -> None:
         )
 
 
-def as_xy(x: Any, y: Any, func: str) -> tuple[jax.Array, jax.Array]:
-    """Return ``(x, y)`` as JAX arrays with ``len(y) == len(x)`` or raise."""
-    x = as_x(x, func)
+def as_xy(x: Any, y: Any, func: str, keep_host: bool = False) -> tuple[jax.Array, jax.Array]:
+    """Return ``(x, y)`` as JAX arrays with ``len(y) == len(x)`` or raise (``keep_host``:
+    concrete numeric ones stay NumPy's, see :func:`host_array`, for an eager caller that
+    pads them into new arrays anyway)."""
+    x = as_x(x, func, keep_host)
 
     def now(y: Any) -> jax.Array:
         np_y = np.asarray(y)
@@ -188,7 +190,7 @@ def as_xy(x: Any, y: Any, func: str) -> tuple[jax.Array, jax.Array]:
         if np_y.dtype.kind not in "biufc" and not jnp.issubdtype(np_y.dtype, jnp.floating):
             raise TypeError(f"{func}: `y` must be numeric, got dtype {np_y.dtype}")
         check_int_fits(np_y, "y", func)  # int64 in 32-bit mode: jnp.asarray would wrap it
-        return device_array(y, np_y)
+        return host_array(y, np_y) if keep_host else device_array(y, np_y)
 
     y = now_or_traced(y, now)
     if y.ndim < 1:

@@ -59,7 +59,7 @@ def cut(a: Array, k: int, batch: tuple[int, ...], cap: int | None) -> Array:
     if _bucket.on_host(a):  # on the host: no program per shape
         h = np.asarray(a)[:k]
         h = h if cap is None else h[:, :cap]
-        return jax.device_put(h.reshape(batch + h.shape[1:]))
+        return _bucket.put(h.reshape(batch + h.shape[1:]))
     a = a[:k] if cap is None else a[:k, :cap]
     return a.reshape(batch + a.shape[1:])
 

@@ -61,7 +61,7 @@ def gather(x: ArrayLike, y: ArrayLike, ranges: Ranges, *, capacity: int | None =
     else:
         slots = None
     capacity = static_int(capacity, "capacity", func)
-    x, y = as_xy(x, y, func)
+    x, y = as_xy(x, y, func, keep_host=keep_host(None, x, y, ranges.start, ranges.count))
     start, count = ranges.start, ranges.count
     idt = np.dtype(index_dtype())
 
@@ -117,11 +117,18 @@ def from_ranges(
     """
     func = "from_ranges"
     capacity = static_int(capacity, "capacity", func)
-    x, y = as_xy(x, y, func)
+    x, y = as_xy(x, y, func, keep_host=keep_host(None, x, y, start, count))
     start, count = host_range(start, count, x.shape[0], func)
     if eager(None, x, y, start, count) and x.shape[0] > 0:
         return bucketed_gather(x, y, start, count, capacity)
     return gather_padded(x, y, start, count, capacity)
+
+
+def keep_host(length: Any, x: Any, *others: Any) -> bool:
+    """Whether a constructor keeps host ``x`` and ``y`` there (:func:`jaxsubset._core.as_xy`):
+    an eager call with points, which pads them into new arrays anyway (a device copy first
+    would be one copy more, of fresh memory)."""
+    return eager(length, x, *others) and np.size(x) > 0
 
 
 @bucketed(static_argnames=("capacity",))
@@ -445,7 +452,7 @@ def chunks(
         >>> s.count.tolist(), s.start.tolist(), s.capacity
         ([3, 2, 2], [0, 3, 5], 3)
     """
-    x, y = as_xy(x, y, "chunks")
+    x, y = as_xy(x, y, "chunks", keep_host=keep_host(length, x, y))
     if eager(length, x, y) and x.shape[0] > 0:
         return bucketed_chunks(x, y, n, size)
     r = resolve_chunks(x, n, size=size, length=length, func="chunks")
@@ -564,7 +571,7 @@ def sliding(
         >>> s.start.tolist(), s.mean().tolist()
         ([0, 2], [1.0, 3.0])
     """
-    x, y = as_xy(x, y, "sliding")
+    x, y = as_xy(x, y, "sliding", keep_host=keep_host(length, x, y))
     if eager(length, x, y) and x.shape[0] > 0:
         size = static_int(size, "size", "sliding")
         step = static_int(step, "step", "sliding")

@@ -129,8 +129,10 @@ def select(
     """
     capacity = static_int(capacity, "capacity", "select")
     tk = time_kind(x)
-    x, y = as_xy(x, y, "select")
-    if eager(length, x, y, lo, hi) and x.shape[0] > 0:
+    # an eager call pads x and y into new arrays: host data stays there until then
+    keep = eager(length, x, y, lo, hi) and np.size(x) > 0
+    x, y = as_xy(x, y, "select", keep_host=keep)
+    if keep:
         closed = check_closed(closed, "select")
         check_sorted_x(x, "select")
         lo_side, hi_side = sides(closed)
