@@ -8,7 +8,8 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
    and polars ``rolling_*`` (``min_count``/``min_samples`` 1).
 2. ``xwidth``: x-width windows of 100 s and 10^4 s on an irregular axis (exponential gaps,
    mean 1 s: ~100 and ~10^4 points a window), mean/std/max/median against pandas
-   ``rolling("100s")`` and polars ``rolling_*_by``; ``xeven``: x-width windows of w on an
+   ``rolling("100s")`` and polars ``rolling_*_by`` (centred windows of the first width, mean
+   and std, against pandas ``rolling("100s", center=True)``); ``xeven``: x-width windows of w on an
    evenly spaced axis (x = 0, 1, 2, ...: the last w points) under ``jit`` against bottleneck
    ``move_*``.
 3. ``bins``: 1000 bins of x, sorted and unsorted, mean/std/max/median: ``binned_statistic``
@@ -174,6 +175,15 @@ def xwidth(cfg: dict, rows: list[dict]) -> None:
                     fns["polars"] = lambda expr=expr: df.select(expr)
                 tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
                 _row(rows, f"x-width ~{width} pts", dtype, stat, tt)
+            for stat in ("mean", "std") if width == cfg["xwidths"][0] else ():
+                # centred windows (pandas' center=True; polars has no centred `_by` window)
+                f = jax.jit(lambda x, y, s=stat, w=width: jaxsubset.rolling_statistic(
+                    x, y, float(w), s, center=True))  # fmt: skip
+                croll = pd.Series(y, index=ts).rolling(f"{width}s", center=True)
+                fns = {"jaxsubset": lambda f=f: f(x, yj),
+                       "pandas": lambda s=stat, r=croll: getattr(r, s)()}  # fmt: skip
+                tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+                _row(rows, f"x-width ~{width} pts centred", dtype, stat, tt)
 
 
 def xeven(cfg: dict, rows: list[dict]) -> None:

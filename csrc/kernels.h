@@ -117,6 +117,9 @@ struct XWidth {
   bool w64;
   int64_t N, len;
   bool lo_right, hi_right;
+  // the upper operand (the lower one's layout: float k = 1, integer (wrap, t, big)): each
+  // window ends by value at x[i] + upper (pandas' centred windows); null: at its own row
+  const void* u = nullptr;
 };
 // start/count of every row
 template <typename I>

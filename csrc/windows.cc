@@ -328,6 +328,8 @@ int64_t fixed_width(ffi::ThreadPool* pool, const XWidth& a) {
 // (as _sliding.finish: "count" compares it with the window's rows, the others with the
 // counted points). x (*B, N) float32/float64/int32/int64; width (*B, k): float x: the
 // width in the promoted float dtype (k = 1); integer x: (wrap, t, big) in x's dtype (k = 3);
+// twice that (k = 2, 6: the lower operand, then the upper one) for windows that end by
+// value at x[i] + upper (centred windows) instead of at their own row;
 // length (*B, 1): the present rows (later rows: empty windows).
 template <typename T>
 ffi::Error run_xwidth(ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer y, ffi::AnyBuffer width,
@@ -353,11 +355,14 @@ ffi::Error run_xwidth(ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer y,
   const bool xfloat = xt == ffi::DataType::F32 || xt == ffi::DataType::F64;
   const bool xint = xt == ffi::DataType::S32 || xt == ffi::DataType::S64;
   if (!xfloat && !xint) return invalid("x must be float32/float64/int32/int64");
-  if (xfloat && ((wt != ffi::DataType::F32 && wt != ffi::DataType::F64) || kw != 1 ||
+  if (xfloat && ((wt != ffi::DataType::F32 && wt != ffi::DataType::F64) || (kw != 1 && kw != 2) ||
                  (xt == ffi::DataType::F64 && wt != ffi::DataType::F64))) {
-    return invalid("the width of float x must be one value of their promoted float dtype");
+    return invalid("the width of float x must be one value of their promoted float dtype (two: "
+                   "lower and upper)");
   }
-  if (xint && (wt != xt || kw != 3)) return invalid("the width of integer x must be (wrap, t, big)");
+  if (xint && (wt != xt || (kw != 3 && kw != 6))) {
+    return invalid("the width of integer x must be (wrap, t, big) (twice: lower and upper)");
+  }
   std::vector<Out> outs(stats.size());
   std::vector<int64_t> bdims(nb, 1);
   for (size_t i = 0; i < stats.size(); ++i) {
@@ -393,9 +398,10 @@ ffi::Error run_xwidth(ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer y,
     const char* lp = static_cast<const char*>(length.untyped_data()) + lmap->offset(b) * (l64 ? 8 : 4);
     int64_t len = l64 ? *reinterpret_cast<const int64_t*>(lp) : *reinterpret_cast<const int32_t*>(lp);
     len = len < 0 ? 0 : (len > N ? N : len);
-    XWidth a{static_cast<const char*>(x.untyped_data()) + xmap->offset(b) * xw, xtype,
-             static_cast<const char*>(width.untyped_data()) + wmap->offset(b) * ww,
+    const char* wb = static_cast<const char*>(width.untyped_data()) + wmap->offset(b) * ww;
+    XWidth a{static_cast<const char*>(x.untyped_data()) + xmap->offset(b) * xw, xtype, wb,
              wt == ffi::DataType::F64, N, len, lo_right, hi_right};
+    if (kw == 2 || kw == 6) a.u = wb + (kw / 2) * ww;  // windows that end by value
     item.assign(outs.begin(), outs.end());
     queued.clear();
     folded.clear();

@@ -134,6 +134,48 @@ struct IntBound {  // the exact difference: below every value where a < t (or `b
   }
 };
 
+template <typename X>
+struct IntUpper {  // the exact sum a + upper: every row where a > ~t (or `big`) is within
+  const X* x;
+  X wrap, t;
+  bool big, hi_right;
+  JAXSUBSET_INLINE void advance(int64_t i, int64_t& r, int64_t len) const {
+    using U = std::make_unsigned_t<X>;
+    const X a = x[i];
+    if (big || a > static_cast<X>(~t)) {  // above every value of x's dtype
+      r = len;
+      return;
+    }
+    const X key = static_cast<X>(static_cast<U>(a) + static_cast<U>(wrap));  // no wrap here
+    const X* xs = x;
+    if (hi_right) {
+      skip(r, len, [xs, key](int64_t j) { return xs[j] <= key; });
+    } else {
+      skip(r, len, [xs, key](int64_t j) { return xs[j] < key; });
+    }
+  }
+};
+
+// Windows that end by value (resolve/_windows.rolling_rows, centred): row i's window ends
+// after every row within x[i] + upper (rows tied with the end in or out together), `Upper`
+// advancing a third pointer as `Bound` advances the start; a window still starts at most at
+// its own row and at its end.
+template <typename X, typename Bound, typename Upper>
+struct WalkBy {
+  const X* x;
+  int64_t len;
+  Bound bound;
+  Upper upper;
+  int64_t p = 0, r = 0;
+  JAXSUBSET_INLINE void next(int64_t i, int64_t& s, int64_t& e) {
+    upper.advance(i, r, len);
+    e = r;
+    bound.advance(i, p, len);
+    s = p < i ? p : i;
+    s = s < e ? s : e;
+  }
+};
+
 // The windows of rows 0, 1, ... in order: next(i) gives [s, e).
 template <typename X, typename Bound>
 struct Walk {
@@ -155,9 +197,59 @@ struct Walk {
   }
 };
 
-// calls fn(walk) with the Walk of a's x dtype and width
+// calls fn(walk) with the WalkBy of a's x dtype, width and upper operand (a.u set); the
+// upper bound is the lower one's mirror: x <= x[i] + upper (hi_right) or x < x[i] + upper
+template <typename Fn>
+void visit_by(const XWidth& a, Fn fn) {
+  switch (a.xtype) {
+    case XWidth::kF32: {
+      const float* x = static_cast<const float*>(a.x);
+      if (a.w64) {
+        using B = WideBound<float>;
+        WalkBy<float, B, B> wk{x, a.len, {x, *static_cast<const double*>(a.w), a.lo_right},
+                               {x, -*static_cast<const double*>(a.u), a.hi_right}};
+        fn(wk);
+      } else {
+        WalkBy<float, NarrowBound, NarrowBound> wk{
+            x, a.len, {x, -*static_cast<const float*>(a.w), a.lo_right},
+            {x, *static_cast<const float*>(a.u), a.hi_right}};
+        fn(wk);
+      }
+      return;
+    }
+    case XWidth::kF64: {
+      const double* x = static_cast<const double*>(a.x);
+      using B = WideBound<double>;
+      WalkBy<double, B, B> wk{x, a.len, {x, *static_cast<const double*>(a.w), a.lo_right},
+                              {x, -*static_cast<const double*>(a.u), a.hi_right}};
+      fn(wk);
+      return;
+    }
+    case XWidth::kI32: {
+      const int32_t* x = static_cast<const int32_t*>(a.x);
+      const int32_t* w = static_cast<const int32_t*>(a.w);
+      const int32_t* u = static_cast<const int32_t*>(a.u);
+      WalkBy<int32_t, IntBound<int32_t>, IntUpper<int32_t>> wk{
+          x, a.len, {x, w[0], w[1], w[2] != 0, a.lo_right}, {x, u[0], u[1], u[2] != 0, a.hi_right}};
+      fn(wk);
+      return;
+    }
+    default: {
+      const int64_t* x = static_cast<const int64_t*>(a.x);
+      const int64_t* w = static_cast<const int64_t*>(a.w);
+      const int64_t* u = static_cast<const int64_t*>(a.u);
+      WalkBy<int64_t, IntBound<int64_t>, IntUpper<int64_t>> wk{
+          x, a.len, {x, w[0], w[1], w[2] != 0, a.lo_right}, {x, u[0], u[1], u[2] != 0, a.hi_right}};
+      fn(wk);
+      return;
+    }
+  }
+}
+
+// calls fn(walk) with the Walk of a's x dtype and width (the WalkBy where a.u is set)
 template <typename Fn>
 void visit(const XWidth& a, Fn fn) {
+  if (a.u != nullptr) return visit_by(a, fn);
   switch (a.xtype) {
     case XWidth::kF32: {
       const float* x = static_cast<const float*>(a.x);
@@ -404,7 +496,8 @@ void xwidth_bounds(const XWidth& a, I* start, I* count) {
 
 int64_t xwidth_fixed_start(const XWidth& a, int64_t& from) {
   from = a.len;
-  if (!a.hi_right || a.len <= 0) return 0;  // (hi_right: row i's window ends at i)
+  // (hi_right and no upper operand: row i's window ends at i)
+  if (!a.hi_right || a.u != nullptr || a.len <= 0) return 0;
   int64_t w = 0;
   visit(a, [&](auto& walk) {
     // the first window that does not start at row 0, [i + 1 - width, i], gives the width;

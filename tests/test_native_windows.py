@@ -315,9 +315,45 @@ def test_xwidth_auto_under_jit_is_one_kernel_call():
     text = _lowered(f, XW_X, XW_Y)
     assert text.count(XW_TARGET) == 1
     assert "jaxsubset_range_stats" not in text
-    # what is not covered keeps the resolver's road: centred windows, anchors
+    # centred windows too (the kernel's upper bound), one call and no XLA search
     g = lambda x, y: jaxsubset.rolling_statistic(x, y, 5.0, "mean", center=True)  # noqa: E731
-    assert XW_TARGET not in _lowered(g, XW_X, XW_Y)
+    text = _lowered(g, XW_X, XW_Y)
+    assert text.count(XW_TARGET) == 1 and "jaxsubset_range_stats" not in text
+    # what is not covered keeps the resolver's road: before/after, anchors
+    h = lambda x, y: jaxsubset.rolling_statistic(x, y, before=2.0, after=3.0, statistic="mean")  # noqa: E731
+    assert XW_TARGET not in _lowered(h, XW_X, XW_Y)
+
+
+@pytest.mark.parametrize("closed", CLOSED)
+def test_xwidth_kernel_centred_windows_equal_the_reference_road(closed):
+    # pandas' centred windows (center=True): the start as a trailing window's of width / 2,
+    # the end by value (x <= x[i] + width / 2; every row tied with the end in or out
+    # together), on float64, float32 and integer axes with ties (an odd integer width is
+    # halved exactly: the two sides round apart), widths from 0 past the whole span; the
+    # eager call (a bucket: padding rows never inside a window) equals the jitted one
+    xi = np.cumsum(RNG.integers(0, 3, N)).astype(np.int32)
+    axes = [XW_X, (xi * 0.1).astype(np.float32), xi]
+    if X64:
+        axes.append(xi.astype(np.int64) - 2**40)
+    stats = ("count", "sum", "mean", "std", "max", "first", "median")
+    widths = {"right": (0, 2.5), "left": (3, 1e12), "both": (7, 2.5), "neither": (3, 0.0)}
+    for x in axes:  # (two widths per rule: the suite's compile budget)
+        for w in widths[closed]:
+            if x.dtype.kind == "i" and w > 2**30:
+                continue
+            kw = dict(closed=closed, center=True, min_periods=0, capacity=N)
+            nat, ref = _xw_roads(x, XW_Y, w, stats, **kw)
+            _assert_road_equal(nat, ref, stats)
+            eager = jaxsubset.rolling_statistic(x, XW_Y, w, stats, **kw)
+            _assert_road_equal(eager, ref, stats)
+    # pandas: a centred "5s" window on a float axis read as seconds (finite values: pandas'
+    # running sum turns a window after an inf into NaN)
+    pd = pytest.importorskip("pandas")
+    t, v = XW_X - XW_X[0], RNG.normal(size=N).astype(FLOAT)
+    got = jaxsubset.rolling_statistic(t, v, 5.0, "sum", center=True, closed=closed)
+    ser = pd.Series(v, index=pd.to_datetime(t.astype(np.float64), unit="s"))
+    want = ser.rolling("5s", center=True, closed=closed, min_periods=1).sum().to_numpy()
+    np.testing.assert_allclose(np.asarray(got, float), want, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize(

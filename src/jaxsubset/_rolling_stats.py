@@ -63,6 +63,7 @@ from .resolve import (
     sides,
     wide,
     width_operand,
+    window_widths,
 )
 
 
@@ -223,15 +224,15 @@ def rolling_statistic(
     else:
         # an eager call that the x-width kernel takes pads x and y into new arrays: host
         # data stays there until then (device arrays for every other road)
-        keep = nan_policy != "raise" and at is None and center is False and _bucket.bucketed(x, y)
+        keep = nan_policy != "raise" and at is None and _bucket.bucketed(x, y)
         x, y, widths, at = x_width_args(
             x, y, width, before, after, at, stats, nan_policy, func, keep_host=keep
         )
         omit = nan_policy == "omit"
         request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
-        if at is None and center is False and native_trailing(x, y, widths, request):
+        if at is None and native_trailing(x, y, widths, request, center):
             choose(request, k=x.shape[0], n=x.shape[0])  # (recorded for explain: native)
-            res = native_windows(x, y, widths["width"], closed, request)
+            res = native_windows(x, y, widths["width"], closed, request, center)
             return public_names(res[stats[0]] if single else res, names, stats, single)
         x, y = on_device(x), on_device(y)
         r = resolve_windows(x, y, widths, at, closed, center, func)
@@ -421,9 +422,12 @@ def over_ranges(y: Array, r: Ranges, request: Request, record: bool = True) -> d
 NATIVE_X = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
 
 
-def native_trailing(x: Array, y: Array, widths: dict[str, Any], request: Request) -> bool:
-    """Whether trailing x-width windows (``width`` alone, one per row) go to the x-width
-    kernel, which resolves them itself: calls whose every statistic takes the native road,
+def native_trailing(
+    x: Array, y: Array, widths: dict[str, Any], request: Request, center: Any = False
+) -> bool:
+    """Whether x-width windows of ``width`` alone, one per row (trailing, or centred:
+    ``center=True``), go to the x-width kernel, which resolves them itself: calls whose
+    every statistic takes the native road,
     on x of :data:`NATIVE_X` with a scalar width (eager ones: at least one point, in a
     bucketed program); the order statistics need their ``capacity`` (the pure-JAX branch
     does)."""
@@ -431,7 +435,7 @@ def native_trailing(x: Array, y: Array, widths: dict[str, Any], request: Request
     w = widths["width"]
     if w is None or widths["before"] is not None or widths["after"] is not None:
         return False
-    if np.dtype(x.dtype) not in NATIVE_X or np.ndim(w) != 0:
+    if np.dtype(x.dtype) not in NATIVE_X or np.ndim(w) != 0 or not isinstance(center, bool):
         return False
     if eager(x, y) and not (x.shape[0] and _bucket.bucketed(x, y)):
         return False
@@ -443,10 +447,11 @@ def native_trailing(x: Array, y: Array, widths: dict[str, Any], request: Request
 
 
 def native_windows(
-    x: Array, y: Array, width: Any, closed: str, request: Request
+    x: Array, y: Array, width: Any, closed: str, request: Request, center: bool = False
 ) -> dict[str, Array]:
-    """Trailing x-width windows by the x-width kernel (:func:`native_trailing` said so):
-    ``{statistic: (N, *channels)}``, ``min_periods`` finished, as :func:`over_ranges`.
+    """Trailing (or centred) x-width windows by the x-width kernel (:func:`native_trailing`
+    said so): ``{statistic: (N, *channels)}``, ``min_periods`` finished, as
+    :func:`over_ranges`.
 
     An eager call checks the width on the host, pads ``x`` (with its last value: sorted, and
     no present row's window changes) and ``y`` to a bucket size and runs one program per
@@ -456,29 +461,47 @@ def native_windows(
     y2 = y.reshape(n, int(np.prod(ch)))
     check_sorted_x(x, func)  # concrete x (eager, closed over): the resolver's message, now
     if not eager(x, y):
-        out = _xwidth_rows(x, y2, width, None, closed, request)
+        out = _xwidth_rows(x, y2, width, None, closed, request, center)
         return {s: v.reshape(result_shape(s, (n,), ch)) for s, v in out.items()}
     raw = window_width(width, "width", x, func, None)  # checked now, passed traced
     size = _bucket.bucket(n)
     xp = _bucket.pad(x, size, fill=np.asarray(x[-1:])[0])
     yp = _bucket.pad(y2, size)
-    out = _xwidth_program(xp, yp, raw, jnp.asarray(n, index_dtype()), closed, request)
+    out = _xwidth_program(xp, yp, raw, jnp.asarray(n, index_dtype()), closed, request, center)
     return {s: _bucket.unpad(v, n, result_shape(s, (n,), ch)) for s, v in out.items()}
 
 
-@functools.partial(jax.jit, static_argnames=("closed", "request"))
+@functools.partial(jax.jit, static_argnames=("closed", "request", "center"))
 def _xwidth_program(
-    x: Array, y: Array, width: Array, length: Array, closed: str, request: Request
+    x: Array,
+    y: Array,
+    width: Array,
+    length: Array,
+    closed: str,
+    request: Request,
+    center: bool = False,
 ) -> dict[str, Array]:
     """An eager call's bucketed program: :func:`_xwidth_rows` of the padded rows."""
-    return _xwidth_rows(x, y, width, length, closed, request)
+    return _xwidth_rows(x, y, width, length, closed, request, center)
 
 
 def _xwidth_rows(
-    x: Array, y2: Array, width: Any, length: Array | None, closed: str, request: Request
+    x: Array,
+    y2: Array,
+    width: Any,
+    length: Array | None,
+    closed: str,
+    request: Request,
+    center: bool = False,
 ) -> dict[str, Array]:
-    """``{statistic: (N, C)}`` of trailing x-width windows of ``(N, C)`` ``y2`` by the kernel
-    (rows from ``length`` on: padding, unspecified)."""
+    """``{statistic: (N, C)}`` of trailing (``center``: centred) x-width windows of
+    ``(N, C)`` ``y2`` by the kernel (rows from ``length`` on: padding, unspecified).
+
+    Centred windows are the resolver's (:func:`jaxsubset.resolve.window_widths`): ``width``
+    halved (exactly, on integer x), the start as a trailing window's and the end by value,
+    ``x <= x[i] + after`` (``x < ...`` for ``closed`` "left"/"neither"): the kernel's upper
+    operand is :func:`width_operand` of ``after`` with the upper bound's side (its rounding
+    of a fractional width on integer x is the lower bound's of the other side)."""
     func, stats = request.func, request.statistics
     lo_side, hi_side = sides(closed)
     xdt = np.dtype(x.dtype)
@@ -488,10 +511,16 @@ def _xwidth_rows(
         lambda w: guard_width(w, "width", func),
     )
     op = width_operand(raw, xdt, lo_side)
+    if center:
+        before, after, _ = window_widths(raw, None, None, True, closed, x, func, None)
+        up_side = "left" if hi_side == "right" else "right"
+        op = jnp.concatenate(
+            [width_operand(before, xdt, lo_side), width_operand(after, xdt, up_side)]
+        )
     cap = static_int(request.capacity, "capacity", func) if request.capacity is not None else None
 
     def pure(xx: Array, v: Array, w: Any) -> dict[str, Array]:
-        r = resolve_rolling(xx, w, closed=closed, func=func, checked=True)
+        r = resolve_rolling(xx, w, closed=closed, center=center, func=func, checked=True)
         return over_ranges(v, r, request, record=False)
 
     res = native_xwidth(
