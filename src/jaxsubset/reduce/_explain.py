@@ -46,8 +46,10 @@ def explain(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Explanation
     Example:
         >>> import jax.numpy as jnp, jaxsubset
         >>> x = jnp.arange(10.0)
-        >>> e = jaxsubset.explain(jaxsubset.rolling_statistic, x, x, 3.0, "mean", center=True)
-        >>> print(e)  # evenly spaced x: each centred window holds 3 points (fewer at the ends)
+        >>> e = jaxsubset.explain(
+        ...     jaxsubset.rolling_statistic, x, x, statistic="mean", before=1.5, after=1.5
+        ... )
+        >>> print(e)  # evenly spaced x: each window holds 3 points (fewer at the ends)
         rolling_statistic: sliding: mean -> ... (fixed-count windows of 3 points)
         >>> e.result[-1].tolist()
         8.5
