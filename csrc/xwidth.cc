@@ -197,6 +197,17 @@ struct Walk {
   }
 };
 
+// visit_by's integer x: both operands (wrap, t, big) in x's dtype
+template <typename X, typename Fn>
+void int_walk_by(const XWidth& a, Fn fn) {
+  const X* x = static_cast<const X*>(a.x);
+  const X* w = static_cast<const X*>(a.w);
+  const X* u = static_cast<const X*>(a.u);
+  WalkBy<X, IntBound<X>, IntUpper<X>> wk{
+      x, a.len, {x, w[0], w[1], w[2] != 0, a.lo_right}, {x, u[0], u[1], u[2] != 0, a.hi_right}};
+  fn(wk);
+}
+
 // calls fn(walk) with the WalkBy of a's x dtype, width and upper operand (a.u set); the
 // upper bound is the lower one's mirror: x <= x[i] + upper (hi_right) or x < x[i] + upper
 template <typename Fn>
@@ -225,24 +236,10 @@ void visit_by(const XWidth& a, Fn fn) {
       fn(wk);
       return;
     }
-    case XWidth::kI32: {
-      const int32_t* x = static_cast<const int32_t*>(a.x);
-      const int32_t* w = static_cast<const int32_t*>(a.w);
-      const int32_t* u = static_cast<const int32_t*>(a.u);
-      WalkBy<int32_t, IntBound<int32_t>, IntUpper<int32_t>> wk{
-          x, a.len, {x, w[0], w[1], w[2] != 0, a.lo_right}, {x, u[0], u[1], u[2] != 0, a.hi_right}};
-      fn(wk);
-      return;
-    }
-    default: {
-      const int64_t* x = static_cast<const int64_t*>(a.x);
-      const int64_t* w = static_cast<const int64_t*>(a.w);
-      const int64_t* u = static_cast<const int64_t*>(a.u);
-      WalkBy<int64_t, IntBound<int64_t>, IntUpper<int64_t>> wk{
-          x, a.len, {x, w[0], w[1], w[2] != 0, a.lo_right}, {x, u[0], u[1], u[2] != 0, a.hi_right}};
-      fn(wk);
-      return;
-    }
+    case XWidth::kI32:
+      return int_walk_by<int32_t>(a, fn);
+    default:
+      return int_walk_by<int64_t>(a, fn);
   }
 }
 

@@ -510,13 +510,14 @@ def _xwidth_rows(
         lambda w: window_width(w, "width", x, func, None),
         lambda w: guard_width(w, "width", func),
     )
-    op = width_operand(raw, xdt, lo_side)
     if center:
         before, after, _ = window_widths(raw, None, None, True, closed, x, func, None)
         up_side = "left" if hi_side == "right" else "right"
         op = jnp.concatenate(
             [width_operand(before, xdt, lo_side), width_operand(after, xdt, up_side)]
         )
+    else:
+        op = width_operand(raw, xdt, lo_side)
     cap = static_int(request.capacity, "capacity", func) if request.capacity is not None else None
 
     def pure(xx: Array, v: Array, w: Any) -> dict[str, Array]:

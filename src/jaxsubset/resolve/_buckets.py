@@ -37,6 +37,13 @@ def eager(length: Any, *args: Any) -> bool:
     return length is None and _bucket.bucketed(*args)
 
 
+def keep_host(length: Any, x: Any, *others: Any) -> bool:
+    """Whether a constructor keeps host ``x`` and ``y`` there (:func:`jaxsubset._core.as_xy`):
+    an eager call with points, which pads them into new arrays anyway (a device copy first
+    would be one copy more, of fresh memory)."""
+    return eager(length, x, *others) and np.size(x) > 0
+
+
 def padded_xy(x: Array | None, y: Array | None) -> tuple[Any, Any, Array]:
     """``x`` (padded with its last value), ``y`` (with zeros) at ``bucket(N)`` rows, and N
     (``x``'s rows, or ``y``'s when ``x`` is None)."""

@@ -23,7 +23,7 @@ from .._core import (
     static_int,
 )
 from .._subsets import Subsets, gather_padded, read_rows
-from ._buckets import eager
+from ._buckets import eager, keep_host
 from ._eager import bucketed
 from ._type import Ranges, pieces_of, real_length, to_subsets, with_pieces
 
@@ -122,13 +122,6 @@ def from_ranges(
     if eager(None, x, y, start, count) and x.shape[0] > 0:
         return bucketed_gather(x, y, start, count, capacity)
     return gather_padded(x, y, start, count, capacity)
-
-
-def keep_host(length: Any, x: Any, *others: Any) -> bool:
-    """Whether a constructor keeps host ``x`` and ``y`` there (:func:`jaxsubset._core.as_xy`):
-    an eager call with points, which pads them into new arrays anyway (a device copy first
-    would be one copy more, of fresh memory)."""
-    return eager(length, x, *others) and np.size(x) > 0
 
 
 @bucketed(static_argnames=("capacity",))

@@ -25,6 +25,7 @@ from .._subsets import Subsets, gather_padded
 from ._buckets import (
     check_broadcast,
     eager,
+    keep_host,
 )
 from ._eager import bucketed
 from ._exact import exact_positions, exact_subsets
@@ -129,8 +130,7 @@ def select(
     """
     capacity = static_int(capacity, "capacity", "select")
     tk = time_kind(x)
-    # an eager call pads x and y into new arrays: host data stays there until then
-    keep = eager(length, x, y, lo, hi) and np.size(x) > 0
+    keep = keep_host(length, x, y, lo, hi)
     x, y = as_xy(x, y, "select", keep_host=keep)
     if keep:
         closed = check_closed(closed, "select")
