@@ -319,9 +319,17 @@ def test_xwidth_auto_under_jit_is_one_kernel_call():
     g = lambda x, y: jaxsubset.rolling_statistic(x, y, 5.0, "mean", center=True)  # noqa: E731
     text = _lowered(g, XW_X, XW_Y)
     assert text.count(XW_TARGET) == 1 and "jaxsubset_range_stats" not in text
-    # what is not covered keeps the resolver's road: before/after, anchors
+    # before/after windows: one call (a concrete `after` decides how windows end on the
+    # host); a traced `after` holds both calls under a cond (0 ends each window at its row)
     h = lambda x, y: jaxsubset.rolling_statistic(x, y, before=2.0, after=3.0, statistic="mean")  # noqa: E731
-    assert XW_TARGET not in _lowered(h, XW_X, XW_Y)
+    text = _lowered(h, XW_X, XW_Y)
+    assert text.count(XW_TARGET) == 1 and "jaxsubset_range_stats" not in text
+    t = lambda x, y, a: jaxsubset.rolling_statistic(x, y, before=2.0, after=a, statistic="mean")  # noqa: E731
+    text = _lowered(t, XW_X, XW_Y, 3.0)
+    assert text.count(XW_TARGET) == 2 and "jaxsubset_range_stats" not in text
+    # what is not covered keeps the resolver's road: anchors
+    k = lambda x, y: jaxsubset.rolling_statistic(x, y, 2.0, "mean", at=x[::7])  # noqa: E731
+    assert XW_TARGET not in _lowered(k, XW_X, XW_Y)
 
 
 @pytest.mark.parametrize("closed", CLOSED)
@@ -354,6 +362,90 @@ def test_xwidth_kernel_centred_windows_equal_the_reference_road(closed):
     ser = pd.Series(v, index=pd.to_datetime(t.astype(np.float64), unit="s"))
     want = ser.rolling("5s", center=True, closed=closed, min_periods=1).sum().to_numpy()
     np.testing.assert_allclose(np.asarray(got, float), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("closed", CLOSED)
+def test_xwidth_kernel_before_after_windows_equal_the_reference_road(closed):
+    # before/after windows: the start as a trailing window's of `before`, the end by value
+    # (x <= x[i] + after) when `after` > 0, at the row itself when it is 0 (pandas' rule for
+    # ties: later rows tied with x[i] are out); axes with ties, integer ones with fractional
+    # widths (each side rounds its own way); eager, jitted with the widths closed over, and
+    # with them traced (the run-time choice on `after == 0`) all equal the reference road
+    xi = np.cumsum(RNG.integers(0, 3, N)).astype(np.int32)
+    axes = [XW_X, (xi * 0.1).astype(np.float32), xi]
+    if X64:
+        axes.append(xi.astype(np.int64) - 2**40)
+    stats = ("count", "sum", "mean", "std", "max", "last", "median")
+    pairs = {"right": ((2.5, 0), (0, 1.5)), "left": ((3, 2), (1e12, 0.0)),
+             "both": ((None, 4), (7, 2.5)), "neither": ((2, 0), (0.0, 1e12))}  # fmt: skip
+    kw = dict(statistic=stats, closed=closed, min_periods=0, capacity=N)
+    for x in axes:
+        traced = jax.jit(lambda v, b, a, x=x: _both_roads_ba(x, v, b, a, **kw))
+        for b, a in pairs[closed]:
+            if x.dtype.kind == "i" and max(b or 0, a or 0) > 2**30:
+                continue
+            nat, ref = jax.jit(lambda v, x=x, b=b, a=a: _both_roads_ba(x, v, b, a, **kw))(XW_Y)
+            _assert_road_equal(nat, ref, stats)
+            eager = jaxsubset.rolling_statistic(x, XW_Y, before=b, after=a, **kw)
+            _assert_road_equal(eager, ref, stats)
+            wdt = np.float32 if x.dtype.kind == "f" else x.dtype  # (the traced widths' dtype)
+            if isinstance(b, float) or isinstance(a, float):
+                wdt = np.dtype(np.float32) if x.dtype == np.float32 or not X64 else np.float64
+            nat_t, ref_t = traced(XW_Y, np.asarray(b or 0, wdt), np.asarray(a or 0, wdt))
+            _assert_road_equal(nat_t, ref_t, stats)
+            _assert_road_equal(nat_t, ref, stats)
+
+
+def _both_roads_ba(x, v, before, after, **kw):
+    return tuple(jaxsubset.rolling_statistic(x, v, before=before, after=after, method=m, **kw)
+                 for m in ("native", "reference"))  # fmt: skip
+
+
+def test_xwidth_kernel_before_after_equals_polars_and_maps_over_widths():
+    # polars' rolling groups (t + offset, t + offset + period] are before/after windows on
+    # an integer axis (after > 0: ties with the end in or out together, as ours)
+    pl = pytest.importorskip("polars")
+    t = np.cumsum(RNG.integers(0, 4, N)).astype(np.int64 if X64 else np.int32)
+    v = RNG.normal(size=N).astype(FLOAT)
+    for b, a, closed in ((5, 3, "right"), (0, 2, "both"), (4, 1, "left"), (6, 6, "neither")):
+        got = jaxsubset.rolling_statistic(t, v, statistic=("sum", "max"), before=b, after=a,
+                                          closed=closed, min_periods=1)  # fmt: skip
+        df = pl.DataFrame({"t": t.astype(np.int64), "v": v})
+        want = df.rolling("t", period=f"{a + b}i", offset=f"-{b}i",
+                          closed=closed.replace("neither", "none")).agg(
+            pl.col("v").sum().alias("sum"), pl.col("v").max().alias("max"))  # fmt: skip
+        empty = want["max"].is_null().to_numpy()
+        np.testing.assert_allclose(np.asarray(got["sum"])[~empty], want["sum"].to_numpy()[~empty],
+                                   rtol=1e-5, atol=1e-5)  # fmt: skip
+        np.testing.assert_array_equal(np.asarray(got["max"])[~empty],
+                                      want["max"].to_numpy()[~empty])  # fmt: skip
+        assert np.isnan(np.asarray(got["max"])[empty]).all()
+    # vmap over `after` with x and y closed over (concrete): one program, each row of the
+    # batch its own windows (an eager bucket would have tried to cut a traced batch)
+    afters = jnp.asarray([0, 1, 3], t.dtype)
+    f = jax.vmap(lambda a: jaxsubset.rolling_statistic(t, v, statistic="sum", before=2, after=a))
+    got = np.asarray(f(afters))
+    for k, a in enumerate([0, 1, 3]):
+        want = jaxsubset.rolling_statistic(t, v, statistic="sum", before=2, after=a,
+                                           method="reference")  # fmt: skip
+        np.testing.assert_allclose(got[k], np.asarray(want), rtol=1e-5, atol=1e-5)
+
+    # the derivative along y: the pure-JAX road's, the widths traced (the cond's branches)
+    def loss(u, a, m):
+        return jnp.sum(jaxsubset.rolling_statistic(t, u, statistic="mean", before=2, after=a,
+                                                   method=m) ** 2)  # fmt: skip
+
+    for a in afters[:2]:
+        np.testing.assert_allclose(np.asarray(jax.grad(loss)(v, a, "auto")),
+                                   np.asarray(jax.grad(loss)(v, a, "reference")),
+                                   rtol=1e-5, atol=1e-6)  # fmt: skip
+    g = jax.vmap(lambda w: jaxsubset.rolling_statistic(t, v, w, "sum"))  # trailing widths too
+    np.testing.assert_allclose(
+        np.asarray(g(afters))[2],
+        np.asarray(jaxsubset.rolling_statistic(t, v, 3, "sum", method="reference")),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.parametrize(

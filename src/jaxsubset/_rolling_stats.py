@@ -17,7 +17,6 @@ from ._core import (
     bucketing as _bucket,
     check_closed,
     check_nan_policy,
-    check_sorted_x,
     eager,
     index_dtype,
     now_or_traced,
@@ -26,30 +25,25 @@ from ._core import (
     time_kind,
     window_width,
 )
-from ._native import STATISTICS as NATIVE_STATISTICS, native_xwidth
 from ._statistics import (
     finish,
     median_capacity,
-    range_bound,
-    reduce_ranges,
     reduce_sliding,
 )
 from ._stats import as_y, bucketed_reduce, needs_capacity, public_names, raise_on_nan
+from ._xwidth_rows import native_rows, native_windows, over_ranges
 from .reduce import (
     DEFAULT_DDOF,
-    ORDER,
     RANGE_ROADS,
     SLIDING_ROADS,
     Choice,
     Request,
-    base_name,
     check_method,
     check_pairs,
     check_statistics,
     choose,
     float_dtype,
     needs_capacity as road_needs_capacity,
-    padded_fits,
     result_shape,
     road,
     with_quantile,
@@ -57,13 +51,9 @@ from .reduce import (
 from .resolve import (
     Ranges,
     bucketed_ranges,
-    guard_width,
     once64,
     resolve_rolling,
-    sides,
     wide,
-    width_operand,
-    window_widths,
 )
 
 
@@ -99,14 +89,14 @@ def rolling_statistic(
     ``numpy.where(numpy.isinf(y), numpy.nan, y)``. With ``at``, one window ends at each anchor
     instead (every point at the anchor included). Eager calls pad ``N`` (and the anchors) to a
     bucket size, so data of similar lengths reuse one compiled program (docs: "Compile once");
-    results are those of the unpadded call. An eager call whose windows all hold the same number of
-    points, cut only at the ends (evenly spaced x and a width a multiple of its step, with any
-    ``closed``/``center``/``before``/``after`` giving such windows; checked on the resolved windows
-    themselves), runs them as the fixed-count windows below, on the O(N) block road: the same
-    windows, the same results up to rounding. Under ``jit`` on the CPU (the native road),
-    trailing windows (``width`` alone, one per row) are found and reduced in one kernel call
-    (two pointers over the sorted x, the same rule for ties and ``closed``), ``min_periods``
-    finished in the same pass.
+    results are those of the unpadded call. On the CPU (the native road), one window per row
+    with scalar widths (trailing, centred or ``before``/``after``) is found and reduced in one
+    kernel call, eager or under ``jit`` (pointers over the sorted x, the same rule for ties and
+    ``closed``), ``min_periods`` finished in the same pass. Elsewhere an eager call whose
+    windows all hold the same number of points, cut only at the ends (evenly spaced x and a
+    width a multiple of its step; checked on the resolved windows themselves), runs them as
+    the fixed-count windows below, on the O(N) block road: the same windows, the same results
+    up to rounding.
 
     Centred and asymmetric windows: ``center=True`` is pandas'
     ``rolling(width, center=True)`` (``x[i] - width/2 < x <= x[i] + width/2``, every row tied
@@ -230,9 +220,9 @@ def rolling_statistic(
         )
         omit = nan_policy == "omit"
         request = Request(func, "windows", stats, method, ddof, omit, capacity, min_periods)
-        if at is None and native_trailing(x, y, widths, request, center):
+        if at is None and native_rows(x, y, widths, request, center):
             choose(request, k=x.shape[0], n=x.shape[0])  # (recorded for explain: native)
-            res = native_windows(x, y, widths["width"], closed, request, center)
+            res = native_windows(x, y, widths, closed, request, center)
             return public_names(res[stats[0]] if single else res, names, stats, single)
         x, y = on_device(x), on_device(y)
         r = resolve_windows(x, y, widths, at, closed, center, func)
@@ -290,7 +280,9 @@ def x_width_args(
         if w is None:
             continue
         window_width(w, name, x, func, tk)  # the resolver's own check when concrete: >= 0
-        widths[name] = bound_array(w, name, x, func, tk, width=True)
+        with jax.ensure_compile_time_eval():  # concrete stays concrete inside a trace: the
+            # decisions it allows are taken on the host (how windows end, no run-time guard)
+            widths[name] = bound_array(w, name, x, func, tk, width=True)
     if at is not None:
         at = bound_array(at, "at", x, func, tk)
     return x, y, widths, at
@@ -385,152 +377,6 @@ def reduce_windows(
         return public_names(res, names, stats, single)
     res = over_ranges(y, r, request)
     return public_names(res[stats[0]] if single else res, names, stats, single)
-
-
-def over_ranges(y: Array, r: Ranges, request: Request, record: bool = True) -> dict[str, Array]:
-    """The statistics of x-width windows over their resolved ranges (not bucketed), finished
-    for ``min_periods``: ``{statistic: (*batch, *channels)}``; ``record``: the chooser's
-    answer is recorded (for :func:`jaxsubset.explain`)."""
-    func, stats, method = request.func, request.statistics, request.method
-    capacity, min_periods = request.capacity, request.min_periods or 0
-    want = tuple(dict.fromkeys((*stats, "count")))
-    fdt = float_dtype(y.dtype)
-    start, count = jnp.broadcast_arrays(r.start, r.count)
-    batch = tuple(count.shape)
-    start, count = start.reshape(-1), count.reshape(-1)
-    y2 = y.reshape(y.shape[0], int(np.prod(y.shape[1:])))
-    cap = None
-    if needs_capacity(stats, method, func):
-        cap = median_capacity(count, capacity, None, func)
-    bound = range_bound(r.max_count, y.shape[0])
-    if record:
-        padded = choose(
-            request.replace(capacity=cap), k=count.size, n=y.shape[0], bound=bound, capacity=cap
-        ).padded
-    else:  # (the pure-JAX branch of a native call: the same answer, not recorded)
-        padded = padded_fits(count.size, y.shape[0], bound, cap)
-    asked = request.replace(statistics=want, capacity=cap, bound=bound, padded=padded)
-    out = reduce_ranges(y2, start, count, asked)
-    ch = tuple(y.shape[1:])
-    return {
-        s: v.reshape(result_shape(s, batch, ch))
-        for s, v in finish(out, count, stats, min_periods, fdt).items()
-    }
-
-
-# x dtypes the x-width kernel resolves windows on (others: the pure-JAX resolver)
-NATIVE_X = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32), np.dtype(np.int64))
-
-
-def native_trailing(
-    x: Array, y: Array, widths: dict[str, Any], request: Request, center: Any = False
-) -> bool:
-    """Whether x-width windows of ``width`` alone, one per row (trailing, or centred:
-    ``center=True``), go to the x-width kernel, which resolves them itself: calls whose
-    every statistic takes the native road,
-    on x of :data:`NATIVE_X` with a scalar width (eager ones: at least one point, in a
-    bucketed program); the order statistics need their ``capacity`` (the pure-JAX branch
-    does)."""
-    func, stats, method = request.func, request.statistics, request.method
-    w = widths["width"]
-    if w is None or widths["before"] is not None or widths["after"] is not None:
-        return False
-    if np.dtype(x.dtype) not in NATIVE_X or np.ndim(w) != 0 or not isinstance(center, bool):
-        return False
-    if eager(x, y) and not (x.shape[0] and _bucket.bucketed(x, y)):
-        return False
-    if not all(base_name(s) in NATIVE_STATISTICS for s in stats):
-        return False
-    if any(base_name(s) in ORDER for s in stats) and request.capacity is None:
-        return False  # the resolver's road raises its message on the missing capacity
-    return all(road("ranges", s, method, func) == "native" for s in stats)
-
-
-def native_windows(
-    x: Array, y: Array, width: Any, closed: str, request: Request, center: bool = False
-) -> dict[str, Array]:
-    """Trailing (or centred) x-width windows by the x-width kernel (:func:`native_trailing`
-    said so): ``{statistic: (N, *channels)}``, ``min_periods`` finished, as
-    :func:`over_ranges`.
-
-    An eager call checks the width on the host, pads ``x`` (with its last value: sorted, and
-    no present row's window changes) and ``y`` to a bucket size and runs one program per
-    bucket, the width and the length traced; the padding rows are cut."""
-    func = request.func
-    n, ch = y.shape[0], tuple(y.shape[1:])
-    y2 = y.reshape(n, int(np.prod(ch)))
-    check_sorted_x(x, func)  # concrete x (eager, closed over): the resolver's message, now
-    if not eager(x, y):
-        out = _xwidth_rows(x, y2, width, None, closed, request, center)
-        return {s: v.reshape(result_shape(s, (n,), ch)) for s, v in out.items()}
-    raw = window_width(width, "width", x, func, None)  # checked now, passed traced
-    size = _bucket.bucket(n)
-    xp = _bucket.pad(x, size, fill=np.asarray(x[-1:])[0])
-    yp = _bucket.pad(y2, size)
-    out = _xwidth_program(xp, yp, raw, jnp.asarray(n, index_dtype()), closed, request, center)
-    return {s: _bucket.unpad(v, n, result_shape(s, (n,), ch)) for s, v in out.items()}
-
-
-@functools.partial(jax.jit, static_argnames=("closed", "request", "center"))
-def _xwidth_program(
-    x: Array,
-    y: Array,
-    width: Array,
-    length: Array,
-    closed: str,
-    request: Request,
-    center: bool = False,
-) -> dict[str, Array]:
-    """An eager call's bucketed program: :func:`_xwidth_rows` of the padded rows."""
-    return _xwidth_rows(x, y, width, length, closed, request, center)
-
-
-def _xwidth_rows(
-    x: Array,
-    y2: Array,
-    width: Any,
-    length: Array | None,
-    closed: str,
-    request: Request,
-    center: bool = False,
-) -> dict[str, Array]:
-    """``{statistic: (N, C)}`` of trailing (``center``: centred) x-width windows of
-    ``(N, C)`` ``y2`` by the kernel (rows from ``length`` on: padding, unspecified).
-
-    Centred windows are the resolver's (:func:`jaxsubset.resolve.window_widths`): ``width``
-    halved (exactly, on integer x), the start as a trailing window's and the end by value,
-    ``x <= x[i] + after`` (``x < ...`` for ``closed`` "left"/"neither"): the kernel's upper
-    operand is :func:`width_operand` of ``after`` with the upper bound's side (its rounding
-    of a fractional width on integer x is the lower bound's of the other side)."""
-    func, stats = request.func, request.statistics
-    lo_side, hi_side = sides(closed)
-    xdt = np.dtype(x.dtype)
-    raw = now_or_traced(  # as the resolver: >= 0 (traced: at run time)
-        width,
-        lambda w: window_width(w, "width", x, func, None),
-        lambda w: guard_width(w, "width", func),
-    )
-    if center:
-        before, after, _ = window_widths(raw, None, None, True, closed, x, func, None)
-        up_side = "left" if hi_side == "right" else "right"
-        op = jnp.concatenate(
-            [width_operand(before, xdt, lo_side), width_operand(after, xdt, up_side)]
-        )
-    else:
-        op = width_operand(raw, xdt, lo_side)
-    cap = static_int(request.capacity, "capacity", func) if request.capacity is not None else None
-
-    def pure(xx: Array, v: Array, w: Any) -> dict[str, Array]:
-        r = resolve_rolling(xx, w, closed=closed, center=center, func=func, checked=True)
-        return over_ranges(v, r, request, record=False)
-
-    res = native_xwidth(
-        x, y2, op, raw, stats, omit=request.omit, ddof=request.ddof,
-        lo_right=lo_side == "right", hi_right=hi_side == "right",
-        min_periods=request.min_periods or 0, fallback=pure, capacity=cap, length=length,
-    )  # fmt: skip
-    fdt = float_dtype(y2.dtype)
-    return {s: v.astype(fdt) for s, v in res.items()}
 
 
 def fixed_windows(

@@ -335,13 +335,14 @@ def native_xwidth(
     lo_right: bool,
     hi_right: bool,
     min_periods: int,
-    fallback: Callable[[Array, Array, Array], dict[str, Array]],
+    fallback: Callable[[Array, Array, Any], dict[str, Array]],
     capacity: int | None = None,
     length: Array | None = None,
 ) -> dict[str, Array]:
-    """Trailing x-width windows, one per row, resolved and reduced by the native kernel.
+    """x-width windows, one per row, resolved and reduced by the native kernel.
 
-    The kernel finds each row's window by two pointers over sorted ``x`` (the pure-JAX
+    The kernel finds each row's window by two pointers (three for windows that end by
+    value) over sorted ``x`` (the pure-JAX
     resolver's rule, see ``csrc/xwidth.cc``) and finishes ``min_periods``: every result, the
     ``"count"`` too, comes in ``y``'s float dtype.
 
@@ -349,8 +350,10 @@ def native_xwidth(
         x: ``(N,)`` sorted positions, float32/float64/int32/int64.
         y: ``(N, C)`` values, any real dtype.
         width: float ``x``: ``(1,)`` the width in the promoted float dtype; integer ``x``:
-            ``(3,)`` ``(wrap, t, big)`` of ``resolve._keys.int_width`` in x's dtype.
-        raw: the width as the pure-JAX resolver takes it (for ``fallback``).
+            ``(3,)`` ``(wrap, t, big)`` of ``resolve._keys.int_width`` in x's dtype; windows
+            that end by value (``x <= x[i] + upper``): ``(2,)``/``(6,)``, the upper
+            bound's operand after the lower one's.
+        raw: the widths as the pure-JAX resolver takes them, any pytree (for ``fallback``).
         stats: dispatcher names, of :data:`STATISTICS`.
         omit: leave NaN readings out.
         ddof: delta degrees of freedom of var/std/sem.
@@ -388,5 +391,5 @@ def native_xwidth(
         )  # fmt: skip
 
     # (x and the width: positions and bounds, no derivative, as the resolver's integer ranges)
-    out = differentiable(native, pure, 1)(x, y, width, jnp.asarray(raw), ln)
+    out = differentiable(native, pure, 1)(x, y, width, jax.tree_util.tree_map(jnp.asarray, raw), ln)
     return rounded(out, in_dtype, half)

@@ -46,13 +46,14 @@ def explain(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Explanation
     Example:
         >>> import jax.numpy as jnp, jaxsubset
         >>> x = jnp.arange(10.0)
+        >>> at = jnp.array([2.0, 5.0])  # two windows of width 3 ending at 2 and 5
         >>> e = jaxsubset.explain(
-        ...     jaxsubset.rolling_statistic, x, x, statistic="mean", before=1.5, after=1.5
+        ...     jaxsubset.rolling_statistic, x, x, 3.0, statistic="mean", at=at, method="tree"
         ... )
-        >>> print(e)  # evenly spaced x: each window holds 3 points (fewer at the ends)
-        rolling_statistic: sliding: mean -> ... (fixed-count windows of 3 points)
-        >>> e.result[-1].tolist()
-        8.5
+        >>> print(e)  # (method="auto" picks "native" on the CPU: the C++ kernels)
+        rolling_statistic (method='tree'): ranges: mean -> tree (2 ranges over 10 points)
+        >>> e.result.tolist()
+        [1.0, 4.0]
     """
     record: list[Choice] = []
     token = _RECORD.set(record)
