@@ -9,7 +9,9 @@ under ``jit``; ratio = jaxsubset's time / the best peer's, < 1 is faster):
 2. ``xwidth``: x-width windows of 100 s and 10^4 s on an irregular axis (exponential gaps,
    mean 1 s: ~100 and ~10^4 points a window), mean/std/max/median against pandas
    ``rolling("100s")`` and polars ``rolling_*_by`` (centred windows of the first width, mean
-   and std, against pandas ``rolling("100s", center=True)``); ``xeven``: x-width windows of w on an
+   and std, against pandas ``rolling("100s", center=True)``; ``before=100, after=50``
+   windows, mean and std, against polars ``rolling(period="150s", offset="-100s")``,
+   pandas having no such window); ``xeven``: x-width windows of w on an
    evenly spaced axis (x = 0, 1, 2, ...: the last w points) under ``jit`` against bottleneck
    ``move_*``.
 3. ``bins``: 1000 bins of x, sorted and unsorted, mean/std/max/median: ``binned_statistic``
@@ -184,6 +186,18 @@ def xwidth(cfg: dict, rows: list[dict]) -> None:
                        "pandas": lambda s=stat, r=croll: getattr(r, s)()}  # fmt: skip
                 tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
                 _row(rows, f"x-width ~{width} pts centred", dtype, stat, tt)
+            for stat in ("mean", "std") if width == cfg["xwidths"][0] and pl else ():
+                # before/after windows, x[i] - w < x <= x[i] + w/2: polars' rolling groups
+                # (t + offset, t + offset + period] (pandas has no such offset window)
+                a = width // 2
+                f = jax.jit(lambda x, y, s=stat, w=width, a=a: jaxsubset.rolling_statistic(
+                    x, y, statistic=s, before=float(w), after=float(a)))  # fmt: skip
+                agg = getattr(pl.col("y"), stat)()
+                fns = {"jaxsubset": lambda f=f: f(x, yj),
+                       "polars": lambda w=width, a=a, agg=agg: df.rolling(
+                           "t", period=f"{w + a}s", offset=f"-{w}s").agg(agg)}  # fmt: skip
+                tt = time_interleaved(fns, rounds=cfg["rounds"], budget_s=cfg["budget_s"])
+                _row(rows, f"x-width ~{width} pts before/after", dtype, stat, tt)
 
 
 def xeven(cfg: dict, rows: list[dict]) -> None:
