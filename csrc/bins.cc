@@ -227,6 +227,7 @@ ffi::Error run(xla::ffi::ThreadPool* pool, ffi::AnyBuffer y, ffi::AnyBuffer src,
     if (K >= 0 && rdims[nbd] != K) return bad("every result has the same number of bins");
     K = rdims[nbd];
     for (size_t d = 0; d < nbd; ++d) bdims[d] = rdims[d];
+    advise_huge(**res);  // (before the first write: see common.h)
     outs[i].base = (*res)->untyped_data();
     outs[i].stat = stats[i];
     outs[i].q = i < qs.size() ? qs[i] : 0.0;
@@ -352,6 +353,7 @@ ffi::Error binnumber_run(xla::ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyB
   auto dmap = BatchMap::make(ddims, nbd, bdims, nd, "dec");
   if (!dmap.has_value()) return dmap.error();
   const TX* xbase = static_cast<const TX*>(x.untyped_data());
+  advise_huge(out);  // (before the first write: see common.h)
   TD* obase = static_cast<TD*>(out.untyped_data());
   for (int64_t b = 0; b < B; ++b) {
     const TX* xb = xbase + xmap->offset(b);

@@ -137,6 +137,7 @@ ffi::Error run_ewm(ffi::AnyBuffer t, ffi::AnyBuffer y, ffi::AnyBuffer lam, ffi::
     }
     if (stats[i] < 0 || stats[i] > 2) return ewm_invalid("statistics are 0 mean, 1 var, 2 std");
     for (size_t d = 0; d < nb; ++d) bdims[d] = rdims[d];
+    advise_huge(**res);  // (before the first write: see common.h)
     outs[stats[i]] = static_cast<T*>((*res)->untyped_data());
   }
   int64_t B = 1;

@@ -58,6 +58,7 @@ ffi::Error run(ffi::AnyBuffer y, ffi::AnyBuffer start, ffi::AnyBuffer count,
     auto rdims = (*res)->dimensions();
     if (rdims.size() != nb + 2) return invalid("results must be (*batch, K, C)");
     for (size_t d = 0; d < nb; ++d) bdims[d] = rdims[d];
+    advise_huge(**res);  // (before the first write: see common.h)
     outs[i].base = (*res)->untyped_data();
     outs[i].stat = stats[i];
     outs[i].q = i < qs.size() ? qs[i] : 0.0;

@@ -254,6 +254,7 @@ ffi::Error run_sliding(ffi::ThreadPool* pool, ffi::AnyBuffer y, ffi::AnyBuffer l
     auto rdims = (*res)->dimensions();
     if (rdims.size() != nb + 2 || rdims[nb] != N) return invalid("results must be (*batch, N, C)");
     for (size_t d = 0; d < nb; ++d) bdims[d] = rdims[d];
+    advise_huge(**res);  // (before the first write: see common.h)
     outs[i].base = (*res)->untyped_data();
     outs[i].stat = stats[i];
     outs[i].q = i < qs.size() ? qs[i] : 0.0;
@@ -371,6 +372,7 @@ ffi::Error run_xwidth(ffi::ThreadPool* pool, ffi::AnyBuffer x, ffi::AnyBuffer y,
     auto rdims = (*res)->dimensions();
     if (rdims.size() != nb + 2 || rdims[nb] != N) return invalid("results must be (*batch, N, C)");
     for (size_t d = 0; d < nb; ++d) bdims[d] = rdims[d];
+    advise_huge(**res);  // (before the first write: see common.h)
     outs[i].base = (*res)->untyped_data();
     outs[i].stat = stats[i];
     outs[i].q = i < qs.size() ? qs[i] : 0.0;

@@ -156,6 +156,33 @@ def test_bins_and_chunks_equal_numpy():
     np.testing.assert_array_equal(np.asarray(out["max"]), parts.max(1).astype(FLOAT))
 
 
+def test_results_large_enough_for_huge_pages_are_written_whole():
+    # results of 8 MiB or more get huge pages advised before the kernels first write them
+    # (common.h, advise_huge): every kernel's large result, checked against NumPy, the first
+    # and last rows included (the advised range is the buffer's 2 MiB-aligned interior)
+    bn = pytest.importorskip("bottleneck")
+    n = (2**23 + 2**16) // np.dtype(FLOAT).itemsize  # (8.4 MB of results in either mode)
+    y = RNG.normal(size=n).astype(FLOAT)
+    x = np.arange(n, dtype=FLOAT)
+    fixed = np.asarray(rolling_statistic(None, y, window=7, statistic="sum"))
+    xw = np.asarray(rolling_statistic(x, y, 6.5, "max"))
+    want = bn.move_sum(y.astype(np.float64), 7, min_count=1)
+    np.testing.assert_allclose(fixed, want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(xw, bn.move_max(y, 7, min_count=1))
+    k = n // 4  # ranges: the 4-point chunks' means
+    out = np.asarray(range_statistic(y, Ranges(np.arange(k) * 4, np.full(k, 4)), "mean"))
+    np.testing.assert_allclose(out, y[: 4 * k].astype(np.float64).reshape(k, 4).mean(1),
+                               rtol=1e-5, atol=1e-6)  # fmt: skip
+    # bins: 2^20 bins of x (the kernel's bin numbers and results, 8 MB each in 64-bit mode)
+    nb = n // 2
+    res = binned_statistic(x, y, "max", bins=nb, range=(0.0, float(n)))
+    np.testing.assert_array_equal(np.asarray(res.statistic), y[: 2 * nb].reshape(nb, 2).max(1))
+    pd = pytest.importorskip("pandas")  # the EWM kernel: pandas' halflife-weighted mean
+    ew = np.asarray(jaxsubset.ewm_statistic(x, y, 3.0, "mean"))
+    want = pd.Series(y.astype(np.float64)).ewm(halflife=3.0).mean().to_numpy()
+    np.testing.assert_allclose(ew, want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("bad", [1e30, np.inf, np.nan])
 @pytest.mark.parametrize("kind", ["window", "x-width", "chunks", "arbitrary"])
 def test_a_value_outside_a_range_never_changes_it(kind, bad):
