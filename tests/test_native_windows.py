@@ -332,6 +332,16 @@ def test_xwidth_auto_under_jit_is_one_kernel_call():
     assert XW_TARGET not in _lowered(k, XW_X, XW_Y)
 
 
+def _tied_axes() -> list[np.ndarray]:
+    """x with ties on every axis the kernel takes: float64, float32, int32, int64 (64-bit
+    mode; far from 0, so bounds saturate nowhere near it)."""
+    xi = np.cumsum(RNG.integers(0, 3, N)).astype(np.int32)
+    axes = [XW_X, (xi * 0.1).astype(np.float32), xi]
+    if X64:
+        axes.append(xi.astype(np.int64) - 2**40)
+    return axes
+
+
 @pytest.mark.parametrize("closed", CLOSED)
 def test_xwidth_kernel_centred_windows_equal_the_reference_road(closed):
     # pandas' centred windows (center=True): the start as a trailing window's of width / 2,
@@ -339,10 +349,7 @@ def test_xwidth_kernel_centred_windows_equal_the_reference_road(closed):
     # together), on float64, float32 and integer axes with ties (an odd integer width is
     # halved exactly: the two sides round apart), widths from 0 past the whole span; the
     # eager call (a bucket: padding rows never inside a window) equals the jitted one
-    xi = np.cumsum(RNG.integers(0, 3, N)).astype(np.int32)
-    axes = [XW_X, (xi * 0.1).astype(np.float32), xi]
-    if X64:
-        axes.append(xi.astype(np.int64) - 2**40)
+    axes = _tied_axes()
     stats = ("count", "sum", "mean", "std", "max", "first", "median")
     widths = {"right": (0, 2.5), "left": (3, 1e12), "both": (7, 2.5), "neither": (3, 0.0)}
     for x in axes:  # (two widths per rule: the suite's compile budget)
@@ -371,10 +378,7 @@ def test_xwidth_kernel_before_after_windows_equal_the_reference_road(closed):
     # ties: later rows tied with x[i] are out); axes with ties, integer ones with fractional
     # widths (each side rounds its own way); eager, jitted with the widths closed over, and
     # with them traced (the run-time choice on `after == 0`) all equal the reference road
-    xi = np.cumsum(RNG.integers(0, 3, N)).astype(np.int32)
-    axes = [XW_X, (xi * 0.1).astype(np.float32), xi]
-    if X64:
-        axes.append(xi.astype(np.int64) - 2**40)
+    axes = _tied_axes()
     stats = ("count", "sum", "mean", "std", "max", "last", "median")
     pairs = {"right": ((2.5, 0), (0, 1.5)), "left": ((3, 2), (1e12, 0.0)),
              "both": ((None, 4), (7, 2.5)), "neither": ((2, 0), (0.0, 1e12))}  # fmt: skip
@@ -388,9 +392,8 @@ def test_xwidth_kernel_before_after_windows_equal_the_reference_road(closed):
             _assert_road_equal(nat, ref, stats)
             eager = jaxsubset.rolling_statistic(x, XW_Y, before=b, after=a, **kw)
             _assert_road_equal(eager, ref, stats)
-            wdt = np.float32 if x.dtype.kind == "f" else x.dtype  # (the traced widths' dtype)
-            if isinstance(b, float) or isinstance(a, float):
-                wdt = np.dtype(np.float32) if x.dtype == np.float32 or not X64 else np.float64
+            frac = isinstance(b, float) or isinstance(a, float)  # (the traced widths' dtype)
+            wdt = x.dtype if x.dtype.kind == "i" and not frac else FLOAT
             nat_t, ref_t = traced(XW_Y, np.asarray(b or 0, wdt), np.asarray(a or 0, wdt))
             _assert_road_equal(nat_t, ref_t, stats)
             _assert_road_equal(nat_t, ref, stats)
