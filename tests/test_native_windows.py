@@ -489,6 +489,18 @@ def test_xwidth_kernel_on_a_time_axis_equals_pandas():
         for res in (got, eager):
             np.testing.assert_allclose(np.asarray(res[s]), getattr(roll, s)().to_numpy(),
                                        rtol=1e-10, atol=1e-10, err_msg=s)  # fmt: skip
+    # before/after durations: after "0s" is the trailing window (pandas' again), "2s" ends
+    # each window by value; one kernel call under jit
+    ba = {a: jax.jit(lambda v, a=a: jaxsubset.rolling_statistic(
+        t, v, statistic=("count", "mean"), before="5s", after=a, min_periods=2))(y)
+        for a in ("0s", "2s")}  # fmt: skip
+    np.testing.assert_allclose(np.asarray(ba["0s"]["mean"]), roll.mean().to_numpy(), rtol=1e-10,
+                               atol=1e-10)  # fmt: skip
+    ref = jaxsubset.rolling_statistic(t, y, statistic=("count", "mean"), before="5s", after="2s",
+                                      min_periods=2, method="reference")  # fmt: skip
+    _assert_road_equal(ba["2s"], ref, ("count", "mean"))
+    h = lambda v: jaxsubset.rolling_statistic(t, v, statistic="mean", before="5s", after="2s")  # noqa: E731
+    assert _lowered(h, y).count(XW_TARGET) == 1
     with pytest.raises(ValueError, match="width"):
         jaxsubset.rolling_statistic(t, y, np.timedelta64(-5, "s"), "mean")
     huge = jax.jit(lambda v: jaxsubset.rolling_statistic(t, v, np.timedelta64(10**5, "D"),
