@@ -384,7 +384,8 @@ def test_xwidth_kernel_before_after_windows_equal_the_reference_road(closed):
              "both": ((None, 4), (7, 2.5)), "neither": ((2, 0), (0.0, 1e12))}  # fmt: skip
     kw = dict(statistic=stats, closed=closed, min_periods=0, capacity=N)
     for x in axes:
-        traced = jax.jit(lambda v, b, a, x=x: _both_roads_ba(x, v, b, a, **kw))
+        traced = jax.jit(lambda v, b, a, x=x: jaxsubset.rolling_statistic(
+            x, v, before=b, after=a, method="native", **kw))  # fmt: skip
         for b, a in pairs[closed]:
             if x.dtype.kind == "i" and max(b or 0, a or 0) > 2**30:
                 continue
@@ -394,9 +395,9 @@ def test_xwidth_kernel_before_after_windows_equal_the_reference_road(closed):
             _assert_road_equal(eager, ref, stats)
             frac = isinstance(b, float) or isinstance(a, float)  # (the traced widths' dtype)
             wdt = x.dtype if x.dtype.kind == "i" and not frac else FLOAT
-            nat_t, ref_t = traced(XW_Y, np.asarray(b or 0, wdt), np.asarray(a or 0, wdt))
-            _assert_road_equal(nat_t, ref_t, stats)
-            _assert_road_equal(nat_t, ref, stats)
+            nat_t = traced(XW_Y, np.asarray(b or 0, wdt), np.asarray(a or 0, wdt))
+            _assert_road_equal(nat_t, ref, stats)  # (the reference's own traced widths:
+            # test_windows; here its program once per case, the suite's compile budget)
 
 
 def _both_roads_ba(x, v, before, after, **kw):
