@@ -153,7 +153,7 @@ def native_windows(
     size = _bucket.bucket(n)
     xp = _bucket.pad(x, size, fill=np.asarray(x[-1:])[0])
     yp = _bucket.pad(y2, size)
-    ln = jnp.asarray(n, index_dtype())
+    ln = np.asarray(n, index_dtype())  # (NumPy: no JAX dispatch for a scalar)
     out = _xwidth_program(xp, yp, raws, ln, closed, request, center, ends)
     return {s: _bucket.unpad(v, n, result_shape(s, (n,), ch)) for s, v in out.items()}
 
