@@ -93,8 +93,9 @@ def native_rows(
     func, stats, method = request.func, request.statistics, request.method
     given = [w for w in widths.values() if w is not None]
     sided = widths["before"] is not None or widths["after"] is not None
-    if not isinstance(center, bool) or (widths["width"] is not None) == sided or center and sided:
-        return False  # (the resolver's road raises its message: both, neither, or centred)
+    one_kind = (widths["width"] is None) == sided  # `width` or `before`/`after`, not both
+    if not isinstance(center, bool) or not one_kind or (center and sided):
+        return False  # (the resolver's road raises its message)
     if np.dtype(x.dtype) not in NATIVE_X or not given or any(np.ndim(w) for w in given):
         return False
     if eager(x, y, *given) and not (x.shape[0] and _bucket.bucketed(x, y)):
@@ -196,11 +197,8 @@ def _xwidth_rows(
     func, stats = request.func, request.statistics
     lo_side, hi_side = sides(closed)
     xdt = np.dtype(x.dtype)
-    if "width" in raws:
-        before, after, _ = window_widths(raws["width"], None, None, center, closed, x, func, None)
-    else:
-        given = (raws.get("before"), raws.get("after"))
-        before, after, _ = window_widths(None, *given, False, closed, x, func, None)
+    given = (raws.get("width"), raws.get("before"), raws.get("after"))
+    before, after, _ = window_widths(*given, center, closed, x, func, None)
     lower = width_operand(before, xdt, lo_side)
     cap = static_int(request.capacity, "capacity", func) if request.capacity is not None else None
 
